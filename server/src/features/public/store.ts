@@ -1,0 +1,194 @@
+// All SQL of the public reads. Rows are created here too; the staff routes that manage them come
+// later and will call the same functions.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+
+export interface IncidentRow {
+  id: string;
+  title: string;
+  message: string | null;
+  started_at: Date;
+  resolved_at: Date | null;
+}
+
+export interface MaintenanceRow {
+  id: string;
+  title: string;
+  scheduled_at: Date;
+  expected_duration_minutes: number | null;
+  cancelled_at: Date | null;
+}
+
+export interface AssetRow {
+  id: string;
+  kind: string;
+  content_type: string;
+  bytes: Buffer;
+  organization_id: string | null;
+  created_at: Date;
+}
+
+export interface ResellerRow {
+  id: string;
+  name: string;
+  hostname: string;
+  brand_color: string;
+  custom_plan_selector_enabled: boolean;
+  og_image_mode: 'platform' | 'logo' | 'custom' | 'disabled';
+  discord_invite_url: string | null;
+  icon_asset_id: string | null;
+  og_image_asset_id: string | null;
+  enabled: boolean;
+  deleted_at: Date | null;
+}
+
+export interface CaptchaConfigRow {
+  id: string;
+  hostname: string | null;
+  provider: string;
+  site_key: string | null;
+  secret: string | null;
+  verify_url: string | null;
+  enabled: boolean;
+  protected_actions: string[];
+}
+
+export async function listOngoingIncidents(db: Db, now: Date): Promise<IncidentRow[]> {
+  return db<IncidentRow[]>`
+    select id, title, message, started_at, resolved_at from public_incidents
+    where resolved_at is null and started_at <= ${now}
+    order by started_at, id`;
+}
+
+export async function createIncident(
+  db: Db,
+  input: { title: string; message?: string | null; startedAt: Date },
+  now: Date,
+): Promise<IncidentRow> {
+  const [row] = await db<IncidentRow[]>`
+    insert into public_incidents (id, title, message, started_at, created_at)
+    values (${randomUUID()}, ${input.title}, ${input.message ?? null}, ${input.startedAt}, ${now})
+    returning id, title, message, started_at, resolved_at`;
+  return row!;
+}
+
+export async function resolveIncident(db: Db, id: string, at: Date): Promise<void> {
+  await db`update public_incidents set resolved_at = ${at} where id = ${id} and resolved_at is null`;
+}
+
+export async function listUpcomingMaintenances(db: Db, since: Date): Promise<MaintenanceRow[]> {
+  return db<MaintenanceRow[]>`
+    select id, title, scheduled_at, expected_duration_minutes, cancelled_at from public_maintenances
+    where cancelled_at is null and scheduled_at >= ${since}
+    order by scheduled_at, id`;
+}
+
+export async function createMaintenance(
+  db: Db,
+  input: { title: string; scheduledAt: Date; expectedDurationMinutes?: number | null },
+  now: Date,
+): Promise<MaintenanceRow> {
+  const [row] = await db<MaintenanceRow[]>`
+    insert into public_maintenances (id, title, scheduled_at, expected_duration_minutes, created_at)
+    values (${randomUUID()}, ${input.title}, ${input.scheduledAt}, ${input.expectedDurationMinutes ?? null}, ${now})
+    returning id, title, scheduled_at, expected_duration_minutes, cancelled_at`;
+  return row!;
+}
+
+export async function cancelMaintenance(db: Db, id: string, at: Date): Promise<void> {
+  await db`update public_maintenances set cancelled_at = ${at} where id = ${id} and cancelled_at is null`;
+}
+
+export async function insertClientError(
+  db: Db,
+  report: {
+    errorId: string;
+    message: string;
+    digest: string | null;
+    stack: string | null;
+    url: string | null;
+    userAgent: string | null;
+    source: string;
+    requestId: string;
+  },
+  now: Date,
+): Promise<void> {
+  await db`
+    insert into client_errors (error_id, message, digest, stack, url, user_agent, source, request_id, received_at)
+    values (${report.errorId}, ${report.message}, ${report.digest}, ${report.stack}, ${report.url},
+            ${report.userAgent}, ${report.source}, ${report.requestId}, ${now})`;
+}
+
+export async function findAsset(db: Db, id: string): Promise<AssetRow | undefined> {
+  const [row] = await db<AssetRow[]>`
+    select id, kind, content_type, bytes, organization_id, created_at from assets where id = ${id}`;
+  return row;
+}
+
+export async function createAsset(
+  db: Db,
+  input: { kind: string; contentType: string; bytes: Buffer; organizationId?: string | null },
+  now: Date,
+): Promise<AssetRow> {
+  const [row] = await db<AssetRow[]>`
+    insert into assets (id, kind, content_type, bytes, organization_id, created_at)
+    values (${randomUUID()}, ${input.kind}, ${input.contentType}, ${input.bytes}, ${input.organizationId ?? null}, ${now})
+    returning id, kind, content_type, bytes, organization_id, created_at`;
+  return row!;
+}
+
+export async function findLiveResellerByHost(db: Db, hostname: string): Promise<ResellerRow | undefined> {
+  const [row] = await db<ResellerRow[]>`
+    select id, name, hostname, brand_color, custom_plan_selector_enabled, og_image_mode, discord_invite_url,
+           icon_asset_id, og_image_asset_id, enabled, deleted_at
+    from resellers where hostname = ${hostname} and enabled and deleted_at is null`;
+  return row;
+}
+
+export async function createReseller(
+  db: Db,
+  input: Omit<ResellerRow, 'id' | 'deleted_at' | 'enabled'> & { enabled?: boolean },
+  now: Date,
+): Promise<ResellerRow> {
+  const [row] = await db<ResellerRow[]>`
+    insert into resellers (id, name, hostname, brand_color, custom_plan_selector_enabled, og_image_mode,
+                           discord_invite_url, icon_asset_id, og_image_asset_id, enabled, created_at)
+    values (${randomUUID()}, ${input.name}, ${input.hostname.toLowerCase()}, ${input.brand_color},
+            ${input.custom_plan_selector_enabled}, ${input.og_image_mode}, ${input.discord_invite_url},
+            ${input.icon_asset_id}, ${input.og_image_asset_id}, ${input.enabled ?? true}, ${now})
+    returning id, name, hostname, brand_color, custom_plan_selector_enabled, og_image_mode, discord_invite_url,
+              icon_asset_id, og_image_asset_id, enabled, deleted_at`;
+  return row!;
+}
+
+export async function deleteReseller(db: Db, id: string, at: Date): Promise<void> {
+  await db`update resellers set deleted_at = ${at} where id = ${id} and deleted_at is null`;
+}
+
+/** The host's own configuration when it has one, else the platform's (hostname null). */
+export async function findCaptchaConfigForHost(db: Db, hostname: string): Promise<CaptchaConfigRow | undefined> {
+  const [row] = await db<CaptchaConfigRow[]>`
+    select id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions
+    from captcha_configs where hostname = ${hostname} or hostname is null
+    order by hostname nulls last limit 1`;
+  return row;
+}
+
+export async function upsertCaptchaConfig(
+  db: Db,
+  input: Omit<CaptchaConfigRow, 'id'>,
+  now: Date,
+): Promise<CaptchaConfigRow> {
+  const [existing] = await db<{ id: string }[]>`
+    select id from captcha_configs where hostname is not distinct from ${input.hostname}`;
+  const [row] = await db<CaptchaConfigRow[]>`
+    insert into captcha_configs (id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions,
+                                 created_at, updated_at)
+    values (${existing?.id ?? randomUUID()}, ${input.hostname}, ${input.provider}, ${input.site_key}, ${input.secret},
+            ${input.verify_url}, ${input.enabled}, ${input.protected_actions}, ${now}, ${now})
+    on conflict (id) do update set provider = excluded.provider, site_key = excluded.site_key,
+      secret = excluded.secret, verify_url = excluded.verify_url, enabled = excluded.enabled,
+      protected_actions = excluded.protected_actions, updated_at = excluded.updated_at
+    returning id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions`;
+  return row!;
+}

@@ -1,0 +1,87 @@
+// One error type for every refusal (DECISIONS.md §2). Handlers throw; one middleware renders
+// problem+json. The codes are the spec's ErrorCode enum, so the two cannot drift apart silently.
+import type { components } from '../../../generated/api.js';
+
+export type ErrorCode = components['schemas']['ErrorCode'];
+export type ValidationIssue = components['schemas']['ValidationIssue'];
+
+const TITLES: Record<ErrorCode, string> = {
+  'invalid-request': 'Invalid request',
+  'invalid-field-value': 'Invalid field value',
+  unauthenticated: 'Not signed in',
+  'invalid-credentials': 'Invalid credentials',
+  forbidden: 'Forbidden',
+  'elevation-required': 'Elevation required',
+  'not-found': 'Not found',
+  'method-not-allowed': 'Method not allowed',
+  'unsupported-media-type': 'Unsupported media type',
+  'payload-too-large': 'Payload too large',
+  'operation-in-progress': 'Operation in progress',
+  'screen-held': 'Screen held',
+  'service-running': 'Service running',
+  'quota-exceeded': 'Quota exceeded',
+  'rate-limited': 'Too many requests',
+  'capability-not-available': 'Capability not available',
+  'internal-error': 'Internal error',
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: {
+      errors?: ValidationIssue[];
+      details?: string | Record<string, unknown>;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+
+  get title(): string {
+    return TITLES[this.code];
+  }
+}
+
+export const invalidRequest = (detail: string, errors?: ValidationIssue[]) =>
+  new ApiError(400, 'invalid-request', detail, errors ? { errors } : {});
+export const invalidFieldValue = (detail: string, errors?: ValidationIssue[]) =>
+  new ApiError(400, 'invalid-field-value', detail, errors ? { errors } : {});
+export const notFound = (detail = 'The resource does not exist.') => new ApiError(404, 'not-found', detail);
+export const forbidden = (detail = 'You may not access this resource.') => new ApiError(403, 'forbidden', detail);
+export const rateLimited = (retryAfterSeconds: number) =>
+  new ApiError(429, 'rate-limited', 'Too many requests; retry later.', {
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+export const capabilityNotAvailable = (capability: string) =>
+  new ApiError(501, 'capability-not-available', `This deployment does not offer ${capability}.`);
+export const internalError = (cause: unknown) =>
+  new ApiError(500, 'internal-error', 'An unexpected error occurred; quote the request id to support.', { cause });
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: ValidationIssue[];
+  details?: string | Record<string, unknown>;
+}
+
+export function problemBody(err: ApiError, requestId: string): ProblemBody {
+  const body: ProblemBody = {
+    type: `/docs/errors#${err.code}`,
+    title: err.title,
+    status: err.status,
+    detail: err.detail,
+    code: err.code,
+    request_id: requestId,
+  };
+  if (err.extra.errors) body.errors = err.extra.errors;
+  if (err.extra.details !== undefined) body.details = err.extra.details;
+  return body;
+}

@@ -1,0 +1,68 @@
+// The handler contract: a plain async function of the validated request, typed from the generated
+// `operations`, returning the status and body. Refusals are thrown as ApiError.
+import type { Logger } from 'pino';
+import type { operations } from '../../../generated/api.js';
+import type { OperationId } from '../../../generated/operations.js';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface Deps {
+  sql: Sql;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+}
+
+/** What a handler knows of the request beyond its validated parameters and body. */
+export interface RequestContext extends Deps {
+  requestId: string;
+  /** The caller's address as Express resolves it under the configured proxy trust. */
+  ip: string;
+  userAgent: string | null;
+  /** The Host the request was addressed to, lowercase, without port. */
+  host: string;
+}
+
+type Op<K extends OperationId> = operations[K];
+type Section<K extends OperationId, W extends string> = Op<K>['parameters'] extends { [P in W]?: infer T }
+  ? [NonNullable<T>] extends [never]
+    ? Record<string, never>
+    : NonNullable<T>
+  : Record<string, never>;
+
+export type PathOf<K extends OperationId> = Section<K, 'path'>;
+export type QueryOf<K extends OperationId> = Section<K, 'query'>;
+export type BodyOf<K extends OperationId> =
+  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : undefined;
+
+type Responses<K extends OperationId> = Op<K>['responses'];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
+type Headers = Record<string, string>;
+type ResultFor<S, R> = R extends { content: { 'application/json': infer B } }
+  ? { status: S; body: B; headers?: Headers }
+  : R extends { content: object }
+    ? { status: S; body: Buffer; contentType: string; headers?: Headers }
+    : { status: S; body?: undefined; headers?: Headers };
+
+export type ResultOf<K extends OperationId> = {
+  [S in SuccessStatus<K>]: ResultFor<S, Responses<K>[S]>;
+}[SuccessStatus<K>];
+
+export interface HandlerInput<K extends OperationId> {
+  path: PathOf<K>;
+  query: QueryOf<K>;
+  body: BodyOf<K>;
+  ctx: RequestContext;
+}
+
+export type Handler<K extends OperationId> = (input: HandlerInput<K>) => Promise<ResultOf<K>>;
+
+/** One key per operationId: a spec operation without a handler fails the type check. */
+export type Handlers = { [K in OperationId]: Handler<K> };
+export type AreaHandlers<K extends OperationId> = { [P in K]: Handler<P> };

@@ -1,0 +1,37 @@
+// One structured line per request. Only the route template is logged (never the raw URL, whose query
+// may hold a token), and never headers or bodies.
+import type { NextFunction, Request, Response } from 'express';
+import { pino, type Logger } from 'pino';
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // Belt and braces: these keys are never logged on purpose, and are masked if one slips in.
+    redact: {
+      paths: ['authorization', 'password', 'token', 'refresh_token', 'secret', '*.authorization', '*.password', '*.token', '*.secret'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export function requestLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (res.locals.routeTemplate as string | undefined) ?? (req.route?.path as string | undefined);
+      logger.info(
+        {
+          request_id: res.locals.requestId as string,
+          method: req.method,
+          route: route ?? '(unmatched)',
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - start) / 1e6,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,108 @@
+// The one place errors become responses: ApiError as it is, the validator's and body parser's errors
+// rewritten into the same problem+json shape, anything else a 500 that logs its cause and says nothing.
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, internalError, problemBody, type ValidationIssue } from './errors.js';
+
+interface ValidatorError {
+  status: number;
+  message: string;
+  path?: string;
+  errors?: { path?: string; message?: string }[];
+  headers?: Record<string, string>;
+}
+
+const LOCATIONS: Record<string, ValidationIssue['location']> = {
+  body: 'body',
+  query: 'query',
+  params: 'path',
+  path: 'path',
+  headers: 'header',
+  header: 'header',
+};
+
+/** `/body/name/0` → body, `/name/0`; `/query/page` → query, `page`. */
+export function toIssue(path: string | undefined, message: string | undefined): ValidationIssue {
+  const parts = (path ?? '').replace(/^\.?\/?/, '').split(/[./]/);
+  const location = LOCATIONS[parts[0] ?? ''] ?? 'body';
+  const rest = parts.slice(1);
+  const pointer = location === 'body' ? `/${rest.join('/')}`.replace(/\/$/, '') || '/' : rest.join('.');
+  return { location, pointer, message: message ?? 'is invalid' };
+}
+
+function fromValidator(err: ValidatorError): ApiError | null {
+  if (typeof err.status !== 'number' || !('errors' in err) || !Array.isArray(err.errors)) return null;
+  switch (err.status) {
+    case 400:
+      return new ApiError(400, 'invalid-request', 'The request does not match the API contract.', {
+        errors: err.errors.map((e) => toIssue(e.path, e.message)),
+      });
+    case 404:
+      return new ApiError(404, 'not-found', 'No such route.');
+    case 405:
+      return new ApiError(405, 'method-not-allowed', err.message, { headers: err.headers ?? {} });
+    case 413:
+      return new ApiError(413, 'payload-too-large', 'The request body is too large.');
+    case 415:
+      return new ApiError(415, 'unsupported-media-type', err.message);
+    default:
+      // A response that breaks the spec, or anything else the validator reports, is our fault.
+      return null;
+  }
+}
+
+function fromBodyParser(err: { type?: string; status?: number }): ApiError | null {
+  if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid-request', 'The body is not valid JSON.');
+  if (err.type === 'entity.too.large') return new ApiError(413, 'payload-too-large', 'The request body is too large.');
+  if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+    return new ApiError(415, 'unsupported-media-type', 'Unsupported body encoding.');
+  }
+  return null;
+}
+
+// What a 5xx log line may say of its cause: no stack, no SQL, no parameter values (PostgreSQL's
+// `detail` can quote them), just enough to find the failure by request id.
+export function describeCause(cause: unknown): Record<string, unknown> {
+  if (!(cause instanceof Error)) return { name: typeof cause };
+  const e = cause as Error & { code?: unknown; table_name?: unknown; constraint_name?: unknown; errors?: unknown };
+  const out: Record<string, unknown> = { name: e.name, message: e.message };
+  if (typeof e.code === 'string') out.code = e.code;
+  if (typeof e.table_name === 'string') out.table = e.table_name;
+  if (typeof e.constraint_name === 'string') out.constraint = e.constraint_name;
+  if (Array.isArray(e.errors)) {
+    out.errors = e.errors.map((x: { path?: string; message?: string }) => `${x.path ?? ''} ${x.message ?? ''}`.trim());
+  }
+  return out;
+}
+
+export function problemHandler(log: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const requestId = (res.locals.requestId as string | undefined) ?? 'unknown';
+    const apiError =
+      err instanceof ApiError
+        ? err
+        : (fromBodyParser(err as { type?: string }) ?? fromValidator(err as ValidatorError) ?? internalError(err));
+    if (apiError.status >= 500) {
+      const cause = apiError.extra.cause ?? err;
+      log.error(
+        {
+          request_id: requestId,
+          route: (res.locals.routeTemplate as string | undefined) ?? '(unmatched)',
+          err: describeCause(cause),
+        },
+        'request failed',
+      );
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(apiError.status);
+    if (apiError.extra.headers) res.set(apiError.extra.headers);
+    res.type('application/problem+json').send(JSON.stringify(problemBody(apiError, requestId)));
+  };
+}
+
+export function notFoundFallback(_req: Request, _res: Response, next: NextFunction): void {
+  next(new ApiError(404, 'not-found', 'No such route.'));
+}

@@ -1,0 +1,75 @@
+// `npm start`: read config, start the embedded PostgreSQL when no DATABASE_URL is given, migrate,
+// listen. SIGTERM/SIGINT drain in-flight requests, then stop the database this process started.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { connect } from './db/client.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { createLogger } from './http/logging.js';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = createLogger(config.logLevel);
+  let embedded: EmbeddedDatabase | null = null;
+  if (config.databaseUrl === null) {
+    log.info({ dir: join(config.dataDir, 'postgres') }, 'starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({
+      dir: join(config.dataDir, 'postgres'),
+      persistent: true,
+      onLog: (line) => log.debug({ postgres: line }, 'postgres'),
+    });
+  }
+  const sql = connect(config.databaseUrl ?? embedded!.url, { max: 20 });
+  const applied = await migrate(sql);
+  if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+
+  const app = createApp({ sql, config, log });
+  const server = createServer(app.express);
+  server.listen(config.port, config.host);
+  await once(server, 'listening');
+  const addr = server.address();
+  const base = `http://${config.host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
+  process.stdout.write(
+    `control plane listening\n  API   ${base}/api/v2\n  docs  ${base}/docs\n  spec  ${base}/api/v2/openapi.json\n` +
+      `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining');
+    server.close();
+    server.closeIdleConnections();
+    // In-flight requests get a bounded time to finish; keep-alive sockets close when idle.
+    const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
+    await once(server, 'close');
+    clearTimeout(deadline);
+    await sql.end({ timeout: 5 });
+    if (embedded) await embedded.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
