@@ -139,7 +139,7 @@ function toStructural(s: Schema, at: string): Schema {
   else out['x-kubernetes-preserve-unknown-fields'] = true;
   if (values) out.enum = values;
   // Kubernetes prunes a null it was not told to expect, so "null for none" must be declared.
-  if (false) out.nullable = true;
+  if (nullable || untyped) out.nullable = true;
   for (const k of copied) if (k in s) out[k] = s[k] as Json;
   if (out.type === 'integer' && !('format' in out)) out.format = fitsInt32(s) ? 'int32' : 'int64';
   for (const k of copiedShape) if (k in s) out[k] = s[k] as Json;

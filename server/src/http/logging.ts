@@ -1,10 +1,11 @@
 // One structured line per request. Only the route template is logged (never the raw URL, whose query
 // may hold a token), and never headers or bodies.
 import type { NextFunction, Request, Response } from 'express';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
     level,
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -13,7 +14,9 @@ export function createLogger(level: string): Logger {
       paths: ['authorization', 'password', 'token', 'refresh_token', 'secret', '*.authorization', '*.password', '*.token', '*.secret'],
       censor: '[redacted]',
     },
-  });
+    },
+    destination,
+  );
 }
 
 export function requestLog(logger: Logger) {

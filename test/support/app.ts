@@ -1,0 +1,95 @@
+// The whole app on an ephemeral loopback port, on a fresh database cloned from the migrated template.
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { inject } from 'vitest';
+import { createApp } from '../../server/src/app.js';
+import { loadConfig, type Config } from '../../server/src/config.js';
+import { connect, type Sql } from '../../server/src/db/client.js';
+import type { Clock } from '../../server/src/http/handler.js';
+import { createLogger } from '../../server/src/http/logging.js';
+import { databaseUrl, TEMPLATE_DB } from './db-url.js';
+
+export class TestClock implements Clock {
+  constructor(private current = new Date('2026-11-21T12:00:00.000Z')) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(at: Date | string): void {
+    this.current = new Date(at);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface TestApp {
+  baseUrl: string;
+  sql: Sql;
+  config: Config;
+  clock: TestClock;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const name = `t_${randomUUID().replace(/-/g, '')}`;
+  const admin = connect(adminUrl, { max: 1 });
+  await admin.unsafe(`create database ${name} template ${TEMPLATE_DB}`);
+  return {
+    url: databaseUrl(adminUrl, name),
+    async drop() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+export async function startTestApp(
+  options: { env?: Record<string, string>; clock?: TestClock; databaseUrl?: string } = {},
+): Promise<TestApp> {
+  const db = options.databaseUrl ? null : await createTestDatabase();
+  const url = options.databaseUrl ?? db!.url;
+  const sql = connect(url, { max: 5 });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: join(process.cwd(), '.tmp', 'test-data'),
+    DATABASE_URL: url,
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      cb();
+    },
+  });
+  const clock = options.clock ?? new TestClock();
+  const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock });
+  const server: Server = createServer(app.express);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    sql,
+    config,
+    clock,
+    logs,
+    databaseUrl: url,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await app.docsReady;
+      await sql.end({ timeout: 1 });
+      await db?.drop();
+    },
+  };
+}
