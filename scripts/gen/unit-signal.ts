@@ -35,7 +35,8 @@ function markUntyped(node: Json): Json {
 const dnsName = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export function unitSignalCrd(schema: object, domain: string): string {
-  if (!dnsName.test(domain)) throw new Error(`unitSignalCrd: domain ${JSON.stringify(domain)} is not a DNS name`);
+  if (!dnsName.test(domain))
+    throw new Error(`unitSignalCrd: domain ${JSON.stringify(domain)} is not a DNS name`);
   const root = schema as Schema;
   const status = ((root.$defs ?? {}) as Schema).UnitSignalStatus;
   if (!isSchema(status)) throw new Error('unitSignalCrd: $defs.UnitSignalStatus is missing');
@@ -46,7 +47,12 @@ export function unitSignalCrd(schema: object, domain: string): string {
     metadata: { name: `unitsignals.${group}` },
     spec: {
       group,
-      names: { kind: 'UnitSignal', listKind: 'UnitSignalList', plural: 'unitsignals', singular: 'unitsignal' },
+      names: {
+        kind: 'UnitSignal',
+        listKind: 'UnitSignalList',
+        plural: 'unitsignals',
+        singular: 'unitsignal',
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -63,7 +69,8 @@ export function unitSignalCrd(schema: object, domain: string): string {
           ],
           schema: {
             openAPIV3Schema: {
-              description: 'UnitSignal carries the per-unit contract the platform writes and the agent in the unit reads.',
+              description:
+                'UnitSignal carries the per-unit contract the platform writes and the agent in the unit reads.',
               type: 'object',
               required: ['spec'],
               properties: {
@@ -111,7 +118,8 @@ const int32 = 2 ** 31;
 // Translates one JSON Schema node into the structural subset: one type per node, no type inside junctors,
 // null expressed as nullable. Anything it cannot translate faithfully throws, so codegen fails loudly.
 function toStructural(s: Schema, at: string): Schema {
-  for (const k of Object.keys(s)) if (!handled.has(k)) throw new Error(`unitSignalCrd: ${at}: cannot translate "${k}"`);
+  for (const k of Object.keys(s))
+    if (!handled.has(k)) throw new Error(`unitSignalCrd: ${at}: cannot translate "${k}"`);
   let types = typeof s.type === 'string' ? [s.type] : Array.isArray(s.type) ? (s.type as string[]) : [];
   let values: Json[] | undefined = 'const' in s ? [s.const as Json] : (s.enum as Json[] | undefined);
   let nullable = types.includes('null');
@@ -145,7 +153,8 @@ function toStructural(s: Schema, at: string): Schema {
   for (const k of copiedShape) if (k in s) out[k] = s[k] as Json;
 
   if (isSchema(s.properties)) {
-    if (isSchema(s.additionalProperties)) throw new Error(`unitSignalCrd: ${at}: properties with a map schema`);
+    if (isSchema(s.additionalProperties))
+      throw new Error(`unitSignalCrd: ${at}: properties with a map schema`);
     const props: Schema = {};
     for (const [name, sub] of Object.entries(s.properties)) {
       if (!isSchema(sub)) throw new Error(`unitSignalCrd: ${at}.${name}: boolean schema`);
@@ -166,7 +175,8 @@ function toStructural(s: Schema, at: string): Schema {
 function valueBranch(b: Json, at: string): { types: string[]; values: Json[] } {
   if (!isSchema(b)) throw new Error(`unitSignalCrd: ${at}: boolean schema`);
   const extra = Object.keys(b).filter((k) => !['type', 'const', 'enum', 'description'].includes(k));
-  if (extra.length) throw new Error(`unitSignalCrd: ${at}: only value alternatives translate, found ${extra.join(', ')}`);
+  if (extra.length)
+    throw new Error(`unitSignalCrd: ${at}: only value alternatives translate, found ${extra.join(', ')}`);
   const types = typeof b.type === 'string' ? [b.type] : [];
   if (b.type === 'null') return { types, values: [null] };
   const values = 'const' in b ? [b.const as Json] : (b.enum as Json[] | undefined);
@@ -175,5 +185,7 @@ function valueBranch(b: Json, at: string): { types: string[]; values: Json[] } {
 }
 
 function fitsInt32(s: Schema): boolean {
-  return typeof s.minimum === 'number' && typeof s.maximum === 'number' && s.minimum >= -int32 && s.maximum < int32;
+  return (
+    typeof s.minimum === 'number' && typeof s.maximum === 'number' && s.minimum >= -int32 && s.maximum < int32
+  );
 }

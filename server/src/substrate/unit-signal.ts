@@ -28,7 +28,9 @@ export function validateUnitSignal(value: unknown): UnitSignalResult {
 
 function toErrors(raw: ErrorObject[]): UnitSignalError[] {
   // An anyOf reports every failed alternative; one error saying what is allowed reads better.
-  const junctions = raw.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.schemaPath + '/');
+  const junctions = raw
+    .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
+    .map((e) => e.schemaPath + '/');
   const out: UnitSignalError[] = [];
   const seen = new Set<string>();
   for (const e of raw) {
@@ -50,7 +52,10 @@ function describe(e: ErrorObject): UnitSignalError {
     return { pointer: `${e.instancePath}/${escape(missing)}`, message: 'is required' };
   }
   if (e.propertyName !== undefined) {
-    return { pointer: `${e.instancePath}/${escape(e.propertyName)}`, message: `property name ${e.message ?? 'is invalid'}` };
+    return {
+      pointer: `${e.instancePath}/${escape(e.propertyName)}`,
+      message: `property name ${e.message ?? 'is invalid'}`,
+    };
   }
   if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
     const allowed = allowedValues(e.schema);
