@@ -9,7 +9,7 @@ import { inject } from 'vitest';
 import { createApp } from '../../server/src/app.js';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import type { Clock } from '../../server/src/http/handler.js';
+import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
 
@@ -52,7 +52,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
 }
 
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: TestClock; databaseUrl?: string } = {},
+  options: { env?: Record<string, string>; clock?: TestClock; databaseUrl?: string; handlers?: Handlers } = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const url = options.databaseUrl ?? db!.url;
@@ -72,7 +72,7 @@ export async function startTestApp(
     },
   });
   const clock = options.clock ?? new TestClock();
-  const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock });
+  const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock, handlers: options.handlers });
   const server: Server = createServer(app.express);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

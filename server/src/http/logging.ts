@@ -23,7 +23,9 @@ export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (res.locals.routeTemplate as string | undefined) ?? (req.route?.path as string | undefined);
+      const openapi = (req as { openapi?: { openApiRoute?: string } }).openapi;
+      const route =
+        (res.locals.routeTemplate as string | undefined) ?? openapi?.openApiRoute?.replace(/^\/api\/v2/, '');
       logger.info(
         {
           request_id: res.locals.requestId as string,

@@ -60,17 +60,23 @@ function fromBodyParser(err: { type?: string; status?: number }): ApiError | nul
   return null;
 }
 
+// Our own credential formats (DECISIONS.md §3) and JWTs, wherever an error message quotes one.
+const CREDENTIALS = /svc_(?:rt|pat|app)_[A-Za-z0-9_-]+|eyJ[\w-]+\.[\w-]+\.[\w-]*/g;
+export const scrubCredentials = (s: string): string => s.replace(CREDENTIALS, '[redacted]');
+
 // What a 5xx log line may say of its cause: no stack, no SQL, no parameter values (PostgreSQL's
 // `detail` can quote them), just enough to find the failure by request id.
 export function describeCause(cause: unknown): Record<string, unknown> {
   if (!(cause instanceof Error)) return { name: typeof cause };
   const e = cause as Error & { code?: unknown; table_name?: unknown; constraint_name?: unknown; errors?: unknown };
-  const out: Record<string, unknown> = { name: e.name, message: e.message };
+  const out: Record<string, unknown> = { name: e.name, message: scrubCredentials(e.message) };
   if (typeof e.code === 'string') out.code = e.code;
   if (typeof e.table_name === 'string') out.table = e.table_name;
   if (typeof e.constraint_name === 'string') out.constraint = e.constraint_name;
   if (Array.isArray(e.errors)) {
-    out.errors = e.errors.map((x: { path?: string; message?: string }) => `${x.path ?? ''} ${x.message ?? ''}`.trim());
+    out.errors = e.errors.map((x: { path?: string; message?: string }) =>
+      scrubCredentials(`${x.path ?? ''} ${x.message ?? ''}`.trim()),
+    );
   }
   return out;
 }
@@ -88,7 +94,7 @@ export function problemHandler(log: Logger) {
         {
           request_id: requestId,
           route: (res.locals.routeTemplate as string | undefined) ?? '(unmatched)',
-          err: describeCause(cause),
+          cause: describeCause(cause),
         },
         'request failed',
       );
