@@ -142,6 +142,286 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a password sign-in
+         * @description Checks the password and emails a 6-digit code bound to the returned `challenge_id` (valid 10 minutes, single use, burnt after 5 wrong codes). A wrong password and an unknown address answer the same 401 `invalid-credentials`, in the same time. Rate-limited per address and per source (429 with `Retry-After`).
+         */
+        post: operations["authLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a password sign-in with the emailed code
+         * @description Redeems the code for a session. A wrong, expired, spent or burnt code and an unknown challenge all answer 401 `invalid-credentials`.
+         */
+        post: operations["authLoginVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a refresh token
+         * @description Spends the refresh token and answers a new pair with the same `session_id`. Presenting a spent token revokes the whole session (RFC 9700 reuse detection), except that a retry of the same token within 10 seconds (two tabs refreshing at once) gets the same successor back. Refresh tokens live at most 30 days and expire after a configurable idle time.
+         */
+        post: operations["authRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current session
+         * @description Answers 401 as soon as the session is no longer valid (signed out, deleted, password changed).
+         */
+        get: operations["authSessionGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the session family of the presented refresh token: every token pair of it stops working at once. A refresh token of another account or an unknown one changes nothing.
+         */
+        post: operations["authLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Signs every other session out; with `current_session_id`, that one (which must be the caller's) is kept. A wrong current password is 400 `invalid-field-value`.
+         */
+        post: operations["authPasswordChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up with a password
+         * @description Answers `{accepted: true}` identically whether or not the address has an account, also when a rate limit trips. A new account gets a verification link; an existing account is left unchanged and its owner is told by mail.
+         */
+        post: operations["authPasswordSignup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email address
+         * @description Redeems the token from a verification link. An unknown, expired or spent token is one refusal: 400 `invalid-field-value`.
+         */
+        post: operations["authPasswordVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link
+         * @description Answers `{accepted: true}` identically for known and unknown addresses, and when a rate limit trips. The link points at `origin`, else at the dashboard.
+         */
+        post: operations["authPasswordForgot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/forgot-current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email the caller a password reset link
+         * @description Like forgot, for the signed-in caller's own address.
+         */
+        post: operations["authPasswordForgotCurrent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Sets a new (or first) password, verifies the address and signs every session out. An unknown, expired or spent token is one refusal: 400 `invalid-field-value`.
+         */
+        post: operations["authPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a first password
+         * @description For a signed-in account that has no password yet (signed up through an identity provider). An account that has one gets 422 `password-already-set`; use change.
+         */
+        post: operations["authPasswordSet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description The caller's live session families, most recently used first.
+         */
+        get: operations["meSessionsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of my sessions
+         * @description Ends every token pair of that session at once. Another person's or an unknown id is a silent no-op with the same 204.
+         */
+        delete: operations["meSessionDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -167,7 +447,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "unsupported-media-type" | "payload-too-large" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "unsupported-media-type" | "payload-too-large" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -254,6 +534,143 @@ export type components = {
              */
             resolved_og_image_asset_id: string | null;
         };
+        /**
+         * Format: email
+         * @description An email address; compared case-insensitively.
+         */
+        Email: string;
+        LoginRequest: {
+            email: components["schemas"]["Email"];
+            password: string;
+        };
+        /** @enum {string} */
+        LoginChallengeStatus: "code_sent";
+        LoginChallenge: {
+            /**
+             * Format: uuid
+             * @description Binds the emailed code; valid 10 minutes, single use, burnt after 5 wrong codes.
+             */
+            challenge_id: string;
+            status: components["schemas"]["LoginChallengeStatus"];
+        };
+        LoginVerifyRequest: {
+            /** Format: uuid */
+            challenge_id: string;
+            /** @description The 6-digit code from the mail. */
+            code: string;
+        };
+        /** @description The minimal identity of the signed-in caller. */
+        AuthUser: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string | null;
+            language: string;
+        };
+        Session: {
+            /** @description The bare access token (an EdDSA JWT, 15 minutes); send it as `Authorization: Bearer <token>`. */
+            token: string;
+            /** @description `svc_rt_…`; rotates on every refresh. */
+            refresh_token: string;
+            /**
+             * Format: uuid
+             * @description The session family; stable across rotations.
+             */
+            session_id: string;
+            user: components["schemas"]["AuthUser"];
+        };
+        RefreshRequest: {
+            refresh_token: string;
+        };
+        RefreshedTokens: {
+            token: string;
+            refresh_token: string;
+            /** Format: uuid */
+            session_id: string;
+        };
+        SessionInfo: {
+            /** Format: uuid */
+            session_id: string;
+            user: components["schemas"]["AuthUser"];
+            /**
+             * Format: date-time
+             * @description When the presented access token expires.
+             */
+            expires_at: string;
+        };
+        LogoutRequest: {
+            refresh_token: string;
+        };
+        /**
+         * @description 8 to 1,024 characters, never truncated. Very common passwords and the account's own address
+         *     are refused with `invalid-field-value`.
+         */
+        NewPassword: string;
+        PasswordChangeRequest: {
+            current_password: string;
+            new_password: components["schemas"]["NewPassword"];
+            /**
+             * Format: uuid
+             * @description A session of the caller's to keep signed in; every other session is signed out.
+             */
+            current_session_id?: string | null;
+        };
+        /** @description The one answer shared by signup, verify, forgot, reset, change and set, so that no field varies with the account. */
+        Accepted: {
+            /** @constant */
+            accepted: true;
+        };
+        /** @description A BCP-47-like language tag (`en`, `de-AT`); mails use it where a translation exists. */
+        Language: string;
+        /**
+         * @description The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of
+         *     the configured allowed origins; a malformed or disallowed origin is refused with 400
+         *     `invalid-field-value`. Omitted or null, links point at the platform dashboard.
+         */
+        Origin: string | null;
+        PasswordSignupRequest: {
+            email: components["schemas"]["Email"];
+            password: components["schemas"]["NewPassword"];
+            name?: string | null;
+            language?: components["schemas"]["Language"];
+            origin?: components["schemas"]["Origin"];
+        };
+        TokenRequest: {
+            /** @description The token from the emailed link. */
+            token: string;
+        };
+        PasswordForgotRequest: {
+            email: components["schemas"]["Email"];
+            origin?: components["schemas"]["Origin"];
+        };
+        PasswordForgotCurrentRequest: {
+            origin?: components["schemas"]["Origin"];
+        };
+        PasswordResetRequest: {
+            password: components["schemas"]["NewPassword"];
+            token: string;
+        };
+        PasswordSetRequest: {
+            new_password: components["schemas"]["NewPassword"];
+        };
+        SessionEntry: {
+            /**
+             * Format: uuid
+             * @description The session family id.
+             */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string;
+            user_agent: string | null;
+            ip: string | null;
+            /** @description True for the session of the presented access token. */
+            current: boolean;
+        };
+        SessionList: {
+            data: components["schemas"]["SessionEntry"][];
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -296,12 +713,53 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description No valid credentials (`unauthenticated`: missing, malformed, expired or revoked token), or a
+         *     sign-in that failed (`invalid-credentials`).
+         */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A rate limit tripped (`rate-limited`); retry after the number of seconds in `Retry-After`. */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A business rule refuses the request; `code` names the rule. */
+        UnprocessableEntity: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description A DNS hostname, matched case-insensitively and without a trailing root dot. */
         Hostname: string;
         /** @description The asset's id. Ids are random, not content hashes; a replaced image gets a new id. */
         AssetId: string;
+        /**
+         * @description The solved captcha challenge, required when the public captcha configuration of the request's
+         *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
+         */
+        CaptchaToken: string;
+        /** @description A session family id. */
+        SessionId: string;
     };
     requestBodies: never;
     headers: {
@@ -309,6 +767,8 @@ export type components = {
         "X-Request-Id": string;
         /** @description Caching directives for the streamed content. */
         "Cache-Control": string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
     };
     pathItems: never;
 };
@@ -488,6 +948,403 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authLogin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The solved captcha challenge, required when the public captcha configuration of the request's
+                 *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
+                 */
+                "X-Captcha-Token"?: components["parameters"]["CaptchaToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description A code was emailed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authLoginVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginVerifyRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description The new token pair. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefreshedTokens"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authSessionGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session of the presented access token. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoutRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordSignup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The solved captcha challenge, required when the public captcha configuration of the request's
+                 *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
+                 */
+                "X-Captcha-Token"?: components["parameters"]["CaptchaToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordSignupRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Verified. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordForgot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The solved captcha challenge, required when the public captcha configuration of the request's
+                 *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
+                 */
+                "X-Captcha-Token"?: components["parameters"]["CaptchaToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordForgotRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordForgotCurrent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PasswordForgotCurrentRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Reset. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    authPasswordSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordSetRequest"];
+            };
+        };
+        responses: {
+            /** @description Set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meSessionsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Live sessions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meSessionDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A session family id. */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (or nothing to end). */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -204,9 +204,512 @@ export const operations = {
     "body": null,
     "successStatus": 200,
     "responseType": "image/*"
+  },
+  "authLogin": {
+    "operationId": "authLogin",
+    "method": "post",
+    "path": "/auth/login",
+    "summary": "Start a password sign-in",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "login"
+    ],
+    "parameters": [
+      {
+        "name": "X-Captcha-Token",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "email",
+          "required": true,
+          "type": "email",
+          "description": "An email address; compared case-insensitively."
+        },
+        {
+          "name": "password",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authLoginVerify": {
+    "operationId": "authLoginVerify",
+    "method": "post",
+    "path": "/auth/login/verify",
+    "summary": "Finish a password sign-in with the emailed code",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "login",
+      "verify"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "challenge_id",
+          "required": true,
+          "type": "uuid",
+          "description": ""
+        },
+        {
+          "name": "code",
+          "required": true,
+          "type": "string",
+          "description": "The 6-digit code from the mail."
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authRefresh": {
+    "operationId": "authRefresh",
+    "method": "post",
+    "path": "/auth/refresh",
+    "summary": "Rotate a refresh token",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "refresh"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "refresh_token",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authSessionGet": {
+    "operationId": "authSessionGet",
+    "method": "get",
+    "path": "/auth/session",
+    "summary": "The current session",
+    "tags": [
+      "auth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "session"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authLogout": {
+    "operationId": "authLogout",
+    "method": "post",
+    "path": "/auth/logout",
+    "summary": "Sign out",
+    "tags": [
+      "auth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "logout"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "refresh_token",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "successStatus": 204,
+    "responseType": null
+  },
+  "authPasswordChange": {
+    "operationId": "authPasswordChange",
+    "method": "post",
+    "path": "/auth/password/change",
+    "summary": "Change the password",
+    "tags": [
+      "auth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "change"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "current_password",
+          "required": true,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "new_password",
+          "required": true,
+          "type": "string",
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+        },
+        {
+          "name": "current_session_id",
+          "required": false,
+          "type": "uuid",
+          "description": "A session of the caller's to keep signed in; every other session is signed out."
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordSignup": {
+    "operationId": "authPasswordSignup",
+    "method": "post",
+    "path": "/auth/password/signup",
+    "summary": "Sign up with a password",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "signup"
+    ],
+    "parameters": [
+      {
+        "name": "X-Captcha-Token",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "email",
+          "required": true,
+          "type": "email",
+          "description": "An email address; compared case-insensitively."
+        },
+        {
+          "name": "password",
+          "required": true,
+          "type": "string",
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+        },
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": ""
+        },
+        {
+          "name": "language",
+          "required": false,
+          "type": "string",
+          "description": "A BCP-47-like language tag (`en`, `de-AT`); mails use it where a translation exists."
+        },
+        {
+          "name": "origin",
+          "required": false,
+          "type": "string",
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordVerify": {
+    "operationId": "authPasswordVerify",
+    "method": "post",
+    "path": "/auth/password/verify",
+    "summary": "Verify an email address",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "verify"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "token",
+          "required": true,
+          "type": "string",
+          "description": "The token from the emailed link."
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordForgot": {
+    "operationId": "authPasswordForgot",
+    "method": "post",
+    "path": "/auth/password/forgot",
+    "summary": "Ask for a password reset link",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "forgot"
+    ],
+    "parameters": [
+      {
+        "name": "X-Captcha-Token",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "email",
+          "required": true,
+          "type": "email",
+          "description": "An email address; compared case-insensitively."
+        },
+        {
+          "name": "origin",
+          "required": false,
+          "type": "string",
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordForgotCurrent": {
+    "operationId": "authPasswordForgotCurrent",
+    "method": "post",
+    "path": "/auth/password/forgot-current",
+    "summary": "Email the caller a password reset link",
+    "tags": [
+      "auth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "forgot-current"
+    ],
+    "parameters": [],
+    "body": {
+      "required": false,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "origin",
+          "required": false,
+          "type": "string",
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordReset": {
+    "operationId": "authPasswordReset",
+    "method": "post",
+    "path": "/auth/password/reset",
+    "summary": "Set a new password with a reset token",
+    "tags": [
+      "auth"
+    ],
+    "security": [],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "reset"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "password",
+          "required": true,
+          "type": "string",
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+        },
+        {
+          "name": "token",
+          "required": true,
+          "type": "string",
+          "description": ""
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "authPasswordSet": {
+    "operationId": "authPasswordSet",
+    "method": "post",
+    "path": "/auth/password/set",
+    "summary": "Set a first password",
+    "tags": [
+      "auth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "password",
+      "set"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "new_password",
+          "required": true,
+          "type": "string",
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meSessionsList": {
+    "operationId": "meSessionsList",
+    "method": "get",
+    "path": "/me/sessions",
+    "summary": "List my sessions",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "sessions",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meSessionDelete": {
+    "operationId": "meSessionDelete",
+    "method": "delete",
+    "path": "/me/sessions/{session_id}",
+    "summary": "End one of my sessions",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "sessions",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "session_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "A session family id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meSessionsList" | "meSessionDelete";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

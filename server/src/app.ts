@@ -6,7 +6,9 @@ import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { bindOperations } from './http/bind.js';
 import { buildDocs, DOCS_CSP } from './http/docs.js';
-import { systemClock, type Clock, type Handlers } from './http/handler.js';
+import { systemClock, type Clock, type Deps, type Handlers } from './http/handler.js';
+import { getOrCreateSecret, SECRET_NAMES } from './auth/crypto/server-secrets.js';
+import { KeyRing } from './auth/crypto/signing-keys.js';
 import { requestLog } from './http/logging.js';
 import { notFoundFallback, problemHandler } from './http/problems.js';
 import { requestId } from './http/request-id.js';
@@ -30,7 +32,23 @@ export interface App {
 
 export function createApp(options: AppOptions): App {
   const { sql, config, log } = options;
-  const deps = { sql, config, log, clock: options.clock ?? systemClock };
+  const clock = options.clock ?? systemClock;
+  let pepper: Promise<Buffer> | null = null;
+  const deps: Deps = {
+    sql,
+    config,
+    log,
+    clock,
+    keys: new KeyRing(sql, clock),
+    // Read once per process, on first use, and kept.
+    pepper: () => {
+      pepper ??= getOrCreateSecret(sql, SECRET_NAMES.refreshSuccessor).catch((err: unknown) => {
+        pepper = null;
+        throw err;
+      });
+      return pepper;
+    },
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxyHops);

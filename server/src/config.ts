@@ -32,6 +32,12 @@ export interface Config {
   platformDomain: string;
   /** Express `trust proxy`: how many proxy hops may set X-Forwarded-For. 0 trusts none. */
   trustProxyHops: number;
+  /** Origins that emailed links may point at (ALLOWED_ORIGINS, comma-separated). */
+  allowedOrigins: string[];
+  /** Where emailed links point when no origin is given (DASHBOARD_URL, default PUBLIC_BASE_URL). */
+  dashboardUrl: string;
+  /** A refresh token unused this long expires (REFRESH_IDLE_TTL_SECONDS, default 7 days). */
+  refreshIdleTtlSeconds: number;
   /** Validate every response against the spec (development and tests). */
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
@@ -115,6 +121,18 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
+  const refreshIdleTtlSeconds = int('REFRESH_IDLE_TTL_SECONDS', 7 * 24 * 3600, 60, 30 * 24 * 3600);
+  const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
+  const allowedOrigins: string[] = [];
+  for (const raw of (opt('ALLOWED_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    try {
+      const u = new URL(raw);
+      if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== raw.replace(/\/$/, '')) throw new Error();
+      allowedOrigins.push(u.origin);
+    } catch {
+      problems.push(`ALLOWED_ORIGINS entry "${raw}" must be an origin such as https://app.example.com`);
+    }
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -130,6 +148,9 @@ export function loadConfig(env: Env = process.env): Config {
     capabilities,
     platformDomain,
     trustProxyHops,
+    allowedOrigins: [...new Set([new URL(dashboardUrl).origin, ...allowedOrigins])],
+    dashboardUrl,
+    refreshIdleTtlSeconds,
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),

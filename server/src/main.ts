@@ -9,6 +9,7 @@ import { connect } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createLogger } from './http/logging.js';
+import { startMailer } from './mail/sender.js';
 
 function readConfig(): Config {
   try {
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
   if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
 
   const app = createApp({ sql, config, log });
+  const mailer = await startMailer({ sql, config, log });
   const server = createServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
     await once(server, 'close');
     clearTimeout(deadline);
+    await mailer.stop();
     await sql.end({ timeout: 5 });
     if (embedded) await embedded.stop();
     log.info('stopped');

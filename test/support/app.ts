@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
+import { startMailer } from '../../server/src/mail/sender.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
 
 export class TestClock implements Clock {
@@ -73,6 +74,7 @@ export async function startTestApp(
   });
   const clock = options.clock ?? new TestClock();
   const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock, handlers: options.handlers });
+  const mailer = await startMailer({ sql, config, log: createLogger(config.logLevel, sink), clock, pollMs: 500 });
   const server: Server = createServer(app.express);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -88,6 +90,7 @@ export async function startTestApp(
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await app.docsReady;
+      await mailer.stop();
       await sql.end({ timeout: 1 });
       await db?.drop();
     },

@@ -2,6 +2,7 @@
 // recorded for the request log.
 import { Router, type Request, type Response } from 'express';
 import { operations, type OperationId } from '../../../generated/operations.js';
+import { authenticate } from './authenticate.js';
 import type { Deps, Handler, Handlers, RequestContext } from './handler.js';
 
 export function expressPath(openApiPath: string): string {
@@ -15,6 +16,8 @@ function contextOf(req: Request, res: Response, deps: Deps): RequestContext {
     ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
     userAgent: req.get('user-agent') ?? null,
     host: (req.hostname ?? '').toLowerCase(),
+    headers: req.headers,
+    header: (name) => req.get(name),
   };
 }
 
@@ -25,11 +28,14 @@ export function bindOperations(handlers: Handlers, deps: Deps): Router {
     const handler = handlers[id] as Handler<OperationId>;
     router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
       res.locals.routeTemplate = op.path;
+      const ctx = contextOf(req, res, deps);
+      const auth = op.security.length > 0 ? await authenticate(req.get('authorization'), ctx) : null;
       const result = (await handler({
         path: req.params as never,
         query: req.query as never,
         body: req.body as never,
-        ctx: contextOf(req, res, deps),
+        auth: auth as never,
+        ctx,
       })) as { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
       if (result.headers) res.set(result.headers);
       res.status(result.status);

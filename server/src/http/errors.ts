@@ -10,6 +10,8 @@ const TITLES: Record<ErrorCode, string> = {
   'invalid-field-value': 'Invalid field value',
   unauthenticated: 'Not signed in',
   'invalid-credentials': 'Invalid credentials',
+  'captcha-failed': 'Captcha required',
+  'password-already-set': 'Password already set',
   forbidden: 'Forbidden',
   'elevation-required': 'Elevation required',
   'not-found': 'Not found',

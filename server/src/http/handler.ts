@@ -1,8 +1,10 @@
 // The handler contract: a plain async function of the validated request, typed from the generated
 // `operations`, returning the status and body. Refusals are thrown as ApiError.
 import type { Logger } from 'pino';
-import type { operations } from '../../../generated/api.js';
-import type { OperationId } from '../../../generated/operations.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { operations as api } from '../../../generated/api.js';
+import type { OperationId, operations as index } from '../../../generated/operations.js';
+import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 
@@ -17,6 +19,10 @@ export interface Deps {
   config: Config;
   clock: Clock;
   log: Logger;
+  /** Access-token signing keys, shared by every API process through the database. */
+  keys: KeyRing;
+  /** The server pepper for keyed digests, shared through the database. */
+  pepper: () => Promise<Buffer>;
 }
 
 /** What a handler knows of the request beyond its validated parameters and body. */
@@ -27,9 +33,23 @@ export interface RequestContext extends Deps {
   userAgent: string | null;
   /** The Host the request was addressed to, lowercase, without port. */
   host: string;
+  headers: IncomingHttpHeaders;
+  header(name: string): string | undefined;
 }
 
-type Op<K extends OperationId> = operations[K];
+/** A caller signed in with an access token of a live session. */
+export interface SessionAuth {
+  kind: 'session';
+  userId: string;
+  sessionId: string;
+  elevatedUntil: Date | null;
+  tokenExpiresAt: Date;
+}
+
+/** Operations that declare security get a resolved caller; public ones get null. */
+export type AuthOf<K extends OperationId> = (typeof index)[K]['security'] extends readonly [] ? null : SessionAuth;
+
+type Op<K extends OperationId> = api[K];
 type Section<K extends OperationId, W extends string> = Op<K>['parameters'] extends { [P in W]?: infer T }
   ? [NonNullable<T>] extends [never]
     ? Record<string, never>
@@ -58,6 +78,7 @@ export interface HandlerInput<K extends OperationId> {
   path: PathOf<K>;
   query: QueryOf<K>;
   body: BodyOf<K>;
+  auth: AuthOf<K>;
   ctx: RequestContext;
 }
 

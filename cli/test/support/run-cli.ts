@@ -1,0 +1,49 @@
+// Runs the built svcctl as a child process with a clean environment: a temporary HOME and config
+// directory, never the developer's own, and no SVCCTL_* variables leaking in from the shell.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI_BIN } from './build.js';
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stdoutBytes: Buffer;
+  stderr: string;
+}
+
+export interface CliRun {
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed. */
+  input?: string | Buffer;
+  cwd?: string;
+}
+
+export function tempDir(prefix = 'svcctl-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A fresh HOME with the config directory inside it. */
+export function tempHome(): { HOME: string; SVCCTL_CONFIG_DIR: string } {
+  const home = tempDir('svcctl-home-');
+  return { HOME: home, SVCCTL_CONFIG_DIR: join(home, 'svcctl-config') };
+}
+
+export function runCli(args: readonly string[], run: CliRun = {}): Promise<CliResult> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  for (const [k, v] of Object.entries({ ...tempHome(), ...run.env })) if (v !== undefined) env[k] = v;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], { env, cwd: run.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr: Buffer.concat(err).toString('utf8') });
+    });
+    child.stdin.end(run.input ?? '');
+  });
+}

@@ -1,0 +1,139 @@
+// Child process of `npm run bench`: serves one variant on an ephemeral loopback port, so the load
+// generator (the parent) and the server under test each get their own core.
+//
+//   node --import tsx scripts/bench/server.ts <full|bare|inflated>
+//
+// BENCH_DATABASE_URL   the database (the parent starts it and inserts the incidents)
+// BENCH_NODE_ENV       production (no response validation) or test (response validation on)
+// BENCH_DATA_DIR       DATA_DIR (the /docs cache lives there)
+// BENCH_STOCK_EOV      optional: path of an unpatched express-openapi-validator's dist/index.js that
+//                      `import 'express-openapi-validator'` resolves to instead of node_modules' copy
+//
+// Sends { port, validator } to the parent over IPC once it listens; exits on SIGTERM or when the parent
+// goes away.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { createRequire, register } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+type Kind = 'full' | 'bare' | 'inflated';
+const kind = process.argv[2] as Kind;
+if (!['full', 'bare', 'inflated'].includes(kind)) throw new Error(`unknown server kind "${kind}"`);
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+
+const stock = process.env.BENCH_STOCK_EOV;
+if (stock) {
+  // Registered before anything imports the validator: every module below is imported dynamically.
+  const target = JSON.stringify(pathToFileURL(stock).href);
+  const hooks = `export async function resolve(specifier, context, next) {
+    if (specifier === 'express-openapi-validator') return { url: ${target}, format: 'commonjs', shortCircuit: true };
+    return next(specifier, context);
+  }`;
+  register(`data:text/javascript,${encodeURIComponent(hooks)}`);
+}
+
+const { default: express } = await import('express');
+const { pino } = await import('pino');
+const { createApp } = await import('../../server/src/app.js');
+const { CAPABILITY_NAMES, loadConfig } = await import('../../server/src/config.js');
+const { connect } = await import('../../server/src/db/client.js');
+const { listOngoingIncidents } = await import('../../server/src/features/public/store.js');
+const { toIncident } = await import('../../server/src/features/public/mappers.js');
+const { bindOperations } = await import('../../server/src/http/bind.js');
+const { systemClock } = await import('../../server/src/http/handler.js');
+const { createLogger, requestLog } = await import('../../server/src/http/logging.js');
+const { notFoundFallback, problemHandler } = await import('../../server/src/http/problems.js');
+const { requestId } = await import('../../server/src/http/request-id.js');
+const { openApiValidator } = await import('../../server/src/http/validator.js');
+const { handlers } = await import('../../server/src/handlers.js');
+const { bundledSpec } = await import('../../server/src/spec.js');
+const { inflateSpec, syntheticBody } = await import('./inflated-spec.js');
+
+const config = loadConfig({
+  NODE_ENV: env('BENCH_NODE_ENV'),
+  DATABASE_URL: env('BENCH_DATABASE_URL'),
+  DATA_DIR: env('BENCH_DATA_DIR'),
+  LOG_LEVEL: 'info',
+});
+// The request log is written as in production (one line per request, synchronously), to /dev/null
+// instead of stdout so that the parent does not pay for reading it.
+const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
+const sql = connect(config.databaseUrl!, { max: 10 });
+const deps = { sql, config, log, clock: systemClock };
+
+function bareApp(): express.Express {
+  // The same work as the two operations (same query through postgres.js, same JSON), and nothing else:
+  // no request id, no request log, no body parser, no validation.
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get('/api/v2/public/capabilities', (_req, res) => {
+    const caps = config.capabilities;
+    res.json(Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, caps[c]])));
+  });
+  app.get('/api/v2/public/incidents', async (_req, res) => {
+    const rows = await listOngoingIncidents(sql, systemClock.now());
+    res.json(rows.map(toIncident));
+  });
+  return app;
+}
+
+function inflatedApp(): express.Express {
+  // createApp's stack (server/src/app.ts) around the inflated spec; /docs and the probes are left out.
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxyHops);
+  app.set('etag', false);
+  app.use(requestId);
+  app.use(requestLog(log));
+  app.use('/api/v2', express.json({ limit: '256kb', type: ['application/json', 'application/*+json'] }));
+  app.use(openApiValidator(inflateSpec(bundledSpec), config.validateResponses));
+  // One Express route serves every synthetic operation, so that only the validator's route scan
+  // depends on the operation's position (Express's own router is not what is measured here).
+  const synthetic = express.Router();
+  synthetic.get('/bench/:area/:id/things', (req, res) => {
+    res.locals.routeTemplate = '/bench/{area}/{id}/things';
+    res.json(syntheticBody(req.params.area!, req.params.id!));
+  });
+  app.use('/api/v2', synthetic);
+  app.use('/api/v2', bindOperations(handlers, deps));
+  app.use(notFoundFallback);
+  app.use(problemHandler(log));
+  return app;
+}
+
+let handler: express.Express;
+if (kind === 'full') {
+  const app = createApp({ sql, config, log, clock: systemClock });
+  // /docs is built in the background on first start (redocly, seconds of CPU): not while measuring.
+  await app.docsReady;
+  handler = app.express;
+} else if (kind === 'bare') {
+  handler = bareApp();
+} else {
+  handler = inflatedApp();
+}
+
+const server = createServer(handler);
+server.keepAliveTimeout = 30_000;
+server.listen(0, '127.0.0.1');
+await once(server, 'listening');
+
+// Which copy of the validator this process actually loaded (the parent checks it).
+const require = createRequire(import.meta.url);
+const validator = Object.keys(require.cache).find((p) => /express-openapi-validator[\\/]dist[\\/]index\.js$/.test(p)) ?? null;
+process.send!({ port: (server.address() as AddressInfo).port, validator });
+
+const stop = async () => {
+  server.closeAllConnections();
+  server.close();
+  await sql.end({ timeout: 1 });
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('disconnect', () => void stop());

@@ -1,0 +1,92 @@
+// createClient: openapi-fetch underneath, one method per operation of the generated index on top.
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { authMiddleware, type TokenSource } from './auth.js';
+import { apiBaseUrl } from './base-url.js';
+import { callOperation, type CallContext } from './call.js';
+import type { paths } from './generated/api.js';
+import { operations, type OperationId } from './generated/operations.js';
+import type {
+  LooseOperationId,
+  LooseParams,
+  OperationArgs,
+  OperationMethods,
+  OperationResult,
+  RequestOptions,
+} from './operation-types.js';
+import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
+import { SDK_VERSION } from './version.js';
+
+export interface ClientOptions {
+  /** The platform's URL (`https://api.example.com`); `/api/v2` is appended unless present. */
+  baseUrl: string;
+  /** A fixed access or API token (`svc_pat_...`), sent as `Authorization: Bearer`. */
+  token?: string;
+  /** Asked before every request and retry; wins over `token`. Return null to send none. */
+  getToken?: TokenSource;
+  /** Defaults to the global fetch. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Retries of idempotent requests after connection failures, timeouts, 429 and 503. Default 2. */
+  retries?: number;
+  /** Per attempt, in milliseconds. Default 30 000. */
+  timeoutMs?: number;
+  /** Sent with every request. */
+  headers?: Record<string, string>;
+  /** Your product token, put before the SDK's in User-Agent (`svcctl/1.2.0`). */
+  userAgent?: string;
+}
+
+export interface SvcClientCore {
+  /** The openapi-fetch client (authenticated, but without retries, timeouts or thrown errors). */
+  readonly raw: Client<paths>;
+  /** The API root requests go to, `/api/v2` included. */
+  readonly baseUrl: string;
+  /** Any operation by id, with the same exact types as its method. */
+  request<K extends OperationId>(operationId: K, ...args: OperationArgs<K>): Promise<OperationResult<K>>;
+  /** Any operation by a runtime id, with loosely typed params (for svcctl and other generic callers). */
+  request<S extends string>(
+    operationId: S & LooseOperationId<S>,
+    params?: LooseParams,
+    options?: RequestOptions,
+  ): Promise<unknown>;
+}
+
+export type SvcClient = SvcClientCore & OperationMethods;
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export function createClient(options: ClientOptions): SvcClient {
+  const retries = options.retries ?? DEFAULT_RETRY_POLICY.retries;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(retries) || retries < 0) throw new TypeError(`retries must be a whole number >= 0, got ${retries}`);
+  if (!(timeoutMs > 0)) throw new TypeError(`timeoutMs must be positive, got ${timeoutMs}`);
+
+  const baseUrl = apiBaseUrl(options.baseUrl);
+  const userAgent = [options.userAgent, `svcplatform-sdk/${SDK_VERSION}`].filter(Boolean).join(' ');
+  const raw = createFetchClient<paths>({
+    baseUrl,
+    fetch: options.fetch,
+    headers: { 'User-Agent': userAgent, ...options.headers },
+  });
+  const getToken = options.getToken ?? (options.token ? () => options.token : null);
+  if (getToken) raw.use(authMiddleware(getToken));
+
+  const ctx: CallContext = {
+    raw,
+    // Resolved per call, not captured now, so a fetch installed later (a test's mock) is seen.
+    fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
+    retries,
+    timeoutMs,
+    random: Math.random,
+    sleep,
+  };
+  const call = (operationId: string, params?: LooseParams, callOptions?: RequestOptions) =>
+    callOperation(ctx, operationId, params, callOptions);
+
+  const methods = Object.fromEntries(
+    Object.keys(operations).map((operationId) => [
+      operationId,
+      (params?: LooseParams, callOptions?: RequestOptions) => call(operationId, params, callOptions),
+    ]),
+  );
+  return { ...methods, raw, baseUrl, request: call } as unknown as SvcClient;
+}

@@ -1,0 +1,54 @@
+// Refresh, the current session, logout and the caller's session list.
+import { digestToken } from '../../auth/crypto/tokens.js';
+import { unauthenticated } from '../../http/authenticate.js';
+import type { AreaHandlers } from '../../http/handler.js';
+import { toAuthUser, toSessionEntry } from './mappers.js';
+import { rotateRefreshToken } from './session-tokens.js';
+import * as store from './store.js';
+
+export const sessionHandlers: AreaHandlers<
+  'authRefresh' | 'authSessionGet' | 'authLogout' | 'meSessionsList' | 'meSessionDelete'
+> = {
+  async authRefresh({ body, ctx }) {
+    const outcome = await ctx.sql.begin((tx) => rotateRefreshToken(tx, ctx, body.refresh_token));
+    if (outcome.kind === 'reuse') {
+      // RFC 9700 §4.14.2: a spent token presented again may be stolen; end the whole family.
+      await store.revokeSession(ctx.sql, outcome.sessionId, 'refresh_token_reuse', ctx.clock.now());
+      ctx.log.warn({ request_id: ctx.requestId, session_id: outcome.sessionId }, 'refresh token reuse: session revoked');
+    }
+    if (outcome.kind !== 'rotated') throw unauthenticated('The refresh token is invalid, expired or already used.');
+    return {
+      status: 200,
+      body: { token: outcome.token, refresh_token: outcome.refresh_token, session_id: outcome.session_id },
+    };
+  },
+
+  async authSessionGet({ auth, ctx }) {
+    const user = await store.findUserById(ctx.sql, auth.userId);
+    if (!user) throw unauthenticated();
+    return {
+      status: 200,
+      body: { session_id: auth.sessionId, user: toAuthUser(user), expires_at: auth.tokenExpiresAt.toISOString() },
+    };
+  },
+
+  async authLogout({ body, auth, ctx }) {
+    const now = ctx.clock.now();
+    await ctx.sql.begin(async (tx) => {
+      const found = await store.lockRefreshToken(tx, digestToken(body.refresh_token));
+      // Only the caller's own family ends; someone else's token changes nothing.
+      if (found && found.session.user_id === auth.userId) await store.revokeSession(tx, found.session.id, 'logout', now);
+    });
+    return { status: 204 };
+  },
+
+  async meSessionsList({ auth, ctx }) {
+    const rows = await store.listLiveSessions(ctx.sql, auth.userId, ctx.clock.now());
+    return { status: 200, body: { data: rows.map((s) => toSessionEntry(s, auth.sessionId)) } };
+  },
+
+  async meSessionDelete({ path, auth, ctx }) {
+    await store.revokeOwnSession(ctx.sql, auth.userId, path.session_id, 'deleted', ctx.clock.now());
+    return { status: 204 };
+  },
+};

@@ -1,0 +1,30 @@
+// Resolves the caller of a secured operation. The session family is checked on every request, so a
+// signed-out, deleted or password-changed session is refused at once (DECISIONS.md §3).
+import { verifyAccessToken } from '../auth/crypto/access-tokens.js';
+import { findLiveSession } from '../features/auth/store.js';
+import { ApiError } from './errors.js';
+import type { RequestContext, SessionAuth } from './handler.js';
+
+export const unauthenticated = (detail = 'Sign in: the access token is missing, invalid or expired, or the session ended.') =>
+  new ApiError(401, 'unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
+
+export async function authenticate(authorization: string | undefined, ctx: RequestContext): Promise<SessionAuth> {
+  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(authorization ?? '');
+  if (!match) throw unauthenticated();
+  const now = ctx.clock.now();
+  let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
+  try {
+    claims = await verifyAccessToken(ctx.keys, match[1]!, now);
+  } catch {
+    throw unauthenticated();
+  }
+  const session = await findLiveSession(ctx.sql, claims.sid, now);
+  if (!session || session.user_id !== claims.sub) throw unauthenticated();
+  return {
+    kind: 'session',
+    userId: claims.sub,
+    sessionId: claims.sid,
+    elevatedUntil: claims.elevatedUntil,
+    tokenExpiresAt: claims.exp,
+  };
+}

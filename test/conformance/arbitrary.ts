@@ -1,0 +1,438 @@
+// JSON Schema → fast-check, for the subset our OpenAPI 3.1 spec uses: `arbitrary` makes values the
+// schema accepts, `invalidArbitrary` values it must refuse. Written here because the only npm
+// converter (json-schema-fast-check 0.0.6) targets fast-check 1. Anything outside the subset throws,
+// so a new keyword in the spec fails loudly instead of silently generating the wrong data.
+import { isDeepStrictEqual } from 'node:util';
+import * as fc from 'fast-check';
+import type { Arbitrary } from 'fast-check';
+
+export type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'array' | 'object';
+export type Schema = boolean | SchemaObject;
+export interface SchemaObject {
+  $ref?: string;
+  type?: JsonType | JsonType[];
+  enum?: unknown[];
+  const?: unknown;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  uniqueItems?: boolean;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: Schema;
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  allOf?: Schema[];
+  [keyword: string]: unknown;
+}
+export type Resolve = (ref: string) => Schema;
+
+export interface ArbitraryOptions {
+  /** Resolves `$ref`s; without it a `$ref` throws. */
+  resolve?: Resolve;
+  /** Every optional property present (to reach nested objects), down to the depth limit. */
+  everyProperty?: boolean;
+}
+
+interface Ctx {
+  resolve: Resolve;
+  depth: number;
+  everyProperty: boolean;
+}
+
+// Past this nesting, objects carry only required properties and arrays their minimum length, so a
+// recursive schema ends.
+const MAX_DEPTH = 4;
+// Small collections keep requests cheap; the bounds themselves are exercised separately.
+const EXTRA_ITEMS = 3;
+const ALL_TYPES: JsonType[] = ['string', 'number', 'integer', 'boolean', 'null', 'array', 'object'];
+const FORMAT_BOUNDS: Record<string, [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
+const noRefs: Resolve = (ref) => {
+  throw new Error(`no resolver given for "${ref}"`);
+};
+
+export function arbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> {
+  return valid(schema, { resolve: options.resolve ?? noRefs, depth: 0, everyProperty: options.everyProperty ?? false });
+}
+
+/** Values the schema refuses, one reason each; null when the schema accepts everything. */
+export function invalidArbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> | null {
+  const strategies = invalid(schema, { resolve: options.resolve ?? noRefs, depth: 0, everyProperty: false });
+  return strategies.length === 0 ? null : fc.oneof(...strategies);
+}
+
+/** The object a schema node stands for, with `$ref` and `allOf` folded in. */
+export function flatten(schema: SchemaObject, resolve: Resolve): SchemaObject {
+  let out = schema;
+  for (let hops = 0; out.$ref !== undefined; hops += 1) {
+    if (hops > 32) throw new Error(`reference cycle at ${schema.$ref}`);
+    const { $ref, ...siblings } = out;
+    const target = resolve($ref);
+    if (typeof target === 'boolean') throw new Error(`boolean schema behind ${$ref} is not supported`);
+    out = merge(target, siblings);
+  }
+  if (out.allOf) {
+    const { allOf, ...rest } = out;
+    out = allOf.reduce<SchemaObject>((acc, part) => {
+      if (typeof part === 'boolean') throw new Error('boolean allOf branches are not supported');
+      return merge(acc, flatten(part, resolve));
+    }, rest);
+  }
+  return out;
+}
+
+// A shallow allOf: properties and required lists combine, other keywords from `b` win. Enough for
+// "a base object plus a few fields"; not a general schema intersection.
+function merge(a: SchemaObject, b: SchemaObject): SchemaObject {
+  const out: SchemaObject = { ...a, ...b };
+  if (a.properties || b.properties) out.properties = { ...a.properties, ...b.properties };
+  if (a.required || b.required) out.required = [...new Set([...(a.required ?? []), ...(b.required ?? [])])];
+  return out;
+}
+
+export function typesOf(s: SchemaObject): JsonType[] {
+  if (s.type !== undefined) return Array.isArray(s.type) ? s.type : [s.type];
+  if (s.properties || s.required || s.additionalProperties !== undefined) return ['object'];
+  if (s.items || s.minItems !== undefined || s.maxItems !== undefined) return ['array'];
+  if (s.minLength !== undefined || s.maxLength !== undefined || s.pattern || s.format) return ['string'];
+  if (s.minimum !== undefined || s.maximum !== undefined) return ['number'];
+  return ALL_TYPES;
+}
+
+function valid(schema: Schema, ctx: Ctx): Arbitrary<unknown> {
+  if (schema === true) return fc.jsonValue();
+  if (schema === false) throw new Error('no value satisfies the schema `false`');
+  const s = flatten(schema, ctx.resolve);
+  if ('const' in s) return fc.constant(s.const);
+  if (s.enum) return fc.constantFrom(...s.enum);
+  const branches = s.oneOf ?? s.anyOf;
+  if (branches) {
+    // A value may match two oneOf branches; our schemas keep branches disjoint by type.
+    const { oneOf: _o, anyOf: _a, ...base } = s;
+    return fc.oneof(...branches.map((b) => valid(typeof b === 'boolean' ? b : merge(base, b), ctx)));
+  }
+  return fc.oneof(...typesOf(s).map((t) => validOfType(t, s, ctx)));
+}
+
+function validOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unknown> {
+  switch (type) {
+    case 'null':
+      return fc.constant(null);
+    case 'boolean':
+      return fc.boolean();
+    case 'string':
+      return validString(s);
+    case 'integer':
+    case 'number':
+      return validNumber(type, s);
+    case 'array':
+      return validArray(s, ctx);
+    case 'object':
+      return validObject(s, ctx);
+  }
+}
+
+const codePoints = (v: string) => [...v].length;
+
+// One code point per unit, as JSON Schema counts lengths: mostly printable ASCII so values look
+// like input, sometimes anything (NUL, controls, astral characters), which is where servers break.
+const anyChar = fc.oneof(
+  { weight: 5, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCodePoint(c)) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+);
+export const anyString = (c: { minLength?: number; maxLength?: number; size?: 'max' } = {}) => fc.string({ unit: anyChar, ...c });
+
+// Formats with a generator of their own; lengths are then enforced by filtering.
+const FORMATS: Record<string, () => Arbitrary<string>> = {
+  uuid: () => fc.uuid(),
+  'date-time': () => isoDate().map((d) => d.toISOString()),
+  date: () => isoDate().map((d) => d.toISOString().slice(0, 10)),
+  email: () => fc.emailAddress(),
+  uri: () => fc.webUrl(),
+  hostname: () => fc.domain(),
+  ipv4: () => fc.ipV4(),
+  // OpenAPI's informational formats: any string is fine.
+  password: () => anyString(),
+  binary: () => anyString(),
+};
+
+// Four-digit years only: toISOString writes `+010000-...` beyond, which is not RFC 3339.
+const isoDate = () => fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T23:59:59Z'), noInvalidDate: true });
+
+function validString(s: SchemaObject): Arbitrary<string> {
+  const min = s.minLength ?? 0;
+  const max = s.maxLength;
+  const inRange = (v: string) => codePoints(v) >= min && (max === undefined || codePoints(v) <= max);
+  if (s.pattern !== undefined) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter(inRange);
+  if (s.format !== undefined) {
+    const make = FORMATS[s.format];
+    if (!make) throw new Error(`arbitrary.ts knows no generator for format "${s.format}"; add one`);
+    return make().filter(inRange);
+  }
+  const any = anyString({ minLength: min, ...(max === undefined ? {} : { maxLength: max }) });
+  if (max === undefined) return any;
+  // fast-check's default size rarely gets near a large maxLength: a share spans the whole range
+  // (and still shrinks short), a smaller one sits exactly on the boundary.
+  // Cross-shrinking lets a boundary-length counterexample shrink into a short one.
+  return fc.oneof(
+    { withCrossShrink: true },
+    { arbitrary: any, weight: 3 },
+    { arbitrary: anyString({ minLength: min, maxLength: max, size: 'max' }), weight: 1 },
+    { arbitrary: anyString({ minLength: max, maxLength: max }), weight: 1 },
+  );
+}
+
+/** The inclusive integer bounds a schema allows, with format bounds applied. */
+function integerBounds(s: SchemaObject): [number, number] {
+  const [fmin, fmax] = FORMAT_BOUNDS[s.format ?? 'int64'] ?? FORMAT_BOUNDS.int64!;
+  let lo = fmin;
+  let hi = fmax;
+  if (s.minimum !== undefined) lo = Math.max(lo, Math.ceil(s.minimum));
+  if (s.exclusiveMinimum !== undefined) lo = Math.max(lo, Math.floor(s.exclusiveMinimum) + 1);
+  if (s.maximum !== undefined) hi = Math.min(hi, Math.floor(s.maximum));
+  if (s.exclusiveMaximum !== undefined) hi = Math.min(hi, Math.ceil(s.exclusiveMaximum) - 1);
+  return [lo, hi];
+}
+
+function validNumber(type: 'integer' | 'number', s: SchemaObject): Arbitrary<number> {
+  if (type === 'integer' || s.multipleOf !== undefined) {
+    const [lo, hi] = integerBounds(s);
+    const step = s.multipleOf ?? 1;
+    const ints = fc.integer({ min: Math.ceil(lo / step), max: Math.floor(hi / step) }).map((k) => k * step);
+    const edges = fc.constantFrom(Math.ceil(lo / step) * step, Math.floor(hi / step) * step);
+    return fc.oneof({ arbitrary: ints, weight: 4 }, { arbitrary: edges, weight: 1 });
+  }
+  return fc.double({
+    noNaN: true,
+    noDefaultInfinity: true,
+    ...(s.minimum !== undefined ? { min: s.minimum } : {}),
+    ...(s.maximum !== undefined ? { max: s.maximum } : {}),
+    ...(s.exclusiveMinimum !== undefined ? { min: s.exclusiveMinimum, minExcluded: true } : {}),
+    ...(s.exclusiveMaximum !== undefined ? { max: s.exclusiveMaximum, maxExcluded: true } : {}),
+  });
+}
+
+function arrayLengths(s: SchemaObject, ctx: Ctx): { minLength: number; maxLength: number } {
+  const minLength = s.minItems ?? 0;
+  const cap = ctx.depth >= MAX_DEPTH ? minLength : minLength + EXTRA_ITEMS;
+  return { minLength, maxLength: Math.min(s.maxItems ?? cap, cap) };
+}
+
+function validArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown[]> {
+  const items = valid(s.items ?? true, { ...ctx, depth: ctx.depth + 1 });
+  const lengths = arrayLengths(s, ctx);
+  return s.uniqueItems ? fc.uniqueArray(items, { ...lengths, selector: (v) => JSON.stringify(v) }) : fc.array(items, lengths);
+}
+
+function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknown>> {
+  const inner = { ...ctx, depth: ctx.depth + 1 };
+  const required = new Set(s.required ?? []);
+  const shallow = ctx.depth >= MAX_DEPTH;
+  const model: Record<string, Arbitrary<unknown>> = {};
+  for (const [name, prop] of Object.entries(s.properties ?? {})) {
+    if (required.has(name) || !shallow) model[name] = valid(prop, inner);
+  }
+  // A required name without a property schema may hold anything.
+  for (const name of required) model[name] ??= fc.jsonValue();
+  const requiredKeys = ctx.everyProperty && !shallow ? Object.keys(model) : [...required];
+  const fixed = fc.record(model, { requiredKeys });
+  const extra = s.additionalProperties;
+  if (extra === undefined || typeof extra === 'boolean' || shallow) return fixed;
+  // A dictionary (`additionalProperties: {schema}`): a few free keys besides the declared ones.
+  const key = fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in model) && k !== '__proto__');
+  return fc
+    .tuple(fixed, fc.dictionary(key, valid(extra, inner), { maxKeys: EXTRA_ITEMS }))
+    .map(([declared, free]) => ({ ...free, ...declared }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invalid values. Each strategy breaks exactly one rule of an otherwise valid value, so a refusal
+// can be traced to that rule.
+
+function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
+  if (schema === true) return [];
+  if (schema === false) return [fc.jsonValue()];
+  const s = flatten(schema, ctx.resolve);
+  if ('const' in s) return [fc.jsonValue().filter((v) => !isDeepStrictEqual(v, s.const))];
+  const out: Arbitrary<unknown>[] = s.type === undefined ? [] : wrongType(typesOf(s));
+  const branches = s.oneOf ?? s.anyOf;
+  if (branches) {
+    // Only a type no branch allows is certainly refused by every branch.
+    const declared = (b: Schema) => (typeof b === 'boolean' ? ALL_TYPES : flatten(b, ctx.resolve).type === undefined ? ALL_TYPES : typesOf(flatten(b, ctx.resolve)));
+    return [...out, ...wrongType(branches.flatMap(declared))];
+  }
+  if (s.enum) {
+    const allowed = s.enum;
+    // Booleans and null have too few values to search for one outside the enum.
+    const types = typesOf(s).filter((t) => t !== 'null' && t !== 'boolean');
+    const outside = types.map((t) => anyOfType(t).filter((v) => !allowed.some((e) => isDeepStrictEqual(e, v))));
+    return outside.length === 0 ? out : [...out, fc.oneof(...outside)];
+  }
+  for (const type of typesOf(s)) out.push(...invalidOfType(type, s, ctx));
+  return out;
+}
+
+/** Values of JSON types outside `allowed`. */
+function wrongType(allowed: JsonType[]): Arbitrary<unknown>[] {
+  const has = (t: JsonType) => allowed.includes(t) || (t === 'integer' && allowed.includes('number'));
+  const out: Arbitrary<unknown>[] = [];
+  const add = (t: JsonType, arb: Arbitrary<unknown>) => {
+    if (!has(t)) out.push(arb);
+  };
+  add('string', fc.string());
+  add('integer', fc.integer());
+  add('number', fc.integer().map((n) => n + 0.5));
+  add('boolean', fc.boolean());
+  add('null', fc.constant(null));
+  add('array', fc.array(fc.jsonValue(), { maxLength: 3 }));
+  add('object', fc.dictionary(fc.string({ minLength: 1 }).filter((k) => k !== '__proto__'), fc.jsonValue(), { maxKeys: 3 }));
+  return out.length === 0 ? [] : [fc.oneof(...out)];
+}
+
+function anyOfType(type: JsonType): Arbitrary<unknown> {
+  switch (type) {
+    case 'string':
+      return anyString();
+    case 'integer':
+      return fc.integer();
+    case 'number':
+      return fc.double({ noNaN: true, noDefaultInfinity: true });
+    case 'boolean':
+      return fc.boolean();
+    case 'null':
+      return fc.constant(null);
+    case 'array':
+      return fc.array(fc.jsonValue(), { maxLength: 3 });
+    case 'object':
+      return fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 });
+  }
+}
+
+function invalidOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
+  switch (type) {
+    case 'string':
+      return invalidString(s);
+    case 'integer':
+    case 'number':
+      return invalidNumber(type, s);
+    case 'array':
+      return invalidArray(s, ctx);
+    case 'object':
+      return invalidObject(s, ctx);
+    case 'null':
+    case 'boolean':
+      return [];
+  }
+}
+
+// Strings each format refuses (ajv-formats' definitions).
+const BAD_FORMAT: Record<string, string[]> = {
+  uuid: ['not-a-uuid', '0000000-0000-0000-0000-000000000000', '{00000000-0000-0000-0000-000000000000}'],
+  'date-time': ['2026-13-01T00:00:00Z', '2026-01-01 25:00', 'yesterday', '2026-01-01T00:00:00'],
+  date: ['2026-02-30x', '26-1-1', 'today'],
+  email: ['no-at-sign', '@example.com', 'a@', 'a b@example.com'],
+  uri: ['not a uri', '//no-scheme', ':'],
+  hostname: ['-leading-dash.example', 'under_score.example', 'a..b', `${'a'.repeat(64)}.example`],
+  ipv4: ['256.0.0.1', '1.2.3', 'localhost'],
+};
+// Probes for "does not match the pattern": a strict pattern refuses most of them.
+const PATTERN_PROBES = ['', ' ', '!', 'a b', '\u0000', '\u{1F600}', 'ZZ', '0', '-', '..', 'a/b', '%'];
+
+function invalidString(s: SchemaObject): Arbitrary<unknown>[] {
+  const out: Arbitrary<unknown>[] = [];
+  const min = s.minLength ?? 0;
+  if (s.maxLength !== undefined) {
+    out.push(anyString({ minLength: s.maxLength + 1, maxLength: s.maxLength + 8 }));
+  }
+  if (min > 0) out.push(anyString({ maxLength: min - 1 }));
+  if (s.format !== undefined && BAD_FORMAT[s.format]) out.push(fc.constantFrom(...BAD_FORMAT[s.format]!));
+  if (s.pattern !== undefined) {
+    const re = new RegExp(s.pattern, 'u');
+    const misses = PATTERN_PROBES.filter((p) => !re.test(p));
+    if (misses.length > 0) out.push(fc.constantFrom(...misses));
+    // Only a strict pattern is worth random search: a loose one would spin the filter.
+    if (misses.length * 2 > PATTERN_PROBES.length) out.push(anyString().filter((v) => !re.test(v)));
+  }
+  return out;
+}
+
+function invalidNumber(type: 'integer' | 'number', s: SchemaObject): Arbitrary<unknown>[] {
+  const out: Arbitrary<unknown>[] = [];
+  const [lo, hi] = type === 'integer' ? integerBounds(s) : [s.minimum ?? s.exclusiveMinimum, s.maximum ?? s.exclusiveMaximum];
+  const lowInclusive = type === 'integer' || s.exclusiveMinimum === undefined;
+  const highInclusive = type === 'integer' || s.exclusiveMaximum === undefined;
+  // Past int64's safe range a JSON number loses precision, so nothing beyond is reliably refused.
+  if (lo !== undefined && lo > Number.MIN_SAFE_INTEGER) {
+    out.push(fc.integer({ min: 1, max: 1000 }).map((d) => (lowInclusive ? lo - d : lo - d + 1)));
+  }
+  if (hi !== undefined && hi < Number.MAX_SAFE_INTEGER) {
+    out.push(fc.integer({ min: 1, max: 1000 }).map((d) => (highInclusive ? hi + d : hi + d - 1)));
+  }
+  const [ilo, ihi] = integerBounds(s);
+  if (type === 'integer' && !typesOf(s).includes('number') && ilo < ihi) {
+    out.push(fc.integer({ min: Math.max(ilo, -1e9), max: Math.min(ihi - 1, 1e9) }).map((n) => n + 0.5));
+  }
+  return out;
+}
+
+function invalidArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
+  const out: Arbitrary<unknown>[] = [];
+  const inner = { ...ctx, depth: ctx.depth + 1 };
+  const item = valid(s.items ?? true, inner);
+  const min = s.minItems ?? 0;
+  if (min > 0) out.push(fc.array(item, { maxLength: min - 1 }));
+  if (s.maxItems !== undefined) out.push(fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
+  if (s.uniqueItems) {
+    out.push(fc.array(item, { minLength: 1, maxLength: Math.max(1, (s.maxItems ?? 2) - 1) }).map((a) => [...a, a[0]]));
+  }
+  const badItems = ctx.depth < MAX_DEPTH ? invalid(s.items ?? true, inner) : [];
+  if (badItems.length > 0) {
+    const others = fc.array(item, { minLength: Math.max(0, min - 1), maxLength: Math.max(0, min - 1) });
+    out.push(fc.tuple(others, fc.oneof(...badItems), fc.nat()).map(([rest, bad, at]) => {
+      const copy = [...rest];
+      copy.splice(at % (copy.length + 1), 0, bad);
+      return copy;
+    }));
+  }
+  return out;
+}
+
+// Names for a field the schema does not declare; the first one not taken is used.
+export const UNKNOWN_FIELDS = ['zz_unknown_field', 'zzUnknownField', 'zz_unknown_field_2'];
+
+function invalidObject(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
+  const out: Arbitrary<unknown>[] = [];
+  const base = validObject(s, ctx);
+  const declared = Object.keys(s.properties ?? {});
+  for (const name of s.required ?? []) {
+    out.push(base.map(({ [name]: _gone, ...rest }) => rest));
+  }
+  if (s.additionalProperties === false) {
+    const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
+    if (extra) out.push(fc.tuple(base, fc.jsonValue()).map(([o, v]) => ({ ...o, [extra]: v })));
+  }
+  if (ctx.depth >= MAX_DEPTH) return out;
+  const inner = { ...ctx, depth: ctx.depth + 1 };
+  for (const [name, prop] of Object.entries(s.properties ?? {})) {
+    const bad = invalid(prop, inner);
+    if (bad.length > 0) out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [name]: v })));
+  }
+  if (typeof s.additionalProperties === 'object') {
+    const bad = invalid(s.additionalProperties, inner);
+    const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
+    if (bad.length > 0 && extra) out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [extra]: v })));
+  }
+  return out;
+}

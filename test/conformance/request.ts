@@ -1,0 +1,173 @@
+// Inputs for one operation (valid, or broken in exactly one location) and how they travel: path
+// segments, query string, headers and a body, sent with global fetch.
+import * as fc from 'fast-check';
+import type { Arbitrary } from 'fast-check';
+import { arbitrary, invalidArbitrary, type Resolve, type Schema } from './arbitrary.js';
+import type { SchemaValidator } from './schema-validator.js';
+import { isJsonMediaType, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
+
+export type Location = 'path' | 'query' | 'header' | 'body';
+
+export interface OperationInput {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  /** The body as a value of its schema; undefined sends none. */
+  body?: unknown;
+  /** Bytes sent as they are (a malformed JSON body), instead of `body`. */
+  rawBody?: string;
+}
+
+export interface InvalidInput {
+  location: Location;
+  /** What was broken, for the failure message. */
+  reason: string;
+  input: OperationInput;
+}
+
+export const UNKNOWN_QUERY_PARAMETER = 'zz_unknown_param';
+// Headers the spec may not describe as parameters (OpenAPI 3.1 §4.8.12.1).
+const RESERVED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+
+/** The request body media type the suite sends: JSON where offered, else the first listed. */
+export function bodyMediaType(op: WalkedOperation): string | null {
+  const media = op.requestBody?.media ?? [];
+  return (media.find((m) => isJsonMediaType(m.mediaType)) ?? media.find((m) => m.mediaType === 'multipart/form-data') ?? media[0])?.mediaType ?? null;
+}
+
+function bodySchema(op: WalkedOperation): Schema | null {
+  const type = bodyMediaType(op);
+  return op.requestBody?.media.find((m) => m.mediaType === type)?.schema ?? (type ? true : null);
+}
+
+/** A parameter value as it travels: a string, or strings for a repeated query key. */
+export function toWire(value: unknown): string | string[] {
+  if (Array.isArray(value)) return value.map((v) => toWire(v) as string);
+  if (value === null) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+// Values that cannot travel as that parameter at all: an empty or dot path segment names another
+// URL (URL parsing drops `.` and `..`, encoded or not), and a header value must be visible Latin-1
+// without surrounding whitespace, which fetch would otherwise trim or refuse.
+function travels(p: WalkedParameter, value: unknown): boolean {
+  const wire = toWire(value);
+  if (p.in === 'path') return typeof wire === 'string' && !['', '.', '..'].includes(wire);
+  if (p.in === 'header') return typeof wire === 'string' && /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(wire);
+  return true;
+}
+
+const sendable = (op: WalkedOperation) => op.parameters.filter((p) => p.in !== 'cookie' && !(p.in === 'header' && RESERVED_HEADERS.has(p.name.toLowerCase())));
+
+function parameterArbitraries(op: WalkedOperation, where: WalkedParameter['in'], resolve: Resolve) {
+  const model: Record<string, Arbitrary<unknown>> = {};
+  const requiredKeys: string[] = [];
+  for (const p of sendable(op).filter((q) => q.in === where)) {
+    model[p.name] = arbitrary(p.schema, { resolve }).filter((v) => travels(p, v));
+    if (p.required || p.in === 'path') requiredKeys.push(p.name);
+  }
+  return fc.record(model, { requiredKeys });
+}
+
+export function validInput(op: WalkedOperation, resolve: Resolve, options: { everyProperty?: boolean } = {}): Arbitrary<OperationInput> {
+  const schema = bodySchema(op);
+  const body: Arbitrary<unknown> =
+    schema === null
+      ? fc.constant(undefined)
+      : op.requestBody?.required
+        ? arbitrary(schema, { resolve, ...options })
+        : fc.option(arbitrary(schema, { resolve, ...options }), { nil: undefined });
+  return fc.record({
+    path: parameterArbitraries(op, 'path', resolve),
+    query: parameterArbitraries(op, 'query', resolve),
+    headers: parameterArbitraries(op, 'header', resolve),
+    body,
+  });
+}
+
+/** Inputs broken in one location each, or null when nothing about the operation can be broken. */
+export function invalidInput(op: WalkedOperation, resolve: Resolve, validator: SchemaValidator): Arbitrary<InvalidInput> {
+  const base = validInput(op, resolve);
+  const strategies: Arbitrary<InvalidInput>[] = [];
+  const broken = (location: Location, reason: string, arb: Arbitrary<OperationInput>) =>
+    strategies.push(arb.map((input) => ({ location, reason, input })));
+
+  for (const p of sendable(op)) {
+    const where = p.in as 'path' | 'query' | 'header';
+    const bad = invalidArbitrary(p.schema, { resolve });
+    // Judged as the server reads it: `5` sent for a string parameter is the string "5".
+    if (bad) {
+      const refused = bad.filter((v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0);
+      broken(where, `${where} parameter ${p.name} breaks its schema`, fc.tuple(base, refused).map(([i, v]) => withParameter(i, where, p.name, v)));
+    }
+    if (p.required && where !== 'path') {
+      broken(where, `required ${where} parameter ${p.name} is missing`, base.map((i) => withParameter(i, where, p.name, undefined)));
+    }
+  }
+  broken('query', `unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`, base.map((i) => ({ ...i, query: { ...i.query, [UNKNOWN_QUERY_PARAMETER]: '1' } })));
+
+  const media = bodyMediaType(op);
+  if (op.jsonBody !== null && media !== null && isJsonMediaType(media)) {
+    const bad = invalidArbitrary(op.jsonBody, { resolve });
+    if (bad) broken('body', 'the body breaks its schema', fc.tuple(base, bad).map(([i, body]) => ({ ...i, body })));
+    broken('body', 'the body is not JSON', base.map((i) => ({ ...i, body: undefined, rawBody: '{"unterminated": ' })));
+  }
+  if (op.requestBody?.required) broken('body', 'the required body is missing', base.map((i) => ({ ...i, body: undefined })));
+  return fc.oneof(...strategies);
+}
+
+/** A copy with one parameter set, or removed when `value` is undefined. */
+function withParameter(input: OperationInput, where: 'path' | 'query' | 'header', name: string, value: unknown): OperationInput {
+  const key = where === 'header' ? 'headers' : where;
+  const { [name]: _old, ...rest } = input[key];
+  return { ...input, [key]: value === undefined ? rest : { ...rest, [name]: value } };
+}
+
+function encodeBody(mediaType: string, body: unknown, schema: Schema | null): BodyInit {
+  if (isJsonMediaType(mediaType)) return JSON.stringify(body);
+  const fields = Object.entries((body ?? {}) as Record<string, unknown>);
+  if (mediaType === 'multipart/form-data') {
+    const form = new FormData();
+    const props = typeof schema === 'object' && schema !== null ? (schema.properties ?? {}) : {};
+    for (const [name, v] of fields) {
+      const prop = props[name];
+      // A binary property is a file part; everything else a plain field.
+      if (typeof prop === 'object' && prop.format === 'binary') form.append(name, new Blob([String(v)]), 'upload.bin');
+      else for (const one of [toWire(v)].flat()) form.append(name, one);
+    }
+    return form;
+  }
+  if (mediaType === 'application/x-www-form-urlencoded') {
+    return new URLSearchParams(fields.flatMap(([k, v]) => [toWire(v)].flat().map((one): [string, string] => [k, one])));
+  }
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+export function toRequest(
+  apiBase: string,
+  op: WalkedOperation,
+  input: OperationInput,
+  extraHeaders: Record<string, string> = {},
+): { url: string; init: RequestInit } {
+  const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(toWire(input.path[name]) as string));
+  const query = new URLSearchParams();
+  for (const [name, v] of Object.entries(input.query)) {
+    if (v === undefined) continue;
+    for (const one of [toWire(v)].flat()) query.append(name, one);
+  }
+  const headers = new Headers(extraHeaders);
+  for (const [name, v] of Object.entries(input.headers)) if (v !== undefined) headers.set(name, toWire(v) as string);
+  const init: RequestInit = { method: op.method.toUpperCase(), headers, redirect: 'manual' };
+  const media = bodyMediaType(op) ?? 'application/json';
+  if (input.rawBody !== undefined) {
+    headers.set('Content-Type', 'application/json');
+    init.body = input.rawBody;
+  } else if (input.body !== undefined) {
+    init.body = encodeBody(media, input.body, bodySchema(op));
+    // FormData sets its own boundary; a wildcard media type gets a concrete one.
+    if (media !== 'multipart/form-data') headers.set('Content-Type', media.replace('/*', '/octet-stream').replace('*/octet-stream', 'application/octet-stream'));
+  }
+  const qs = query.toString();
+  return { url: `${apiBase}${path}${qs ? `?${qs}` : ''}`, init };
+}
