@@ -10,6 +10,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
 if (status !== 0) process.exit(status ?? 1);
 copyFileSync(join(root, 'src/generated/api.d.ts'), join(root, 'dist/generated/api.d.ts'));

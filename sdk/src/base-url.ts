@@ -7,7 +7,9 @@ export function apiBaseUrl(platformUrl: string): string {
   try {
     url = new URL(platformUrl);
   } catch {
-    throw new TypeError(`baseUrl must be an absolute URL such as https://api.example.com, got ${JSON.stringify(platformUrl)}`);
+    throw new TypeError(
+      `baseUrl must be an absolute URL such as https://api.example.com, got ${JSON.stringify(platformUrl)}`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError(`baseUrl must be an http or https URL, got ${JSON.stringify(platformUrl)}`);

@@ -40,7 +40,8 @@ export async function callOperation(
 
 function findOperation(operationId: string): Entry {
   const index: Record<string, Entry> = operations;
-  if (!Object.hasOwn(index, operationId)) throw new TypeError(`Unknown operation ${JSON.stringify(operationId)}`);
+  if (!Object.hasOwn(index, operationId))
+    throw new TypeError(`Unknown operation ${JSON.stringify(operationId)}`);
   return index[operationId]!;
 }
 
@@ -65,20 +66,32 @@ async function attempt(
   const timer = setTimeout(() => timeout.abort(), timeoutMs);
   const signal = callerSignal ? AbortSignal.any([timeout.signal, callerSignal]) : timeout.signal;
   const encoding = op.body ? bodyEncoding(op.body.contentType) : {};
-  const headers = { ...params.headers, ...(encoding.contentType ? { 'Content-Type': encoding.contentType } : {}) };
+  const headers = {
+    ...params.headers,
+    ...(encoding.contentType ? { 'Content-Type': encoding.contentType } : {}),
+  };
   try {
-    const { data, error, response } = await ctx.raw.request(op.method, op.path as never, {
-      params: { path: params.path, query: params.query, header: params.header },
-      body: params.body,
-      headers,
-      signal,
-      parseAs: isBinary(op) ? 'arrayBuffer' : 'json',
-      ...(encoding.bodySerializer ? { bodySerializer: encoding.bodySerializer } : {}),
-      fetch: (request: Request) => transport(ctx.fetch, request, { timeout: timeout.signal, timeoutMs, callerSignal }),
-    } as never);
+    const { data, error, response } = await ctx.raw.request(
+      op.method,
+      op.path as never,
+      {
+        params: { path: params.path, query: params.query, header: params.header },
+        body: params.body,
+        headers,
+        signal,
+        parseAs: isBinary(op) ? 'arrayBuffer' : 'json',
+        ...(encoding.bodySerializer ? { bodySerializer: encoding.bodySerializer } : {}),
+        fetch: (request: Request) =>
+          transport(ctx.fetch, request, { timeout: timeout.signal, timeoutMs, callerSignal }),
+      } as never,
+    );
     if (response.ok) return { ok: true, value: toResult(op, data, response) };
     const err = apiErrorFromResponse(response, error, op.operationId);
-    return { ok: false, error: err, failure: { kind: 'status', status: response.status, retryAfterSeconds: err.retryAfter } };
+    return {
+      ok: false,
+      error: err,
+      failure: { kind: 'status', status: response.status, retryAfterSeconds: err.retryAfter },
+    };
   } catch (e) {
     if (isSvcTimeoutError(e)) return { ok: false, error: e, failure: { kind: 'timeout' } };
     if (isSvcNetworkError(e)) return { ok: false, error: e, failure: { kind: 'network' } };

@@ -57,7 +57,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export function createClient(options: ClientOptions): SvcClient {
   const retries = options.retries ?? DEFAULT_RETRY_POLICY.retries;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isInteger(retries) || retries < 0) throw new TypeError(`retries must be a whole number >= 0, got ${retries}`);
+  if (!Number.isInteger(retries) || retries < 0)
+    throw new TypeError(`retries must be a whole number >= 0, got ${retries}`);
   if (!(timeoutMs > 0)) throw new TypeError(`timeoutMs must be positive, got ${timeoutMs}`);
 
   const baseUrl = apiBaseUrl(options.baseUrl);

@@ -108,7 +108,9 @@ export function isSvcError(value: unknown): value is SvcError {
 
 /** With `code`, also checks the problem's code: `if (isSvcApiError(e, 'not-found')) ...`. */
 export function isSvcApiError(value: unknown, code?: SvcErrorCode): value is SvcApiError {
-  return isSvcError(value) && value.kind === 'api' && (code === undefined || (value as SvcApiError).code === code);
+  return (
+    isSvcError(value) && value.kind === 'api' && (code === undefined || (value as SvcApiError).code === code)
+  );
 }
 
 export function isSvcNetworkError(value: unknown): value is SvcNetworkError {

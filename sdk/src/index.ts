@@ -14,7 +14,14 @@ export {
 } from './errors.js';
 // For callers of `client.raw` (svcctl api) to read failures exactly as the generated methods do.
 export { apiErrorFromResponse } from './problem.js';
-export type { ErrorCode, Problem, SvcApiErrorInit, SvcErrorCode, SvcErrorKind, ValidationIssue } from './errors.js';
+export type {
+  ErrorCode,
+  Problem,
+  SvcApiErrorInit,
+  SvcErrorCode,
+  SvcErrorKind,
+  ValidationIssue,
+} from './errors.js';
 export type {
   BinaryBody,
   ExtraHeaders,

@@ -88,11 +88,12 @@ type JsonSuccess<K extends OperationId> =
     : never;
 
 /** What a call resolves to: the parsed JSON body, undefined without content, or bytes. */
-export type OperationResult<K extends OperationId> = ResponseType<K> extends null
-  ? undefined
-  : ResponseType<K> extends JsonMediaType
-    ? JsonSuccess<K>
-    : BinaryBody;
+export type OperationResult<K extends OperationId> =
+  ResponseType<K> extends null
+    ? undefined
+    : ResponseType<K> extends JsonMediaType
+      ? JsonSuccess<K>
+      : BinaryBody;
 
 /** One method per operation in the index. */
 export type OperationMethods = {

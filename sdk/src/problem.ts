@@ -6,7 +6,11 @@ import { parseRetryAfter } from './retry.js';
 
 const DETAIL_FROM_TEXT_MAX = 200;
 
-export function apiErrorFromResponse(response: Response, body: unknown, operationId: string | null): SvcApiError {
+export function apiErrorFromResponse(
+  response: Response,
+  body: unknown,
+  operationId: string | null,
+): SvcApiError {
   const headerRequestId = response.headers.get('x-request-id');
   const retryAfter = parseRetryAfter(response.headers.get('retry-after'), new Date());
   const problem = asRecord(body);
@@ -39,7 +43,9 @@ export function apiErrorFromResponse(response: Response, body: unknown, operatio
 }
 
 function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
 }
 
 function stringOr(value: unknown, fallback: string): string {

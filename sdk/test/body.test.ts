@@ -7,7 +7,9 @@ describe('bodyEncoding', () => {
   });
 
   test('a +json type keeps its own Content-Type', () => {
-    expect(bodyEncoding('application/merge-patch+json')).toEqual({ contentType: 'application/merge-patch+json' });
+    expect(bodyEncoding('application/merge-patch+json')).toEqual({
+      contentType: 'application/merge-patch+json',
+    });
   });
 
   test('other types are sent as given, with their Content-Type', () => {

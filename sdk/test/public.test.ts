@@ -43,21 +43,32 @@ describe('public reads through the SDK', () => {
 
   test('incidents created through the store come back oldest first', async () => {
     const now = app.clock.now();
-    const newer = await createIncident(app.sql, { title: 'Newer', startedAt: new Date(now.getTime() - 60_000) }, now);
+    const newer = await createIncident(
+      app.sql,
+      { title: 'Newer', startedAt: new Date(now.getTime() - 60_000) },
+      now,
+    );
     const older = await createIncident(
       app.sql,
       { title: 'Older', message: 'Looking into it', startedAt: new Date(now.getTime() - 3_600_000) },
       now,
     );
     await expect(client.publicIncidentsList()).resolves.toEqual([
-      { id: older.id, title: 'Older', message: 'Looking into it', started_at: older.started_at.toISOString() },
+      {
+        id: older.id,
+        title: 'Older',
+        message: 'Looking into it',
+        started_at: older.started_at.toISOString(),
+      },
       { id: newer.id, title: 'Newer', message: null, started_at: newer.started_at.toISOString() },
     ]);
   });
 
   test('a client error report is accepted with 204', async () => {
     await expect(
-      client.publicClientErrorsCreate({ body: { error_id: 'sdk-1', message: 'boom', url: 'https://x.example/' } }),
+      client.publicClientErrorsCreate({
+        body: { error_id: 'sdk-1', message: 'boom', url: 'https://x.example/' },
+      }),
     ).resolves.toBeUndefined();
     const rows = await app.sql`select error_id, message from client_errors where error_id = 'sdk-1'`;
     expect(rows).toEqual([{ error_id: 'sdk-1', message: 'boom' }]);
@@ -83,7 +94,9 @@ describe('public reads through the SDK', () => {
       },
       app.clock.now(),
     );
-    await expect(client.publicResellerByHostGet({ path: { hostname: 'PANEL.acme.example' } })).resolves.toMatchObject({
+    await expect(
+      client.publicResellerByHostGet({ path: { hostname: 'PANEL.acme.example' } }),
+    ).resolves.toMatchObject({
       id: reseller.id,
       name: 'Acme Hosting',
       resolved_og_image_asset_id: null,
@@ -104,7 +117,9 @@ describe('public reads through the SDK', () => {
     });
     expect(err.requestId).toMatch(/\S/);
     expect(err.requestId).toBe(seenRequestIds.at(-1));
-    expect(err.message).toBe(`No reseller is served on this hostname. (HTTP 404 not-found, request id ${err.requestId})`);
+    expect(err.message).toBe(
+      `No reseller is served on this hostname. (HTTP 404 not-found, request id ${err.requestId})`,
+    );
   });
 
   test('a 400 carries the validation issues', async () => {
@@ -115,7 +130,9 @@ describe('public reads through the SDK', () => {
 
   test('an unknown body field, sent through the loose entry point, is refused with its pointer', async () => {
     const operationId: string = 'publicClientErrorsCreate';
-    const err = await apiError(client.request(operationId, { body: { error_id: 'e', message: 'm', severity: 'high' } }));
+    const err = await apiError(
+      client.request(operationId, { body: { error_id: 'e', message: 'm', severity: 'high' } }),
+    );
     expect(err).toMatchObject({ status: 400, code: 'invalid-request' });
     expect(err.errors).toContainEqual(expect.objectContaining({ location: 'body' }));
     expect(err.problem).toMatchObject({ request_id: err.requestId, status: 400 });
@@ -123,7 +140,11 @@ describe('public reads through the SDK', () => {
 
   test('an asset downloads as bytes with its content type', async () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 255]);
-    const asset = await createAsset(app.sql, { kind: 'catalog_icon', contentType: 'image/png', bytes: png }, app.clock.now());
+    const asset = await createAsset(
+      app.sql,
+      { kind: 'catalog_icon', contentType: 'image/png', bytes: png },
+      app.clock.now(),
+    );
     const { bytes, contentType } = await client.publicAssetGet({ path: { id: asset.id } });
     expect(bytes).toBeInstanceOf(Uint8Array);
     expect(Buffer.from(bytes).equals(png)).toBe(true);

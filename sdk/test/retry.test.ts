@@ -17,20 +17,62 @@ const status = (s: number, retryAfterSeconds: number | null = null): AttemptFail
 });
 
 describe('retryDelayMs', () => {
-  const cases: [string, { method: string; failure: AttemptFailure; retriesDone: number; random: number; want: number | null }][] = [
-    ['503 on GET backs off below base', { method: 'GET', failure: status(503), retriesDone: 0, random: 0.5, want: 50 }],
-    ['the ceiling doubles per retry', { method: 'GET', failure: status(503), retriesDone: 2, random: 0.5, want: 200 }],
-    ['full jitter may wait not at all', { method: 'GET', failure: status(429), retriesDone: 1, random: 0, want: 0 }],
-    ['the ceiling stops at maxDelayMs', { method: 'GET', failure: { kind: 'network' }, retriesDone: 2, random: 0.999, want: 399 }],
-    ['Retry-After wins over backoff', { method: 'GET', failure: status(429, 7), retriesDone: 0, random: 0.5, want: 7_000 }],
-    ['Retry-After is capped', { method: 'PUT', failure: status(503, 3600), retriesDone: 0, random: 0.5, want: 30_000 }],
-    ['Retry-After 0 retries at once', { method: 'GET', failure: status(503, 0), retriesDone: 0, random: 0.5, want: 0 }],
-    ['connection failure on DELETE', { method: 'DELETE', failure: { kind: 'network' }, retriesDone: 0, random: 1, want: 100 }],
-    ['timeout on HEAD', { method: 'head', failure: { kind: 'timeout' }, retriesDone: 0, random: 0.5, want: 50 }],
-    ['OPTIONS is idempotent', { method: 'OPTIONS', failure: status(503), retriesDone: 0, random: 0.5, want: 50 }],
-    ['POST is never retried', { method: 'POST', failure: status(503, 1), retriesDone: 0, random: 0.5, want: null }],
-    ['POST is not retried after a connection failure', { method: 'POST', failure: { kind: 'network' }, retriesDone: 0, random: 0.5, want: null }],
-    ['PATCH is never retried', { method: 'PATCH', failure: status(429, 1), retriesDone: 0, random: 0.5, want: null }],
+  const cases: [
+    string,
+    { method: string; failure: AttemptFailure; retriesDone: number; random: number; want: number | null },
+  ][] = [
+    [
+      '503 on GET backs off below base',
+      { method: 'GET', failure: status(503), retriesDone: 0, random: 0.5, want: 50 },
+    ],
+    [
+      'the ceiling doubles per retry',
+      { method: 'GET', failure: status(503), retriesDone: 2, random: 0.5, want: 200 },
+    ],
+    [
+      'full jitter may wait not at all',
+      { method: 'GET', failure: status(429), retriesDone: 1, random: 0, want: 0 },
+    ],
+    [
+      'the ceiling stops at maxDelayMs',
+      { method: 'GET', failure: { kind: 'network' }, retriesDone: 2, random: 0.999, want: 399 },
+    ],
+    [
+      'Retry-After wins over backoff',
+      { method: 'GET', failure: status(429, 7), retriesDone: 0, random: 0.5, want: 7_000 },
+    ],
+    [
+      'Retry-After is capped',
+      { method: 'PUT', failure: status(503, 3600), retriesDone: 0, random: 0.5, want: 30_000 },
+    ],
+    [
+      'Retry-After 0 retries at once',
+      { method: 'GET', failure: status(503, 0), retriesDone: 0, random: 0.5, want: 0 },
+    ],
+    [
+      'connection failure on DELETE',
+      { method: 'DELETE', failure: { kind: 'network' }, retriesDone: 0, random: 1, want: 100 },
+    ],
+    [
+      'timeout on HEAD',
+      { method: 'head', failure: { kind: 'timeout' }, retriesDone: 0, random: 0.5, want: 50 },
+    ],
+    [
+      'OPTIONS is idempotent',
+      { method: 'OPTIONS', failure: status(503), retriesDone: 0, random: 0.5, want: 50 },
+    ],
+    [
+      'POST is never retried',
+      { method: 'POST', failure: status(503, 1), retriesDone: 0, random: 0.5, want: null },
+    ],
+    [
+      'POST is not retried after a connection failure',
+      { method: 'POST', failure: { kind: 'network' }, retriesDone: 0, random: 0.5, want: null },
+    ],
+    [
+      'PATCH is never retried',
+      { method: 'PATCH', failure: status(429, 1), retriesDone: 0, random: 0.5, want: null },
+    ],
     ['500 is an answer', { method: 'GET', failure: status(500), retriesDone: 0, random: 0.5, want: null }],
     ['502 is an answer', { method: 'GET', failure: status(502), retriesDone: 0, random: 0.5, want: null }],
     ['404 is an answer', { method: 'GET', failure: status(404), retriesDone: 0, random: 0.5, want: null }],
@@ -84,17 +126,29 @@ describe('withRetries', () => {
       );
     return { run, attempts, sleeps };
   }
-  const fail = (failure: AttemptFailure): AttemptResult<string> => ({ ok: false, error: new Error(failure.kind), failure });
+  const fail = (failure: AttemptFailure): AttemptResult<string> => ({
+    ok: false,
+    error: new Error(failure.kind),
+    failure,
+  });
 
   test('retries until an attempt succeeds, sleeping between', async () => {
-    const { run, attempts, sleeps } = script([fail(status(503)), fail(status(429, 2)), { ok: true, value: 'done' }]);
+    const { run, attempts, sleeps } = script([
+      fail(status(503)),
+      fail(status(429, 2)),
+      { ok: true, value: 'done' },
+    ]);
     await expect(run('GET')).resolves.toBe('done');
     expect(attempts).toEqual([1, 2, 3]);
     expect(sleeps).toEqual([50, 2_000]);
   });
 
   test('throws the last error once retries run out', async () => {
-    const { run, attempts } = script([fail({ kind: 'network' }), fail({ kind: 'network' }), fail({ kind: 'timeout' })]);
+    const { run, attempts } = script([
+      fail({ kind: 'network' }),
+      fail({ kind: 'network' }),
+      fail({ kind: 'timeout' }),
+    ]);
     await expect(run('GET')).rejects.toThrow('timeout');
     expect(attempts).toEqual([1, 2, 3]);
   });

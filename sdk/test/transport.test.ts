@@ -13,7 +13,13 @@ import {
   SvcNetworkError,
   SvcTimeoutError,
 } from '../src/index.js';
-import { json, problem, startScriptedServer, type Script, type ScriptedServer } from './support/scripted-server.js';
+import {
+  json,
+  problem,
+  startScriptedServer,
+  type Script,
+  type ScriptedServer,
+} from './support/scripted-server.js';
 
 let server: ScriptedServer | null = null;
 afterEach(async () => {
@@ -81,7 +87,9 @@ describe('retries', () => {
     const s = await serve((_n, _req, res) => problem(res, 429, 'rate-limited', { 'Retry-After': '0' }));
     await rejection(createClient({ baseUrl: s.baseUrl, retries: 0 }).publicIncidentsList());
     expect(s.requests).toHaveLength(1);
-    await rejection(createClient({ baseUrl: s.baseUrl, retries: 0 }).publicIncidentsList(undefined, { retries: 1 }));
+    await rejection(
+      createClient({ baseUrl: s.baseUrl, retries: 0 }).publicIncidentsList(undefined, { retries: 1 }),
+    );
     expect(s.requests).toHaveLength(3);
   });
 
@@ -109,7 +117,9 @@ describe('timeouts and network failures', () => {
     expect(err).toBeInstanceOf(SvcTimeoutError);
     expect(err).toBeInstanceOf(SvcError);
     expect(isSvcTimeoutError(err)).toBe(true);
-    expect((err as Error).message).toBe(`GET ${s.baseUrl}/api/v2/public/incidents got no answer within 100 ms`);
+    expect((err as Error).message).toBe(
+      `GET ${s.baseUrl}/api/v2/public/incidents got no answer within 100 ms`,
+    );
   });
 
   test('the timeout applies per attempt, and a timed-out GET is retried', async () => {
@@ -131,7 +141,9 @@ describe('timeouts and network failures', () => {
 
   test('a timed-out POST is not retried', async () => {
     const s = await serve(() => {});
-    const err = await rejection(createClient({ baseUrl: s.baseUrl, timeoutMs: 100 }).publicClientErrorsCreate({ body: report }));
+    const err = await rejection(
+      createClient({ baseUrl: s.baseUrl, timeoutMs: 100 }).publicClientErrorsCreate({ body: report }),
+    );
     expect(isSvcTimeoutError(err)).toBe(true);
     expect(s.requests).toHaveLength(1);
   });
@@ -158,7 +170,9 @@ describe('timeouts and network failures', () => {
   test("the caller's abort ends the call with its reason and is not retried", async () => {
     const s = await serve(() => {});
     const controller = new AbortController();
-    const pending = createClient({ baseUrl: s.baseUrl }).publicIncidentsList(undefined, { signal: controller.signal });
+    const pending = createClient({ baseUrl: s.baseUrl }).publicIncidentsList(undefined, {
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(new Error('user gave up')), 50);
     await expect(pending).rejects.toThrow('user gave up');
     expect(s.requests).toHaveLength(1);
@@ -166,7 +180,9 @@ describe('timeouts and network failures', () => {
 
   test('an abort during the backoff wait ends it', async () => {
     const s = await serve((_n, _req, res) => problem(res, 503, 'internal-error', { 'Retry-After': '20' }));
-    const pending = createClient({ baseUrl: s.baseUrl }).publicIncidentsList(undefined, { signal: AbortSignal.timeout(200) });
+    const pending = createClient({ baseUrl: s.baseUrl }).publicIncidentsList(undefined, {
+      signal: AbortSignal.timeout(200),
+    });
     await expect(pending).rejects.toMatchObject({ name: 'TimeoutError' });
     expect(s.requests).toHaveLength(1);
   });
@@ -204,7 +220,11 @@ describe('error bodies that are not problem details', () => {
 describe('requests', () => {
   test('base URL, User-Agent, default and per-call headers', async () => {
     const s = await serve((_n, _req, res) => json(res, 200, []));
-    const client = createClient({ baseUrl: `${s.baseUrl}/`, userAgent: 'svcctl/9.9.9', headers: { 'X-Team': 'sdk' } });
+    const client = createClient({
+      baseUrl: `${s.baseUrl}/`,
+      userAgent: 'svcctl/9.9.9',
+      headers: { 'X-Team': 'sdk' },
+    });
     expect(client.baseUrl).toBe(`${s.baseUrl}/api/v2`);
     await client.publicIncidentsList({ headers: { 'X-Captcha-Token': 'solved' } });
     const [req] = s.requests;
@@ -228,7 +248,9 @@ describe('requests', () => {
   });
 
   test('getToken is asked before every attempt', async () => {
-    const s = await serve((n, _req, res) => (n === 1 ? problem(res, 503, 'internal-error', { 'Retry-After': '0' }) : json(res, 200, [])));
+    const s = await serve((n, _req, res) =>
+      n === 1 ? problem(res, 503, 'internal-error', { 'Retry-After': '0' }) : json(res, 200, []),
+    );
     let issued = 0;
     const client = createClient({ baseUrl: s.baseUrl, getToken: async () => `t${++issued}` });
     await client.publicIncidentsList();
@@ -237,7 +259,9 @@ describe('requests', () => {
 
   test('a per-call Authorization header wins over the client token', async () => {
     const s = await serve((_n, _req, res) => json(res, 200, []));
-    await createClient({ baseUrl: s.baseUrl, token: 'a' }).publicIncidentsList({ headers: { Authorization: 'Bearer b' } });
+    await createClient({ baseUrl: s.baseUrl, token: 'a' }).publicIncidentsList({
+      headers: { Authorization: 'Bearer b' },
+    });
     expect(s.requests[0]!.headers.authorization).toBe('Bearer b');
   });
 
@@ -255,7 +279,9 @@ describe('requests', () => {
     const s = await serve((_n, _req, res) => json(res, 200, { enabled: false }));
     const client = createClient({ baseUrl: s.baseUrl });
     const fromFlags: string = 'publicCaptchaConfigGet';
-    await expect(client.request(fromFlags, { path: { hostname: 'x.example' }, headers: { 'X-A': '1' } })).resolves.toEqual({
+    await expect(
+      client.request(fromFlags, { path: { hostname: 'x.example' }, headers: { 'X-A': '1' } }),
+    ).resolves.toEqual({
       enabled: false,
     });
     expect(s.requests[0]).toMatchObject({ url: '/api/v2/public/captcha/config/x.example' });
@@ -278,7 +304,9 @@ describe('requests', () => {
   });
 
   test('SDK_VERSION matches package.json', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(SDK_VERSION).toBe(pkg.version);
   });
 });

@@ -29,12 +29,16 @@ describe('generated methods', () => {
     expectTypeOf(client.publicCaptchaConfigGet({ path: { hostname: 'a.example' } })).resolves.toEqualTypeOf<
       Schemas['PublicCaptchaConfig']
     >();
-    expectTypeOf(client.publicClientErrorsCreate({ body: { error_id: 'e', message: 'm' } })).resolves.toEqualTypeOf<undefined>();
+    expectTypeOf(
+      client.publicClientErrorsCreate({ body: { error_id: 'e', message: 'm' } }),
+    ).resolves.toEqualTypeOf<undefined>();
     expectTypeOf(client.publicAssetGet({ path: { id: 'x' } })).resolves.toEqualTypeOf<BinaryBody>();
   });
 
   test('the argument is optional exactly when nothing in it is required', () => {
-    expectTypeOf(client.publicIncidentsList).parameter(0).toEqualTypeOf<{ headers?: Record<string, string> } | undefined>();
+    expectTypeOf(client.publicIncidentsList)
+      .parameter(0)
+      .toEqualTypeOf<{ headers?: Record<string, string> } | undefined>();
     // @ts-expect-error hostname is a required path parameter
     void client.publicCaptchaConfigGet();
     // @ts-expect-error the path section is required
@@ -69,7 +73,11 @@ describe('generated methods', () => {
   });
 
   test('per-call options', () => {
-    void client.publicIncidentsList(undefined, { timeoutMs: 1000, retries: 0, signal: AbortSignal.timeout(5) });
+    void client.publicIncidentsList(undefined, {
+      timeoutMs: 1000,
+      retries: 0,
+      signal: AbortSignal.timeout(5),
+    });
     // @ts-expect-error unknown option
     void client.publicIncidentsList(undefined, { retry: 3 });
   });
@@ -78,9 +86,9 @@ describe('generated methods', () => {
 describe('client.request', () => {
   test('a literal id gets the same exact types', () => {
     expectTypeOf(client.request('publicIncidentsList')).resolves.toEqualTypeOf<Schemas['PublicIncident'][]>();
-    expectTypeOf(client.request('publicCaptchaConfigGet', { path: { hostname: 'h' } })).resolves.toEqualTypeOf<
-      Schemas['PublicCaptchaConfig']
-    >();
+    expectTypeOf(
+      client.request('publicCaptchaConfigGet', { path: { hostname: 'h' } }),
+    ).resolves.toEqualTypeOf<Schemas['PublicCaptchaConfig']>();
     // @ts-expect-error an unknown body field does not fall through to the loose overload
     void client.request('publicClientErrorsCreate', { body: { error_id: 'e', message: 'm', nope: 1 } });
     // @ts-expect-error a missing path parameter does not fall through either
@@ -92,7 +100,12 @@ describe('client.request', () => {
   test('a runtime id takes loose params and resolves to unknown', () => {
     const fromFlags: string = 'publicCaptchaConfigGet';
     expectTypeOf(
-      client.request(fromFlags, { path: { hostname: 'h' }, query: { page: 1 }, body: { x: 1 }, headers: { 'X-A': 'b' } }),
+      client.request(fromFlags, {
+        path: { hostname: 'h' },
+        query: { page: 1 },
+        body: { x: 1 },
+        headers: { 'X-A': 'b' },
+      }),
     ).resolves.toBeUnknown();
     // svcctl walks the index: its ids are the OperationId union.
     for (const entry of Object.values(operations)) {

@@ -54,15 +54,17 @@ async function forge(
   key: CryptoKey | Uint8Array = privateKey,
 ): Promise<string> {
   const iat = seconds(clock.now());
-  return new SignJWT({ sid: session, ...claims })
-    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt', ...header })
-    .setIssuer(ACCESS_TOKEN_ISSUER)
-    .setAudience(ACCESS_TOKEN_AUDIENCE)
-    .setSubject(user)
-    .setJti(randomUUID())
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + 900)
-    .sign(key);
+  const payload: JWTPayload = {
+    iss: ACCESS_TOKEN_ISSUER,
+    aud: ACCESS_TOKEN_AUDIENCE,
+    sub: user,
+    sid: session,
+    jti: randomUUID(),
+    iat,
+    exp: iat + 900,
+    ...claims,
+  };
+  return new SignJWT(payload).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt', ...header }).sign(key);
 }
 
 async function reasonFor(token: string, now = clock.now()): Promise<AccessTokenErrorReason> {
@@ -250,8 +252,14 @@ describe('verifyAccessToken', () => {
       expect(await reasonFor(await forge({}, { kid: undefined }))).toBe('malformed');
     });
 
+    it('accepts a well-signed token built the same way (the control for the refusals below)', async () => {
+      expect((await verifyAccessToken(ring, await forge({}), clock.now())).sub).toBe(user);
+    });
+
     it.each([
       ['no sid', { sid: undefined }],
+      ['no sub', { sub: undefined }],
+      ['no jti', { jti: undefined }],
       ['a numeric sid', { sid: 42 }],
       ['elevated_until as text', { elevated_until: '2030-01-01' }],
     ])('refuses a well-signed token with %s', async (_name, claims) => {

@@ -25,7 +25,12 @@ export async function startScriptedServer(script: Script): Promise<ScriptedServe
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    const seen = {
+      method: req.method!,
+      url: req.url!,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
     requests.push(seen);
     script(requests.length, seen, res);
   });
@@ -42,15 +47,36 @@ export async function startScriptedServer(script: Script): Promise<ScriptedServe
   };
 }
 
-export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
 
-export function problem(res: ServerResponse, status: number, code: string, headers: Record<string, string> = {}): void {
+export function problem(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  headers: Record<string, string> = {},
+): void {
   const requestId = `req-${status}-${code}`;
-  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'X-Request-Id': requestId, ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'application/problem+json',
+    'X-Request-Id': requestId,
+    ...headers,
+  });
   res.end(
-    JSON.stringify({ type: `/docs/errors#${code}`, title: code, status, detail: `scripted ${code}`, code, request_id: requestId }),
+    JSON.stringify({
+      type: `/docs/errors#${code}`,
+      title: code,
+      status,
+      detail: `scripted ${code}`,
+      code,
+      request_id: requestId,
+    }),
   );
 }

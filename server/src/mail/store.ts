@@ -56,6 +56,7 @@ export async function insertMail(db: Db, row: NewMailRow): Promise<void> {
     insert into mail_outbox (id, recipient, subject, kind, text_body, html_body, code, created_at, next_attempt_at)
     values (${row.id}, ${row.recipient}, ${row.subject}, ${row.kind}, ${row.text_body}, ${row.html_body},
             ${row.code}, ${row.created_at}, ${row.created_at})`;
+  await db`select pg_notify(${OUTBOX_CHANNEL}, '')`;
 }
 
 /**

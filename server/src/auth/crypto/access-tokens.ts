@@ -22,7 +22,8 @@ export const ACCESS_TOKEN_TYPE = 'at+jwt';
 // Our tokens are a few hundred characters; anything much longer is refused unparsed.
 const MAX_TOKEN_LENGTH = 4096;
 
-export type AccessTokenErrorReason = 'malformed' | 'unknown_key' | 'bad_signature' | 'expired' | 'wrong_audience';
+export type AccessTokenErrorReason =
+  'malformed' | 'unknown_key' | 'bad_signature' | 'expired' | 'wrong_audience';
 
 const MESSAGES: Record<AccessTokenErrorReason, string> = {
   malformed: 'the access token is not a well-formed access token',

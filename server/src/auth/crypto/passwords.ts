@@ -81,7 +81,8 @@ async function verifyOrSpend(hash: string, password: string): Promise<boolean> {
 
 export type PasswordPolicyReason = 'too_short' | 'too_long' | 'common' | 'contains_email';
 
-export type PasswordPolicyResult = { ok: true } | { ok: false; reason: PasswordPolicyReason; message: string };
+export type PasswordPolicyResult =
+  { ok: true } | { ok: false; reason: PasswordPolicyReason; message: string };
 
 let commonPasswords: Set<string> | null = null;
 
