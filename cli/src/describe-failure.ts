@@ -11,7 +11,9 @@ export interface FailureReport {
 }
 
 export function describeFailure(err: unknown, env: Readonly<Record<string, string | undefined>> = process.env): FailureReport {
-  if (err instanceof UsageError) return { text: `error: ${err.message}\n`, exitCode: ExitCode.usage };
+  if (err instanceof UsageError) {
+    return { text: `error: ${err.message}\n(add --help for usage)\n`, exitCode: ExitCode.usage };
+  }
   if (err instanceof CliError) return { text: `error: ${err.message}\n`, exitCode: err.exitCode };
   if (isSvcApiError(err)) return { text: describeProblem(err), exitCode: exitCodeForStatus(err.status) };
   if (isSvcTimeoutError(err)) {

@@ -61,6 +61,7 @@ function createProgram(): Command {
     .enablePositionalOptions()
     .exitOverride()
     .showSuggestionAfterError()
+    .showHelpAfterError('(add --help for usage)')
     .configureHelp({ subcommandTerm })
     .addHelpOption(new Option('-h, --help', 'show help for the command').helpGroup('Global options:'))
     .addHelpText('after', EPILOG);

@@ -20,13 +20,16 @@ export type RawBody = string | Uint8Array | Blob;
 /** Headers sent as they are, after the spec's declared header parameters. */
 export type ExtraHeaders = Record<string, string>;
 
+/** No keys: what a section without parameters contributes. */
+type Empty = Record<never, never>;
+
 // `path?: never` (no such parameters) reads as `undefined` and disappears; a section whose
 // parameters are all optional is itself optional.
 type Section<Name extends string, T> = [NonNullable<T>] extends [never]
-  ? {}
+  ? Empty
   : undefined extends T
     ? { [P in Name]?: NonNullable<T> }
-    : {} extends T
+    : Empty extends T
       ? { [P in Name]?: T }
       : { [P in Name]: T };
 
@@ -42,14 +45,15 @@ type BodyValue<Content> = [Extract<keyof Content, JsonMediaType>] extends [never
   : Content[Extract<keyof Content, JsonMediaType>];
 
 type BodySection<RequestBody> = [NonNullable<RequestBody>] extends [never]
-  ? {}
+  ? Empty
   : NonNullable<RequestBody> extends { content: infer Content }
     ? undefined extends RequestBody
       ? { body?: BodyValue<Content> }
       : { body: BodyValue<Content> }
-    : {};
+    : Empty;
 
-type Simplify<T> = { [P in keyof T]: T[P] } & {};
+// One flat object type, so errors and hovers show `{ path: ...; body: ... }` instead of an intersection.
+type Simplify<T> = { [P in keyof T]: T[P] };
 
 /** The exact first argument of `client[operationId](...)`. */
 export type OperationParams<K extends OperationId> = Simplify<
@@ -69,7 +73,7 @@ export interface RequestOptions {
   retries?: number;
 }
 
-type RequiredKeys<T> = { [P in keyof T]-?: {} extends Pick<T, P> ? never : P }[keyof T];
+type RequiredKeys<T> = { [P in keyof T]-?: Empty extends Pick<T, P> ? never : P }[keyof T];
 
 /** The params argument may be left out when nothing in it is required. */
 export type OperationArgs<K extends OperationId> = [RequiredKeys<OperationParams<K>>] extends [never]

@@ -279,12 +279,15 @@ describe('requests', () => {
     const s = await serve((_n, _req, res) => json(res, 200, { enabled: false }));
     const client = createClient({ baseUrl: s.baseUrl });
     const fromFlags: string = 'publicCaptchaConfigGet';
-    await expect(
-      client.request(fromFlags, { path: { hostname: 'x.example' }, headers: { 'X-A': '1' } }),
-    ).resolves.toEqual({
-      enabled: false,
-    });
-    expect(s.requests[0]).toMatchObject({ url: '/api/v2/public/captcha/config/x.example' });
+    const params = {
+      path: { hostname: 'x.example' },
+      query: { verbose: true },
+      header: { 'X-Captcha-Token': 'solved' },
+      headers: { 'X-A': '1' },
+    };
+    await expect(client.request(fromFlags, params)).resolves.toEqual({ enabled: false });
+    expect(s.requests[0]).toMatchObject({ url: '/api/v2/public/captcha/config/x.example?verbose=true' });
+    expect(s.requests[0]!.headers['x-captcha-token']).toBe('solved');
     expect(s.requests[0]!.headers['x-a']).toBe('1');
     const unknown: string = 'nope';
     await expect(client.request(unknown)).rejects.toThrow(new TypeError('Unknown operation "nope"'));

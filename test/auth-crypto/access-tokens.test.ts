@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWTPayload,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACCESS_TOKEN_AUDIENCE,
@@ -154,7 +161,9 @@ describe('verifyAccessToken', () => {
     const until = new Date(now.getTime() + 60_000);
     const { token } = await signAccessToken(ring, { sub: user, sid: session, elevatedUntil: until }, now);
     expect((await verifyAccessToken(ring, token, now)).elevatedUntil).toEqual(until);
-    expect((await verifyAccessToken(ring, token, new Date(now.getTime() + 120_000))).elevatedUntil).toBeNull();
+    expect(
+      (await verifyAccessToken(ring, token, new Date(now.getTime() + 120_000))).elevatedUntil,
+    ).toBeNull();
   });
 
   it('refuses a token whose payload was changed', async () => {
@@ -175,8 +184,13 @@ describe('verifyAccessToken', () => {
   it('refuses an expired token that was also tampered with as a bad signature, not as expired', async () => {
     const { token, expiresAt } = await signAccessToken(ring, { sub: user, sid: session }, clock.now());
     const [h, p, s] = token.split('.');
-    const payload = { ...JSON.parse(Buffer.from(p!, 'base64url').toString('utf8')), exp: seconds(expiresAt) + 86_400 };
-    expect(await reasonFor(`${h}.${b64(payload)}.${s}`, new Date(expiresAt.getTime() + 1000))).toBe('bad_signature');
+    const payload = {
+      ...JSON.parse(Buffer.from(p!, 'base64url').toString('utf8')),
+      exp: seconds(expiresAt) + 86_400,
+    };
+    expect(await reasonFor(`${h}.${b64(payload)}.${s}`, new Date(expiresAt.getTime() + 1000))).toBe(
+      'bad_signature',
+    );
   });
 
   describe('algorithm confusion (RFC 8725 §2.1, §3.1)', () => {

@@ -12,7 +12,10 @@ const cases: [string, { given: { password: string; context?: Context }; want: Wa
   ['a long passphrase', { given: { password: 'correct horse battery staple' }, want: 'ok' }],
   ['seven characters', { given: { password: 'vq7-lak' }, want: 'too_short' }],
   ['empty', { given: { password: '' }, want: 'too_short' }],
-  ['eight UTF-16 units but four characters after NFC', { given: { password: decomposedE.repeat(4) }, want: 'too_short' }],
+  [
+    'eight UTF-16 units but four characters after NFC',
+    { given: { password: decomposedE.repeat(4) }, want: 'too_short' },
+  ],
   ['eight decomposed characters', { given: { password: decomposedE.repeat(8) }, want: 'ok' }],
   ['four emoji are four characters, not eight', { given: { password: emoji.repeat(4) }, want: 'too_short' }],
   ['spaces count and are kept', { given: { password: '        ' }, want: 'ok' }],
@@ -25,15 +28,24 @@ const cases: [string, { given: { password: string; context?: Context }; want: Wa
   ['a common password with a suffix', { given: { password: 'password1!x' }, want: 'ok' }],
   [
     'the email address',
-    { given: { password: 'alice.smith@example.com', context: { email: 'alice.smith@example.com' } }, want: 'contains_email' },
+    {
+      given: { password: 'alice.smith@example.com', context: { email: 'alice.smith@example.com' } },
+      want: 'contains_email',
+    },
   ],
   [
     'the email address in other case',
-    { given: { password: 'Alice.Smith@Example.com', context: { email: 'alice.smith@example.com' } }, want: 'contains_email' },
+    {
+      given: { password: 'Alice.Smith@Example.com', context: { email: 'alice.smith@example.com' } },
+      want: 'contains_email',
+    },
   ],
   [
     'the local part of the address',
-    { given: { password: 'alice.smith', context: { email: 'alice.smith@example.com' } }, want: 'contains_email' },
+    {
+      given: { password: 'alice.smith', context: { email: 'alice.smith@example.com' } },
+      want: 'contains_email',
+    },
   ],
   [
     'the local part with more',
@@ -41,7 +53,10 @@ const cases: [string, { given: { password: string; context?: Context }; want: Wa
   ],
   [
     'the account name',
-    { given: { password: 'margaret hamilton', context: { name: 'Margaret Hamilton' } }, want: 'contains_email' },
+    {
+      given: { password: 'margaret hamilton', context: { name: 'Margaret Hamilton' } },
+      want: 'contains_email',
+    },
   ],
   ['no context given', { given: { password: 'alice.smith' }, want: 'ok' }],
   [

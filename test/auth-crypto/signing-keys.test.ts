@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccessTokenError, signAccessToken, verifyAccessToken } from '../../server/src/auth/crypto/access-tokens.js';
+import {
+  AccessTokenError,
+  signAccessToken,
+  verifyAccessToken,
+} from '../../server/src/auth/crypto/access-tokens.js';
 import { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { createTestDatabase, TestClock } from '../support/app.js';
@@ -39,7 +43,9 @@ describe('several processes', () => {
     expect(await keyRows()).toHaveLength(1);
 
     const now = clock.now();
-    const tokens = await Promise.all(rings.map((r, i) => signAccessToken(r, { sub: `user-${i}`, sid: 's' }, now)));
+    const tokens = await Promise.all(
+      rings.map((r, i) => signAccessToken(r, { sub: `user-${i}`, sid: 's' }, now)),
+    );
     for (const ring of rings) {
       for (const [i, t] of tokens.entries()) {
         expect((await verifyAccessToken(ring, t.token, now)).sub).toBe(`user-${i}`);
@@ -116,7 +122,9 @@ describe('rotation', () => {
     expect(['unknown_key', 'expired']).toContain(refusal.reason);
     expect(await ring.deleteExpiredKeys()).toBe(1);
     expect((await keyRows()).map((k) => k.kid)).toEqual([second.kid]);
-    expect((await verifyAccessToken(other, fresh.token, new Date(fresh.expiresAt.getTime() - 1000))).sub).toBe('u');
+    expect(
+      (await verifyAccessToken(other, fresh.token, new Date(fresh.expiresAt.getTime() - 1000))).sub,
+    ).toBe('u');
   });
 
   it('stops verifying a key deleted by hand once the cache time has passed', async () => {
@@ -143,7 +151,9 @@ describe('options', () => {
 
   it('refuses to sign a token that would outlive its key', async () => {
     const ring = new KeyRing(pools[0]!, new TestClock());
-    await expect(signAccessToken(ring, { sub: 'u', sid: 's', ttlSeconds: 3601 }, new Date())).rejects.toThrow(RangeError);
+    await expect(signAccessToken(ring, { sub: 'u', sid: 's', ttlSeconds: 3601 }, new Date())).rejects.toThrow(
+      RangeError,
+    );
   });
 });
 

@@ -46,7 +46,9 @@ describe('refresh tokens', () => {
   it('are stored as their SHA-256 digest', () => {
     const t = newRefreshToken();
     expect(digestToken(t)).toEqual(createHash('sha256').update(t).digest());
-    expect(digestToken('abc').toString('hex')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(digestToken('abc').toString('hex')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
   });
 
   it('have a successor that is the same for the same spent token and pepper', () => {
@@ -144,7 +146,10 @@ describe('API tokens', () => {
 describe('constant-time comparison', () => {
   it.each([
     ['equal digests', { a: Buffer.alloc(32, 1), b: Buffer.alloc(32, 1), want: true }],
-    ['one bit apart', { a: Buffer.alloc(32, 1), b: Buffer.concat([Buffer.alloc(31, 1), Buffer.from([3])]), want: false }],
+    [
+      'one bit apart',
+      { a: Buffer.alloc(32, 1), b: Buffer.concat([Buffer.alloc(31, 1), Buffer.from([3])]), want: false },
+    ],
     ['different lengths', { a: Buffer.alloc(32, 1), b: Buffer.alloc(31, 1), want: false }],
   ])('safeEqual: %s', (_name, { a, b, want }) => {
     expect(safeEqual(a, b)).toBe(want);

@@ -96,12 +96,12 @@ describe('no answer', () => {
 });
 
 describe('every documented status class', () => {
-  // A stub that answers each path with the status it names, as problem details.
+  // A stub that answers with the status named by a /status/NNN path segment, as problem details.
   let stub: Server;
   let stubUrl: string;
   beforeAll(async () => {
     stub = createServer((req, res) => {
-      const status = Number(req.url!.split('/').pop());
+      const status = Number(/\/status\/(\d{3})/.exec(req.url ?? '')?.[1] ?? 500);
       res.writeHead(status, { 'content-type': 'application/problem+json', 'x-request-id': 'req-stub', 'retry-after': '7' });
       res.end(JSON.stringify({ type: '/docs/errors#x', title: `Status ${status}`, status, detail: 'stubbed', code: `code-${status}`, request_id: 'req-stub' }));
     });
@@ -133,7 +133,8 @@ describe('every documented status class', () => {
   });
 
   it('maps a generated command\'s 500 to exit 7 too', async () => {
-    const r = await runCli(['public', 'capabilities', '--base-url', `${stubUrl}/status/500#`]);
+    // The base URL may carry a path; the SDK appends /api/v2/public/capabilities to it.
+    const r = await runCli(['public', 'capabilities', '--base-url', `${stubUrl}/status/500`]);
     expect(r.code).toBe(ExitCode.server);
   });
 });

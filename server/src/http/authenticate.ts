@@ -1,6 +1,6 @@
 // Resolves the caller of a secured operation. The session family is checked on every request, so a
 // signed-out, deleted or password-changed session is refused at once (DECISIONS.md §3).
-import { verifyAccessToken } from '../auth/crypto/access-tokens.js';
+import { AccessTokenError, verifyAccessToken } from '../auth/crypto/access-tokens.js';
 import { findLiveSession } from '../features/auth/store.js';
 import { ApiError } from './errors.js';
 import type { RequestContext, SessionAuth } from './handler.js';
@@ -15,8 +15,10 @@ export async function authenticate(authorization: string | undefined, ctx: Reque
   let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
   try {
     claims = await verifyAccessToken(ctx.keys, match[1]!, now);
-  } catch {
-    throw unauthenticated();
+  } catch (err) {
+    // Only a bad token is the caller's fault; a failed key lookup is ours and stays a 500.
+    if (err instanceof AccessTokenError) throw unauthenticated();
+    throw err;
   }
   const session = await findLiveSession(ctx.sql, claims.sid, now);
   if (!session || session.user_id !== claims.sub) throw unauthenticated();

@@ -77,7 +77,7 @@ async function verifyOrSpend(hash: string, password: string): Promise<boolean> {
   }
 }
 
-// --- Policy (NIST SP 800-63B §3.1.1.2: length, a blocklist, context words; no composition rules) ---
+// --- Policy (NIST SP 800-63B-4 §3.1.1.2: length, a blocklist, context words; no composition rules) ---
 
 export type PasswordPolicyReason = 'too_short' | 'too_long' | 'common' | 'contains_email';
 

@@ -146,7 +146,11 @@ export class KeyRing {
       this.#verifying.delete(kid);
       return null;
     }
-    const key: VerificationKey = { kid, publicKey: await importKey(row.public_jwk), expiresAt: row.expires_at };
+    const key: VerificationKey = {
+      kid,
+      publicKey: await importKey(row.public_jwk),
+      expiresAt: row.expires_at,
+    };
     this.#verifying.set(kid, { value: key, fetchedAt: now.getTime() });
     return key;
   }
@@ -182,7 +186,11 @@ async function importKey(jwk: JWK): Promise<CryptoKey> {
 
 function validate(o: KeyRingOptions): void {
   const positive = (n: number) => Number.isInteger(n) && n > 0;
-  if (!positive(o.accessTokenTtlSeconds) || !positive(o.maxTokenTtlSeconds) || !positive(o.rotateAfterSeconds)) {
+  if (
+    !positive(o.accessTokenTtlSeconds) ||
+    !positive(o.maxTokenTtlSeconds) ||
+    !positive(o.rotateAfterSeconds)
+  ) {
     throw new RangeError('key ring lifetimes must be positive whole seconds');
   }
   if (o.accessTokenTtlSeconds > o.maxTokenTtlSeconds) {

@@ -23,7 +23,9 @@ const SECRET_PATTERN = `[0-9A-Za-z]{${SECRET_LENGTH}}`;
 // Lowercase canonical form only: we mint ids with randomUUID(), so any other spelling is not ours.
 const UUID_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const REFRESH_TOKEN_RE = new RegExp(`^${REFRESH_TOKEN_PREFIX}${SECRET_PATTERN}$`);
-const PERSONAL_API_TOKEN_RE = new RegExp(`^${PERSONAL_API_TOKEN_PREFIX}(${UUID_PATTERN})_(${SECRET_PATTERN})$`);
+const PERSONAL_API_TOKEN_RE = new RegExp(
+  `^${PERSONAL_API_TOKEN_PREFIX}(${UUID_PATTERN})_(${SECRET_PATTERN})$`,
+);
 const APPLICATION_TOKEN_RE = new RegExp(`^${APPLICATION_TOKEN_PREFIX}(${UUID_PATTERN})_(${SECRET_PATTERN})$`);
 
 /** base62 of 32 random bytes: the secret part of refresh, personal API and application tokens. */

@@ -55,8 +55,9 @@ export async function rotateRefreshToken(tx: Db, ctx: RequestContext, presented:
     const withinGrace = now.getTime() - token.spent_at.getTime() <= REFRESH_GRACE_SECONDS * 1000;
     if (!withinGrace) return { kind: 'reuse', sessionId: session.id };
     const live = await store.lockRefreshToken(tx, successorDigest);
-    // The successor was itself rotated already: a benign race, refused without ending the session.
-    if (!live || live.token.spent_at) return { kind: 'refused' };
+    // The successor was itself spent already: no honest tab refreshes twice within the grace (access
+    // tokens live 15 minutes), so this is a replay and the family ends (RFC 9700 §4.14.2).
+    if (!live || live.token.spent_at) return { kind: 'reuse', sessionId: session.id };
   } else {
     await store.spendRefreshToken(tx, token.id, successorDigest, now);
     await store.insertRefreshToken(tx, session.id, successorDigest, now);
