@@ -7,11 +7,21 @@ interface IndexModule {
 }
 
 /**
+ * Started when this module is evaluated: main.ts imports it before the modules that load commander,
+ * so reading the index file overlaps commander's (synchronous) loading instead of following it.
+ */
+const pending = importIndex();
+
+export function loadOperations(): Promise<CliOperation[]> {
+  return pending;
+}
+
+/**
  * The index module is `generated/operations.js` beside the SDK's entry point. The SDK does not
  * export that subpath (yet), so it is found from the entry's resolved location; should the layout
  * ever change, the whole SDK is loaded instead, which is slower but equally correct.
  */
-export async function loadOperations(): Promise<CliOperation[]> {
+async function importIndex(): Promise<CliOperation[]> {
   let mod: IndexModule;
   try {
     mod = (await import(new URL('./generated/operations.js', import.meta.resolve('@svcplatform/sdk')).href)) as IndexModule;

@@ -20,9 +20,24 @@ export function syntheticBody(areaName: string, ownerId: string) {
     area: areaName,
     owner_id: ownerId,
     things: [
-      { id: 'a3b9a7e2-6f1d-4c55-9a0e-1c2d3e4f5a6b', name: 'first thing', created_at: '2026-11-01T10:00:00.000Z', size: 1 },
-      { id: 'b4c0b8f3-7a2e-4d66-8b1f-2d3e4f5a6b7c', name: 'second thing', created_at: '2026-11-02T11:30:00.000Z', size: 2 },
-      { id: 'c5d1c9a4-8b3f-4e77-9c2a-3e4f5a6b7c8d', name: 'third thing', created_at: '2026-11-03T12:45:00.000Z', size: 3 },
+      {
+        id: 'a3b9a7e2-6f1d-4c55-9a0e-1c2d3e4f5a6b',
+        name: 'first thing',
+        created_at: '2026-11-01T10:00:00.000Z',
+        size: 1,
+      },
+      {
+        id: 'b4c0b8f3-7a2e-4d66-8b1f-2d3e4f5a6b7c',
+        name: 'second thing',
+        created_at: '2026-11-02T11:30:00.000Z',
+        size: 2,
+      },
+      {
+        id: 'c5d1c9a4-8b3f-4e77-9c2a-3e4f5a6b7c8d',
+        name: 'third thing',
+        created_at: '2026-11-03T12:45:00.000Z',
+        size: 3,
+      },
     ],
   };
 }
@@ -30,7 +45,10 @@ export function syntheticBody(areaName: string, ownerId: string) {
 type Json = Record<string, unknown>;
 
 export function inflateSpec(bundled: Json, count = SYNTHETIC_OPERATIONS): Json {
-  const spec = structuredClone(bundled) as Json & { paths: Json; components: Json & { schemas: Json; parameters: Json } };
+  const spec = structuredClone(bundled) as Json & {
+    paths: Json;
+    components: Json & { schemas: Json; parameters: Json };
+  };
   spec.components.parameters.BenchOwnerId = {
     name: 'id',
     in: 'path',
@@ -66,7 +84,12 @@ export function inflateSpec(bundled: Json, count = SYNTHETIC_OPERATIONS): Json {
         security: [],
         parameters: [
           { $ref: '#/components/parameters/BenchOwnerId' },
-          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: 100 },
+          },
         ],
         responses: {
           '200': {

@@ -15,6 +15,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createRequire, register } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import { pathToFileURL } from 'node:url';
 
 type Kind = 'full' | 'bare' | 'inflated';
@@ -38,19 +39,17 @@ if (stock) {
 }
 
 const { default: express } = await import('express');
-const { pino } = await import('pino');
+const { destination } = await import('pino');
 const { createApp } = await import('../../server/src/app.js');
 const { CAPABILITY_NAMES, loadConfig } = await import('../../server/src/config.js');
 const { connect } = await import('../../server/src/db/client.js');
 const { listOngoingIncidents } = await import('../../server/src/features/public/store.js');
 const { toIncident } = await import('../../server/src/features/public/mappers.js');
-const { bindOperations } = await import('../../server/src/http/bind.js');
 const { systemClock } = await import('../../server/src/http/handler.js');
 const { createLogger, requestLog } = await import('../../server/src/http/logging.js');
 const { notFoundFallback, problemHandler } = await import('../../server/src/http/problems.js');
 const { requestId } = await import('../../server/src/http/request-id.js');
 const { openApiValidator } = await import('../../server/src/http/validator.js');
-const { handlers } = await import('../../server/src/handlers.js');
 const { bundledSpec } = await import('../../server/src/spec.js');
 const { inflateSpec, syntheticBody } = await import('./inflated-spec.js');
 
@@ -62,11 +61,10 @@ const config = loadConfig({
 });
 // The request log is written as in production (one line per request, synchronously), to /dev/null
 // instead of stdout so that the parent does not pay for reading it.
-const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
+const log = createLogger(config.logLevel, destination({ dest: '/dev/null', sync: true }));
 const sql = connect(config.databaseUrl!, { max: 10 });
-const deps = { sql, config, log, clock: systemClock };
 
-function bareApp(): express.Express {
+function bareApp(): Express {
   // The same work as the two operations (same query through postgres.js, same JSON), and nothing else:
   // no request id, no request log, no body parser, no validation.
   const app = express();
@@ -83,8 +81,10 @@ function bareApp(): express.Express {
   return app;
 }
 
-function inflatedApp(): express.Express {
-  // createApp's stack (server/src/app.ts) around the inflated spec; /docs and the probes are left out.
+function inflatedApp(): Express {
+  // createApp's middleware stack (server/src/app.ts) around the inflated spec. Only synthetic
+  // operations are requested here, so the spec's own operations are not bound (a request to one would
+  // pass validation and end in the 404 fallback); /docs and the probes are left out too.
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxyHops);
@@ -101,13 +101,12 @@ function inflatedApp(): express.Express {
     res.json(syntheticBody(req.params.area!, req.params.id!));
   });
   app.use('/api/v2', synthetic);
-  app.use('/api/v2', bindOperations(handlers, deps));
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return app;
 }
 
-let handler: express.Express;
+let handler: Express;
 if (kind === 'full') {
   const app = createApp({ sql, config, log, clock: systemClock });
   // /docs is built in the background on first start (redocly, seconds of CPU): not while measuring.
@@ -126,7 +125,8 @@ await once(server, 'listening');
 
 // Which copy of the validator this process actually loaded (the parent checks it).
 const require = createRequire(import.meta.url);
-const validator = Object.keys(require.cache).find((p) => /express-openapi-validator[\\/]dist[\\/]index\.js$/.test(p)) ?? null;
+const validator =
+  Object.keys(require.cache).find((p) => /express-openapi-validator[\\/]dist[\\/]index\.js$/.test(p)) ?? null;
 process.send!({ port: (server.address() as AddressInfo).port, validator });
 
 const stop = async () => {

@@ -66,11 +66,14 @@ async function attempt(
   const timer = setTimeout(() => timeout.abort(), timeoutMs);
   const signal = callerSignal ? AbortSignal.any([timeout.signal, callerSignal]) : timeout.signal;
   const encoding = op.body ? bodyEncoding(op.body.contentType) : {};
+  // The caller's own Content-Type (a concrete image type for a `*/*` upload) wins over the spec's.
   const headers = {
-    ...params.headers,
     ...(encoding.contentType ? { 'Content-Type': encoding.contentType } : {}),
+    ...params.headers,
   };
   try {
+    // The casts: `op` is any entry of the index, so openapi-fetch's per-path types cannot apply
+    // here. The exact types are enforced one level up, on the generated methods' signatures.
     const { data, error, response } = await ctx.raw.request(
       op.method,
       op.path as never,

@@ -2,6 +2,14 @@
 export { createClient, DEFAULT_TIMEOUT_MS } from './client.js';
 export type { ClientOptions, SvcClient, SvcClientCore } from './client.js';
 export type { TokenSource } from './auth.js';
+export { createSessionClient, DEFAULT_REFRESH_AHEAD_MS } from './session.js';
+export type {
+  SessionClient,
+  SessionClientOptions,
+  SessionEndReason,
+  SessionMethods,
+  SessionTokens,
+} from './session.js';
 export {
   SvcError,
   SvcApiError,

@@ -65,7 +65,9 @@ function config(overrides: Partial<MailConfig> = {}): MailConfig {
   };
 }
 
-async function mailer(options: Partial<MailerOptions> = {}): Promise<Mailer & { lines: Record<string, unknown>[] }> {
+async function mailer(
+  options: Partial<MailerOptions> = {},
+): Promise<Mailer & { lines: Record<string, unknown>[] }> {
   const { log, lines } = captureLog();
   const m = await startMailer({ sql, config: config(), log, pollMs: 60_000, ...options });
   cleanups.push(() => m.stop());
@@ -84,11 +86,16 @@ async function enqueue(msg: OutgoingMail, now = new Date()): Promise<void> {
 }
 
 async function rowsFor(recipient: string): Promise<MailEnvelopeRow[]> {
-  const ids = await sql<{ id: string }[]>`select id from mail_outbox where recipient = ${recipient} order by created_at`;
+  const ids = await sql<
+    { id: string }[]
+  >`select id from mail_outbox where recipient = ${recipient} order by created_at`;
   return Promise.all(ids.map(async ({ id }) => (await findMail(sql, id))!));
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 5000): Promise<T> {
+async function eventually<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -141,7 +148,12 @@ describe('over SMTP', () => {
   it('renders the German template for language de-AT', async () => {
     const m = await mailer();
     const to = address('de');
-    await enqueue({ to, kind: 'verify_email', language: 'de-AT', data: { link: 'https://app.example.com/verify?token=t0k3n' } });
+    await enqueue({
+      to,
+      kind: 'verify_email',
+      language: 'de-AT',
+      data: { link: 'https://app.example.com/verify?token=t0k3n' },
+    });
     expect(await m.flush()).toBe(1);
     const mail = await peer.waitFor((x) => x.rcptTo.includes(to));
     expect(mail.subject).toBe('Bestätigen Sie Ihre E-Mail-Adresse');
@@ -171,7 +183,10 @@ describe('over SMTP', () => {
     // Two "processes": separate connection pools and LISTEN connections on the same database.
     const sqlA = connect(db.url, { max: 3 });
     const sqlB = connect(db.url, { max: 3 });
-    cleanups.push(() => sqlA.end({ timeout: 1 }), () => sqlB.end({ timeout: 1 }));
+    cleanups.push(
+      () => sqlA.end({ timeout: 1 }),
+      () => sqlB.end({ timeout: 1 }),
+    );
     const a = await mailer({ sql: sqlA });
     const b = await mailer({ sql: sqlB });
 
@@ -190,7 +205,9 @@ describe('over SMTP', () => {
     expect(delivered).toHaveLength(30);
     expect(new Set(delivered.map((x) => x.headers['x-outbox-id'])).size).toBe(30);
     expect(new Set(delivered.flatMap((x) => x.rcptTo))).toEqual(new Set(recipients));
-    const attempts = await sql<{ attempts: number }[]>`select attempts from mail_outbox where recipient = any(${recipients})`;
+    const attempts = await sql<
+      { attempts: number }[]
+    >`select attempts from mail_outbox where recipient = any(${recipients})`;
     // Each row was claimed exactly once: a second claim would have counted a second attempt.
     expect(attempts.map((r) => r.attempts)).toEqual(Array(30).fill(1));
     const sentBy = [a, b].map((x) => x.lines.filter((l) => l.msg === 'mail sent').length);
@@ -200,7 +217,8 @@ describe('over SMTP', () => {
   it('retries a refused recipient with backoff, records the error, and delivers once accepted', async () => {
     const clock = new TestClock();
     const to = address('busy');
-    peer.refuse = (rcpt) => (rcpt === to ? { responseCode: 451, message: 'Mailbox busy, try again later' } : null);
+    peer.refuse = (rcpt) =>
+      rcpt === to ? { responseCode: 451, message: 'Mailbox busy, try again later' } : null;
     const m = await mailer({ clock });
     await enqueue(loginCode(to, '771204'), clock.now());
 
@@ -226,7 +244,13 @@ describe('over SMTP', () => {
     clock.advance(retryDelayMs(2));
     expect(await m.flush()).toBe(1);
     [row] = await rowsFor(to);
-    expect(row).toMatchObject({ attempts: 3, sent_at: clock.now(), text_body: null, html_body: null, code: null });
+    expect(row).toMatchObject({
+      attempts: 3,
+      sent_at: clock.now(),
+      text_body: null,
+      html_body: null,
+      code: null,
+    });
     expect(row!.last_error).toMatch(/451/); // the history of the failure stays
     expect(peer.received.filter((x) => x.rcptTo.includes(to))).toHaveLength(1);
 
@@ -287,7 +311,9 @@ describe('over SMTP', () => {
     await good.stop();
 
     const wrongPassword = 'Wr0ng-Passw0rd-4711';
-    const bad = await mailer({ config: config({ smtpUrl: guarded.url({ user: 'mailer', pass: wrongPassword }) }) });
+    const bad = await mailer({
+      config: config({ smtpUrl: guarded.url({ user: 'mailer', pass: wrongPassword }) }),
+    });
     const other = address('auth');
     await enqueue(loginCode(other));
     expect(await bad.flush()).toBe(0);
@@ -360,7 +386,12 @@ describe('without SMTP_URL: .eml files in DATA_DIR/outbox', () => {
     const m = await mailer({ config: config({ smtpUrl: null, dataDir, environment: 'development' }) });
     const to = address('dev');
     await enqueue(loginCode(to, '305918'));
-    await enqueue({ to, kind: 'password_reset', language: 'en', data: { link: 'https://app.example.com/reset?token=S3CR3T' } });
+    await enqueue({
+      to,
+      kind: 'password_reset',
+      language: 'en',
+      data: { link: 'https://app.example.com/reset?token=S3CR3T' },
+    });
     expect(await m.flush()).toBe(2);
 
     const written = m.lines.filter((l) => l.msg === 'mail written to outbox' && l.to === to);
@@ -382,7 +413,9 @@ describe('enqueueMail', () => {
     ['empty', ''],
   ])('refuses %s as recipient and stores nothing', async (_name, to) => {
     await expect(enqueue(loginCode(to))).rejects.toThrow(/one bare email address/);
-    const [{ n }] = await sql<[{ n: number }]>`select count(*)::int as n from mail_outbox where recipient = ${to}`;
+    const [{ n }] = await sql<
+      [{ n: number }]
+    >`select count(*)::int as n from mail_outbox where recipient = ${to}`;
     expect(n).toBe(0);
   });
 });

@@ -24,7 +24,9 @@ export interface SmtpPeer {
   close(): Promise<void>;
 }
 
-export async function startSmtpPeer(options: { auth?: { user: string; pass: string } } = {}): Promise<SmtpPeer> {
+export async function startSmtpPeer(
+  options: { auth?: { user: string; pass: string } } = {},
+): Promise<SmtpPeer> {
   const received: PeerMail[] = [];
   const waiters = new Set<{ match: (m: PeerMail) => boolean; resolve: (m: PeerMail) => void }>();
   const peer: SmtpPeer = {
@@ -73,7 +75,9 @@ export async function startSmtpPeer(options: { auth?: { user: string; pass: stri
     onRcptTo(address, _session, callback) {
       const refusal = peer.refuse?.(address.address);
       if (refusal) {
-        const err: SMTPServerError = Object.assign(new Error(refusal.message), { responseCode: refusal.responseCode });
+        const err: SMTPServerError = Object.assign(new Error(refusal.message), {
+          responseCode: refusal.responseCode,
+        });
         callback(err);
       } else callback();
     },

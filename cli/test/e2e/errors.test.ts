@@ -42,8 +42,8 @@ describe('API problems', () => {
     const r = await svcctl(['public', 'client-errors', 'create', '--data', '{"error_id":"e1","message":"m","bogus":1}']);
     expect(r.code).toBe(ExitCode.invalid);
     expect(r.stderr).toMatch(/^ {4}- body \/.*$/m);
-    const [{ count }] = await app.sql<{ count: number }[]>`select count(*)::int as count from client_errors`;
-    expect(count).toBe(0);
+    const [row] = await app.sql<{ count: number }[]>`select count(*)::int as count from client_errors`;
+    expect(row?.count).toBe(0);
   });
 
   it('maps 403 to exit 4', async () => {

@@ -14,14 +14,21 @@ describe('retryDelayMs', () => {
   });
 });
 
-const smtpError = (fields: Record<string, unknown>) => Object.assign(new Error(String(fields.message ?? 'failed')), fields);
+const smtpError = (fields: Record<string, unknown>) =>
+  Object.assign(new Error(String(fields.message ?? 'failed')), fields);
 
 describe('classifyFailure', () => {
   const cases: [string, { err: unknown; attempt: number; want: { giveUp: boolean; error: RegExp } }][] = [
     [
       'a 4xx to RCPT is retried',
       {
-        err: smtpError({ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 451, permanent: false, message: "Can't send mail - all recipients were rejected: 451 try later" }),
+        err: smtpError({
+          code: 'EENVELOPE',
+          command: 'RCPT TO',
+          responseCode: 451,
+          permanent: false,
+          message: "Can't send mail - all recipients were rejected: 451 try later",
+        }),
         attempt: 1,
         want: { giveUp: false, error: /^EENVELOPE: Can't send mail .*451 try later$/ },
       },
@@ -29,7 +36,13 @@ describe('classifyFailure', () => {
     [
       'a 5xx to RCPT is given up at once',
       {
-        err: smtpError({ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 550, permanent: true, message: '550 no such user' }),
+        err: smtpError({
+          code: 'EENVELOPE',
+          command: 'RCPT TO',
+          responseCode: 550,
+          permanent: true,
+          message: '550 no such user',
+        }),
         attempt: 1,
         want: { giveUp: true, error: /550 no such user/ },
       },
@@ -37,18 +50,32 @@ describe('classifyFailure', () => {
     [
       'a permanent authentication refusal is retried: the operator may fix the configuration',
       {
-        err: smtpError({ code: 'EAUTH', command: 'AUTH PLAIN', responseCode: 535, permanent: true, message: 'Invalid login: 535 nope' }),
+        err: smtpError({
+          code: 'EAUTH',
+          command: 'AUTH PLAIN',
+          responseCode: 535,
+          permanent: true,
+          message: 'Invalid login: 535 nope',
+        }),
         attempt: 3,
         want: { giveUp: false, error: /^EAUTH: Invalid login/ },
       },
     ],
     [
       'a connection failure is retried',
-      { err: smtpError({ code: 'ESOCKET', message: 'connect ECONNREFUSED 127.0.0.1:2525' }), attempt: 2, want: { giveUp: false, error: /ECONNREFUSED/ } },
+      {
+        err: smtpError({ code: 'ESOCKET', message: 'connect ECONNREFUSED 127.0.0.1:2525' }),
+        attempt: 2,
+        want: { giveUp: false, error: /ECONNREFUSED/ },
+      },
     ],
     [
       'the last attempt gives up',
-      { err: smtpError({ code: 'ESOCKET', message: 'connect ECONNREFUSED' }), attempt: MAX_ATTEMPTS, want: { giveUp: true, error: /ECONNREFUSED/ } },
+      {
+        err: smtpError({ code: 'ESOCKET', message: 'connect ECONNREFUSED' }),
+        attempt: MAX_ATTEMPTS,
+        want: { giveUp: true, error: /ECONNREFUSED/ },
+      },
     ],
     ['a thrown string', { err: 'boom', attempt: 1, want: { giveUp: false, error: /^boom$/ } }],
   ];
@@ -61,7 +88,9 @@ describe('classifyFailure', () => {
 
 describe('shortError', () => {
   it('masks the given secrets and URL credentials, folds lines and truncates', () => {
-    const err = new Error(`Invalid login for smtps://mailer:hunter22@smtp.example.com\n  with hunter22 and more ${'x'.repeat(400)}`);
+    const err = new Error(
+      `Invalid login for smtps://mailer:hunter22@smtp.example.com\n  with hunter22 and more ${'x'.repeat(400)}`,
+    );
     const text = shortError(err, ['hunter22']);
     expect(text).not.toContain('hunter22');
     expect(text).toContain('smtps://***@smtp.example.com');

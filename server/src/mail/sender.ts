@@ -19,7 +19,7 @@ import {
   scheduleMailRetry,
   type ClaimedMailRow,
 } from './store.js';
-import { createMailTransport, defaultFromAddress, type MailTransport } from './transport.js';
+import { createMailTransport, defaultFromAddress } from './transport.js';
 
 export interface MailerOptions {
   sql: Sql;
@@ -107,7 +107,13 @@ export async function startMailer(options: MailerOptions): Promise<Mailer> {
     delivered += 1;
     if (logCodes) {
       log.info(
-        { mail_id: row.id, kind: row.kind, to: row.recipient, file, ...(row.code !== null ? { code: row.code } : {}) },
+        {
+          mail_id: row.id,
+          kind: row.kind,
+          to: row.recipient,
+          file,
+          ...(row.code !== null ? { code: row.code } : {}),
+        },
         'mail written to outbox',
       );
     } else {
@@ -125,7 +131,10 @@ export async function startMailer(options: MailerOptions): Promise<Mailer> {
     } else {
       const nextAttemptAt = new Date(now.getTime() + retryDelayMs(row.attempts));
       await scheduleMailRetry(sql, row.id, nextAttemptAt, outcome.error);
-      log.warn({ ...fields, next_attempt_at: nextAttemptAt.toISOString() }, 'mail delivery failed; will retry');
+      log.warn(
+        { ...fields, next_attempt_at: nextAttemptAt.toISOString() },
+        'mail delivery failed; will retry',
+      );
     }
   }
 
@@ -138,7 +147,10 @@ export async function startMailer(options: MailerOptions): Promise<Mailer> {
         await runExclusive(drain);
       } catch (err) {
         // Only the message: a database error object carries the query's parameters, here the bodies.
-        log.error({ error: shortError(err, transport.secrets) }, 'mail sender failed; trying again at the next poll');
+        log.error(
+          { error: shortError(err, transport.secrets) },
+          'mail sender failed; trying again at the next poll',
+        );
       }
       if (stopped || woken) continue;
       await new Promise<void>((resolve) => {

@@ -66,7 +66,12 @@ export async function insertMail(db: Db, row: NewMailRow): Promise<void> {
  * claimed twice while it is being delivered, after this statement's row locks are gone. Counting the
  * attempt at claim time means a mail that crashes its sender still runs out of attempts.
  */
-export async function claimDueMails(db: Db, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMailRow[]> {
+export async function claimDueMails(
+  db: Db,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<ClaimedMailRow[]> {
   return db<ClaimedMailRow[]>`
     update mail_outbox set locked_until = ${leaseUntil}, attempts = attempts + 1
     where id in (
@@ -90,7 +95,12 @@ export async function markMailSent(db: Db, id: string, now: Date): Promise<void>
 }
 
 /** Puts a failed mail back in line for `nextAttemptAt`, unless another sender delivered it meanwhile. */
-export async function scheduleMailRetry(db: Db, id: string, nextAttemptAt: Date, error: string): Promise<void> {
+export async function scheduleMailRetry(
+  db: Db,
+  id: string,
+  nextAttemptAt: Date,
+  error: string,
+): Promise<void> {
   await db`
     update mail_outbox set next_attempt_at = ${nextAttemptAt}, locked_until = null, last_error = ${error}
     where id = ${id} and sent_at is null and given_up_at is null`;

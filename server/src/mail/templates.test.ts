@@ -1,11 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, MAIL_KINDS, MAIL_LANGUAGES, mailLanguage, renderMail, type MailData, type MailKind } from './templates.js';
+import {
+  escapeHtml,
+  MAIL_KINDS,
+  MAIL_LANGUAGES,
+  mailLanguage,
+  renderMail,
+  type MailData,
+  type MailKind,
+} from './templates.js';
 
 const SAMPLE: MailData = {
   login_code: { code: '482913', expiresMinutes: 10 },
   verify_email: { link: 'https://app.example.com/auth/verify-email?token=abc' },
   password_reset: { link: 'https://app.example.com/auth/reset?token=def' },
-  signup_existing_account: { loginLink: 'https://app.example.com/login', resetLink: 'https://app.example.com/forgot' },
+  signup_existing_account: {
+    loginLink: 'https://app.example.com/login',
+    resetLink: 'https://app.example.com/forgot',
+  },
   password_changed: {},
 };
 
@@ -34,7 +45,10 @@ describe('renderMail', () => {
       {
         kind: 'login_code',
         language: 'en-US',
-        want: { subject: 'Your sign-in code', text: [/^Your sign-in code is:\n\n482913\n/, /expires in 10 minutes/] },
+        want: {
+          subject: 'Your sign-in code',
+          text: [/^Your sign-in code is:\n\n482913\n/, /expires in 10 minutes/],
+        },
       },
     ],
     [
@@ -42,7 +56,10 @@ describe('renderMail', () => {
       {
         kind: 'login_code',
         language: 'de-AT',
-        want: { subject: 'Ihr Anmeldecode', text: [/Ihr Anmeldecode lautet:\n\n482913\n/, /10 Minuten gültig/] },
+        want: {
+          subject: 'Ihr Anmeldecode',
+          text: [/Ihr Anmeldecode lautet:\n\n482913\n/, /10 Minuten gültig/],
+        },
       },
     ],
     [
@@ -50,7 +67,10 @@ describe('renderMail', () => {
       {
         kind: 'verify_email',
         language: 'en',
-        want: { subject: 'Confirm your email address', text: [/\nhttps:\/\/app\.example\.com\/auth\/verify-email\?token=abc\n/] },
+        want: {
+          subject: 'Confirm your email address',
+          text: [/\nhttps:\/\/app\.example\.com\/auth\/verify-email\?token=abc\n/],
+        },
       },
     ],
     [
@@ -58,16 +78,27 @@ describe('renderMail', () => {
       {
         kind: 'verify_email',
         language: 'de',
-        want: { subject: 'Bestätigen Sie Ihre E-Mail-Adresse', text: [/verify-email\?token=abc/, /bestätigen/] },
+        want: {
+          subject: 'Bestätigen Sie Ihre E-Mail-Adresse',
+          text: [/verify-email\?token=abc/, /bestätigen/],
+        },
       },
     ],
     [
       'password reset, English',
-      { kind: 'password_reset', language: 'en', want: { subject: 'Reset your password', text: [/reset\?token=def/] } },
+      {
+        kind: 'password_reset',
+        language: 'en',
+        want: { subject: 'Reset your password', text: [/reset\?token=def/] },
+      },
     ],
     [
       'password reset, German',
-      { kind: 'password_reset', language: 'de', want: { subject: 'Passwort zurücksetzen', text: [/reset\?token=def/, /unverändert/] } },
+      {
+        kind: 'password_reset',
+        language: 'de',
+        want: { subject: 'Passwort zurücksetzen', text: [/reset\?token=def/, /unverändert/] },
+      },
     ],
     [
       'signup with an existing address, English',
@@ -76,7 +107,11 @@ describe('renderMail', () => {
         language: 'en',
         want: {
           subject: 'Sign-up attempt with your email address',
-          text: [/already have one/, /\nhttps:\/\/app\.example\.com\/login\n/, /\nhttps:\/\/app\.example\.com\/forgot\n/],
+          text: [
+            /already have one/,
+            /\nhttps:\/\/app\.example\.com\/login\n/,
+            /\nhttps:\/\/app\.example\.com\/forgot\n/,
+          ],
         },
       },
     ],
@@ -85,16 +120,27 @@ describe('renderMail', () => {
       {
         kind: 'signup_existing_account',
         language: 'de',
-        want: { subject: 'Registrierungsversuch mit Ihrer E-Mail-Adresse', text: [/bereits eines/, /\/login/, /\/forgot/] },
+        want: {
+          subject: 'Registrierungsversuch mit Ihrer E-Mail-Adresse',
+          text: [/bereits eines/, /\/login/, /\/forgot/],
+        },
       },
     ],
     [
       'password changed, English',
-      { kind: 'password_changed', language: 'en', want: { subject: 'Your password was changed', text: [/just changed/] } },
+      {
+        kind: 'password_changed',
+        language: 'en',
+        want: { subject: 'Your password was changed', text: [/just changed/] },
+      },
     ],
     [
       'password changed, German, unknown language falls back to English',
-      { kind: 'password_changed', language: 'fr', want: { subject: 'Your password was changed', text: [/just changed/] } },
+      {
+        kind: 'password_changed',
+        language: 'fr',
+        want: { subject: 'Your password was changed', text: [/just changed/] },
+      },
     ],
   ];
   it.each(cases)('%s', (_name, { kind, language, want }) => {

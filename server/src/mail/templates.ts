@@ -32,7 +32,11 @@ export function mailLanguage(tag: string | null | undefined): MailLanguage {
   return MAIL_LANGUAGES.find((l) => l === primary) ?? 'en';
 }
 
-export function renderMail<K extends MailKind>(kind: K, language: string | null | undefined, data: MailData[K]): RenderedMail {
+export function renderMail<K extends MailKind>(
+  kind: K,
+  language: string | null | undefined,
+  data: MailData[K],
+): RenderedMail {
   const lang = mailLanguage(language);
   const render = TEMPLATES[kind][lang] as (d: MailData[K]) => Content;
   const content = render(data);
@@ -47,7 +51,13 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 // A mail is a subject and paragraphs of pieces; the text and HTML parts are both drawn from it, so the
 // two can not say different things.
@@ -93,7 +103,10 @@ function toHtml(lang: MailLanguage, content: Content): string {
   ].join('\n');
 }
 
-const minutes = { en: (n: number) => `${n} ${n === 1 ? 'minute' : 'minutes'}`, de: (n: number) => `${n} ${n === 1 ? 'Minute' : 'Minuten'}` };
+const minutes = {
+  en: (n: number) => `${n} ${n === 1 ? 'minute' : 'minutes'}`,
+  de: (n: number) => `${n} ${n === 1 ? 'Minute' : 'Minuten'}`,
+};
 
 type Templates = { [K in MailKind]: Record<MailLanguage, (data: MailData[K]) => Content> };
 
@@ -114,7 +127,9 @@ const TEMPLATES: Templates = {
         ['Ihr Anmeldecode lautet:'],
         [code(d.code)],
         [`Er ist ${minutes.de(d.expiresMinutes)} gültig und nur einmal verwendbar.`],
-        ['Wenn Sie sich gerade nicht anmelden wollten, kennt jemand anderes Ihr Passwort. Ändern Sie es jetzt.'],
+        [
+          'Wenn Sie sich gerade nicht anmelden wollten, kennt jemand anderes Ihr Passwort. Ändern Sie es jetzt.',
+        ],
       ],
     }),
   },
@@ -148,7 +163,9 @@ const TEMPLATES: Templates = {
     de: (d) => ({
       subject: 'Passwort zurücksetzen',
       paragraphs: [
-        ['Jemand möchte das Passwort Ihres Kontos zurücksetzen. Öffnen Sie diesen Link, um ein neues zu wählen:'],
+        [
+          'Jemand möchte das Passwort Ihres Kontos zurücksetzen. Öffnen Sie diesen Link, um ein neues zu wählen:',
+        ],
         [link(d.link)],
         ['Wenn Sie das nicht waren, ignorieren Sie diese Nachricht; Ihr Passwort bleibt unverändert.'],
       ],
@@ -167,7 +184,9 @@ const TEMPLATES: Templates = {
     de: (d) => ({
       subject: 'Registrierungsversuch mit Ihrer E-Mail-Adresse',
       paragraphs: [
-        ['Jemand, vielleicht Sie, wollte mit dieser E-Mail-Adresse ein Konto anlegen. Sie haben bereits eines.'],
+        [
+          'Jemand, vielleicht Sie, wollte mit dieser E-Mail-Adresse ein Konto anlegen. Sie haben bereits eines.',
+        ],
         ['Zum Anmelden öffnen Sie:', '\n', link(d.loginLink)],
         ['Wenn Sie Ihr Passwort vergessen haben, setzen Sie es hier zurück:', '\n', link(d.resetLink)],
         ['Wenn Sie das nicht waren, ignorieren Sie diese Nachricht; es hat sich nichts geändert.'],

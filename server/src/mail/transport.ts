@@ -27,7 +27,10 @@ export interface MailTransport {
 // Bounded so a stuck server can not hold a mail past its sender's lease (sender.ts LEASE_MS).
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
-export async function createMailTransport(options: { smtpUrl: string | null; dataDir: string }): Promise<MailTransport> {
+export async function createMailTransport(options: {
+  smtpUrl: string | null;
+  dataDir: string;
+}): Promise<MailTransport> {
   if (options.smtpUrl !== null) return smtpTransport(options.smtpUrl);
   return fileTransport(join(options.dataDir, 'outbox'));
 }
@@ -60,7 +63,10 @@ async function fileTransport(dir: string): Promise<MailTransport> {
       const info = await transporter.sendMail(message(mail));
       // Named by time then id, so a directory listing is in order and a resend overwrites its
       // own file; written beside and renamed, so a reader never sees half a message.
-      const stamp = mail.createdAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      const stamp = mail.createdAt
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z');
       const file = join(dir, `${stamp}_${mail.id}.eml`);
       await writeFile(`${file}.tmp`, info.message as Buffer, { mode: 0o600 });
       await rename(`${file}.tmp`, file);

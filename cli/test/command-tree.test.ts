@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { operations } from '../../generated/operations.js';
+import { buildCommandTree, commandWords, describeGroup } from '../src/command-tree.js';
+import { GLOBAL_FLAGS_WITH_VALUE } from '../src/global-options.js';
+import { BUILTIN_COMMANDS } from '../src/main.js';
+import type { CliOperation } from '../src/operation.js';
+
+const index = Object.values(operations) as readonly CliOperation[];
+
+const op = (operationId: string, cli: string[]): CliOperation => ({
+  operationId,
+  method: 'get',
+  path: `/${cli.join('/')}`,
+  summary: `${operationId} summary`,
+  tags: [],
+  security: [],
+  capability: null,
+  cli,
+  parameters: [],
+  body: null,
+  successStatus: 200,
+  responseType: 'application/json',
+});
+
+describe('the generated index', () => {
+  it('gives every operation its own command words', () => {
+    expect(buildCommandTree(index).conflicts).toEqual([]);
+  });
+
+  it('uses no word that a built-in command owns', () => {
+    const firstWords = new Set(index.map((o) => o.cli[0]));
+    for (const builtin of [...BUILTIN_COMMANDS, 'help']) expect(firstWords.has(builtin)).toBe(false);
+  });
+});
+
+describe('buildCommandTree', () => {
+  it('reports operations that share their words, keeping the first', () => {
+    const { root, conflicts } = buildCommandTree([op('aList', ['a', 'list']), op('aList2', ['a', 'list'])]);
+    expect(conflicts).toEqual([{ words: 'a list', operationIds: ['aList', 'aList2'] }]);
+    expect(root.children.get('a')?.children.get('list')?.operation?.operationId).toBe('aList');
+  });
+
+  it('lets a node be an operation and a group at once (auth login, auth login verify)', () => {
+    const { root } = buildCommandTree([op('authLogin', ['auth', 'login']), op('authLoginVerify', ['auth', 'login', 'verify'])]);
+    const login = root.children.get('auth')!.children.get('login')!;
+    expect(login.operation?.operationId).toBe('authLogin');
+    expect([...login.children.keys()]).toEqual(['verify']);
+  });
+});
+
+describe('commandWords', () => {
+  const { root } = buildCommandTree([
+    op('publicIncidentsList', ['public', 'incidents', 'list']),
+    op('publicCaptchaConfigGet', ['public', 'captcha-config', 'get']),
+  ]);
+  it.each([
+    ['plain words', { given: ['public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] }],
+    ['stops at a positional', { given: ['public', 'captcha-config', 'get', 'public'], want: ['public', 'captcha-config', 'get'] }],
+    ['skips a global option and its value', { given: ['--profile', 'public', 'public', 'incidents'], want: ['public', 'incidents'] }],
+    ['skips -o and its value', { given: ['-o', 'json', 'public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] }],
+    ['does not skip after --flag=value', { given: ['--profile=x', 'public'], want: ['public'] }],
+    ['keeps going past flags between words', { given: ['public', '-q', 'incidents'], want: ['public', 'incidents'] }],
+    ['stops at an unknown word', { given: ['public', 'incidnets', 'list'], want: ['public'] }],
+    ['stops at --', { given: ['--', 'public'], want: [] }],
+    ['nothing', { given: [], want: [] }],
+  ])('%s', (_name, { given, want }) => {
+    expect(commandWords(given, root, GLOBAL_FLAGS_WITH_VALUE)).toEqual(want);
+  });
+});
+
+describe('describeGroup', () => {
+  it('lists sub-words, cut to the width with a count of the rest', () => {
+    const { root } = buildCommandTree(['alpha', 'bravo', 'charlie', 'delta'].map((w) => op(w, ['g', w])));
+    expect(describeGroup(root.children.get('g')!)).toBe('alpha, bravo, charlie, delta');
+    expect(describeGroup(root.children.get('g')!, 16)).toBe('alpha, bravo, … (2 more)');
+  });
+
+  it('uses the summary of a lone operation', () => {
+    const { root } = buildCommandTree([op('x', ['x'])]);
+    expect(describeGroup(root.children.get('x')!)).toBe('x summary');
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { renderTable } from '../src/output/table.js';
+
+describe('renderTable', () => {
+  it.each([
+    [
+      'a list of objects as aligned columns, in first-seen key order',
+      { given: [{ id: 'a1', title: 'Disk' }, { id: 'b22', title: 'Net', extra: true }],
+        want: 'ID   TITLE  EXTRA\na1   Disk   -\nb22  Net    true\n' },
+    ],
+    ['an object as key/value lines', { given: { enabled: false, site_key: null, protected_actions: ['login'] },
+      want: 'enabled:            false\nsite_key:           -\nprotected_actions:  ["login"]\n' }],
+    ['a paged list with its footer', { given: { data: [{ id: 1 }], meta: { page: 1, page_size: 20, total_items: 1, total_pages: 1 } },
+      want: 'ID\n1\n\npage 1 of 1, 1 items\n' }],
+    ['a { data } list without meta', { given: { data: [{ id: 1 }] }, want: 'ID\n1\n' }],
+    ['an empty list', { given: [], want: '(none)\n' }],
+    ['a list of scalars, one per line', { given: ['a', 2], want: 'a\n2\n' }],
+    ['a scalar', { given: 'hello', want: 'hello\n' }],
+    ['newlines in a cell folded', { given: [{ m: 'one\n  two' }], want: 'M\none two\n' }],
+    ['an empty object', { given: {}, want: '(empty)\n' }],
+  ])('%s', (_name, { given, want }) => {
+    expect(renderTable(given)).toBe(want);
+  });
+
+  it('cuts long cells in columns but not in key/value lines', () => {
+    const long = 'x'.repeat(100);
+    expect(renderTable([{ v: long }]).split('\n')[1]).toBe(`${'x'.repeat(59)}…`);
+    expect(renderTable({ v: long })).toBe(`v:  ${long}\n`);
+  });
+
+  it('aligns by characters, not bytes', () => {
+    expect(renderTable([{ a: 'ü', b: 1 }, { a: 'xx', b: 2 }])).toBe('A   B\nü   1\nxx  2\n');
+  });
+});

@@ -1,0 +1,460 @@
+// `npm run bench`: HTTP throughput of the full stack against a bare Express route doing the same work,
+// the validator's scaling with a route's position in a ~170-route spec (patched and unpatched
+// express-openapi-validator side by side), then, when their scripts exist, `svcctl --help` start-up
+// (cli/scripts/startup-bench.ts) and login timing (scripts/bench/login-timing.ts).
+//
+//   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
+//                    [--skip-login-timing]
+//
+// Every server runs in its own child process (scripts/bench/server.ts) on 127.0.0.1; autocannon runs
+// here, so load generator and server each get a core. The cases of a comparison are measured in
+// interleaved slices (A B C D, D C B A, ...) so that a burst of load elsewhere on the machine hits
+// all of them alike; every figure is reported as a ratio to the baseline measured in the same run.
+// Exits 1 when a target is missed (unless --no-fail) or when the bench itself cannot run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { connect } from '../../server/src/db/client.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
+import { migrate } from '../../server/src/db/migrate.js';
+import { createIncident, resolveIncident } from '../../server/src/features/public/store.js';
+import { bundledSpec } from '../../server/src/spec.js';
+import { inflateSpec, SYNTHETIC_OPERATIONS, syntheticPath, syntheticUrl } from './inflated-spec.js';
+import { assertPatchedInstall, PATCH_FILE, prepareStockValidator } from './stock-validator.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TARGET_FULL_VS_BARE = 0.7;
+const TARGET_LAST_VS_FIRST = 0.9;
+const STARTUP_BUDGET_MS = 150;
+const INCIDENTS = 5;
+
+const { values: args } = parseArgs({
+  options: {
+    'no-fail': { type: 'boolean', default: false },
+    duration: { type: 'string', default: '5' },
+    slices: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    'skip-startup': { type: 'boolean', default: false },
+    'skip-login-timing': { type: 'boolean', default: false },
+  },
+});
+const duration = Number(args.duration);
+const slices = Math.max(1, Math.round(Number(args.slices)));
+const connections = Math.max(1, Math.round(Number(args.connections)));
+if (!(duration > 0) || !(connections > 0))
+  throw new Error('--duration and --connections must be positive numbers');
+
+// ---- autocannon (CommonJS, untyped) ------------------------------------------------------------
+
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+}
+interface AutocannonInstance {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+}
+type Autocannon = (
+  opts: { url: string; connections: number; duration?: number; amount?: number },
+  cb: (err: Error | null, result: AutocannonResult) => void,
+) => AutocannonInstance;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+function fire(url: string, opts: { duration?: number; amount?: number }, latencies?: number[]) {
+  return new Promise<AutocannonResult>((resolve, reject) => {
+    const instance = autocannon({ url, connections, ...opts }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+    if (latencies) instance.on('response', (_c, status, _b, ms) => status < 300 && latencies.push(ms));
+  });
+}
+
+// ---- servers ---------------------------------------------------------------------------------
+
+interface Server {
+  name: string;
+  base: string;
+  validator: string | null;
+  child: ChildProcess;
+}
+const servers: Server[] = [];
+
+async function startServer(
+  name: string,
+  kind: 'full' | 'bare' | 'inflated',
+  env: { nodeEnv: 'production' | 'test'; databaseUrl: string; stockValidator?: string },
+): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/server.ts'), kind], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: {
+      ...process.env,
+      BENCH_DATABASE_URL: env.databaseUrl,
+      BENCH_NODE_ENV: env.nodeEnv,
+      BENCH_DATA_DIR: join(ROOT, '.tmp', 'bench-data'),
+      ...(env.stockValidator ? { BENCH_STOCK_EOV: env.stockValidator } : {}),
+    },
+  });
+  const ready = new Promise<{ port: number; validator: string | null }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { port: number; validator: string | null }));
+    child.once('exit', (code) => reject(new Error(`server "${name}" exited with ${code} before listening`)));
+    // The first start of a full app builds /docs (redocly) before it answers.
+    setTimeout(() => reject(new Error(`server "${name}" did not start within 180 s`)), 180_000).unref();
+  });
+  const server: Server = { name, base: '', validator: null, child };
+  servers.push(server);
+  const { port, validator } = await ready;
+  server.base = `http://127.0.0.1:${port}`;
+  server.validator = validator;
+  return server;
+}
+
+async function stopServers(): Promise<void> {
+  await Promise.all(
+    servers.map(async ({ child }) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+// ---- measurement -------------------------------------------------------------------------------
+
+interface Case {
+  label: string;
+  url: string;
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  failures: number;
+}
+
+const newCase = (label: string, server: Server, path: string): Case => ({
+  label,
+  url: `${server.base}${path}`,
+  requests: 0,
+  seconds: 0,
+  latencies: [],
+  failures: 0,
+});
+
+const rps = (c: Case) => c.requests / c.seconds;
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+async function measure(group: Case[]): Promise<void> {
+  for (const c of group) await fire(c.url, { amount: 2_000 }); // JIT and the validator's lazy caches
+  const slice = duration / slices;
+  for (let round = 0; round < slices; round += 1) {
+    const order = round % 2 === 0 ? group : [...group].reverse();
+    for (const c of order) {
+      const r = await fire(c.url, { duration: slice }, c.latencies);
+      c.requests += r['2xx'];
+      c.seconds += r.duration;
+      c.failures += r.non2xx + r.errors + r.timeouts;
+    }
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------------
+
+/** Missed targets, each with its figure. */
+const missed: string[] = [];
+const lines: string[] = [];
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+function row(c: Case, ratio: string, target = '') {
+  const sorted = [...c.latencies].sort((a, b) => a - b);
+  lines.push(
+    `  ${c.label.padEnd(50)} ${fmt(rps(c), 0).padStart(7)} ${fmt(quantile(sorted, 0.5)).padStart(8)} ${fmt(quantile(sorted, 0.99)).padStart(8)}   ${ratio.padEnd(16)} ${target}`,
+  );
+  if (c.failures > 0) lines.push(`    ! ${c.failures} failed requests (non-2xx, errors or timeouts)`);
+}
+
+function compared(c: Case, base: Case, baseName: string, target?: number, what?: string) {
+  const ratio = rps(c) / rps(base);
+  let verdict = '';
+  if (target !== undefined) {
+    const ok = ratio >= target && c.failures === 0 && base.failures === 0;
+    if (!ok) missed.push(`${what ?? c.label} ${fmt(ratio)} (target >= ${fmt(target)})`);
+    verdict = `>= ${fmt(target)}  ${ok ? 'ok' : 'MISSED'}`;
+  }
+  row(c, `${fmt(ratio)} x ${baseName}`, verdict);
+}
+
+// ---- main --------------------------------------------------------------------------------------
+
+async function getJson(url: string): Promise<unknown> {
+  const res = await fetch(url);
+  if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+async function main(): Promise<number> {
+  const loadBefore = loadavg()[0]!;
+  const patchedValidator = assertPatchedInstall(ROOT);
+  const stockValidator = prepareStockValidator(ROOT);
+
+  pgDir = await mkdtemp(join(tmpdir(), 'svc-bench-pg-'));
+  try {
+    pg = await startEmbeddedPostgres({ dir: pgDir, persistent: false });
+    const sql = connect(pg.url, { max: 1 });
+    await migrate(sql);
+    const now = new Date();
+    for (let i = 0; i < INCIDENTS; i += 1) {
+      const startedAt = new Date(now.getTime() - (i + 1) * 3_600_000);
+      await createIncident(
+        sql,
+        { title: `Degraded builds in region ${i + 1}`, message: i % 2 ? null : 'We are on it.', startedAt },
+        now,
+      );
+    }
+    const resolved = await createIncident(
+      sql,
+      { title: 'Resolved yesterday', startedAt: new Date(now.getTime() - 86_400_000) },
+      now,
+    );
+    await resolveIncident(sql, resolved.id, now);
+    await sql.end();
+
+    const db = { databaseUrl: pg.url };
+    // The first full app builds /docs into the cache the others then read.
+    const full = await startServer('full', 'full', { ...db, nodeEnv: 'production' });
+    const [bare, fullTest, fullStock, inflated, inflatedStock] = await Promise.all([
+      startServer('bare', 'bare', { ...db, nodeEnv: 'production' }),
+      startServer('full-test', 'full', { ...db, nodeEnv: 'test' }),
+      startServer('full-stock', 'full', { ...db, nodeEnv: 'production', stockValidator }),
+      startServer('inflated', 'inflated', { ...db, nodeEnv: 'production' }),
+      startServer('inflated-stock', 'inflated', { ...db, nodeEnv: 'production', stockValidator }),
+    ]);
+    for (const s of [full, fullTest, inflated]) {
+      if (s.validator !== patchedValidator)
+        throw new Error(`${s.name} loaded ${s.validator}, not ${patchedValidator}`);
+    }
+    for (const s of [fullStock, inflatedStock]) {
+      if (s.validator !== stockValidator)
+        throw new Error(`${s.name} loaded ${s.validator}, not ${stockValidator}`);
+    }
+
+    // Same answers from the full stack and the bare route before timing either.
+    const capabilities = '/api/v2/public/capabilities';
+    const incidents = '/api/v2/public/incidents';
+    for (const path of [capabilities, incidents]) {
+      const expected = await getJson(`${bare.base}${path}`);
+      for (const s of [full, fullTest, fullStock]) {
+        if (!isDeepStrictEqual(await getJson(`${s.base}${path}`), expected))
+          throw new Error(`${s.name} and bare differ on ${path}`);
+      }
+    }
+    const listed = (await getJson(`${full.base}${incidents}`)) as unknown[];
+    if (listed.length !== INCIDENTS)
+      throw new Error(`expected ${INCIDENTS} ongoing incidents, got ${listed.length}`);
+
+    // The validator scans routes in its own order (sorted, static before parametrised): find where
+    // the first and the last synthetic operation sit in that scan.
+    const scan = await scanOrder(patchedValidator);
+    const position = (n: number) => scan.indexOf(`/api/v2${syntheticPath(n).replace(/\{([^}]+)\}/g, ':$1')}`);
+    const firstOp = 0;
+    const lastOp = SYNTHETIC_OPERATIONS - 1;
+    for (const s of [inflated, inflatedStock]) {
+      for (const n of [firstOp, lastOp]) await getJson(`${s.base}${syntheticUrl(n)}`);
+    }
+
+    const groups: { title: string; cases: Case[]; report: (cases: Case[]) => void }[] = [];
+    for (const path of [capabilities, incidents]) {
+      groups.push({
+        title: `GET ${path}`,
+        cases: [
+          newCase('bare Express route (same query, same JSON)', bare, path),
+          newCase('full stack', full, path),
+          newCase('full stack, response validation on (test)', fullTest, path),
+          newCase('full stack, unpatched validator', fullStock, path),
+        ],
+        report: ([b, f, t, s]) => {
+          row(b!, 'baseline');
+          compared(f!, b!, 'bare', TARGET_FULL_VS_BARE, `${path}: full stack / bare`);
+          compared(t!, b!, 'bare');
+          compared(s!, b!, 'bare');
+        },
+      });
+    }
+    groups.push({
+      title:
+        `Scaling: bundled spec + ${SYNTHETIC_OPERATIONS} synthetic operations (${scan.length} routes); ` +
+        `first synthetic op at scan position ${position(firstOp) + 1}, last at ${position(lastOp) + 1}`,
+      cases: [
+        newCase(`first op, patched       (${syntheticPath(firstOp)})`, inflated, syntheticUrl(firstOp)),
+        newCase(`last op, patched        (${syntheticPath(lastOp)})`, inflated, syntheticUrl(lastOp)),
+        newCase('first op, unpatched 5.6.2', inflatedStock, syntheticUrl(firstOp)),
+        newCase('last op, unpatched 5.6.2', inflatedStock, syntheticUrl(lastOp)),
+      ],
+      report: ([pf, pl, sf, sl]) => {
+        row(pf!, 'baseline');
+        compared(pl!, pf!, 'first', TARGET_LAST_VS_FIRST, 'scaling (patched): last op / first op');
+        row(sf!, 'baseline');
+        compared(sl!, sf!, 'first');
+        lines.push(
+          `  patched / unpatched: first op ${fmt(rps(pf!) / rps(sf!))} x, last op ${fmt(rps(pl!) / rps(sl!))} x`,
+        );
+      },
+    });
+
+    const started = Date.now();
+    for (const g of groups) await measure(g.cases);
+    const seconds = (Date.now() - started) / 1000;
+    await stopServers();
+
+    lines.push(
+      `HTTP: ${connections} connections, ${duration} s per case in ${slices} interleaved slices (${fmt(seconds, 0)} s), ` +
+        `servers in child processes, NODE_ENV=production unless noted; ${PATCH_FILE} applied unless noted.`,
+      `${''.padEnd(52)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}   ratio`,
+    );
+    for (const g of groups) {
+      lines.push(g.title);
+      g.report(g.cases);
+    }
+  } finally {
+    await cleanUp();
+  }
+
+  if (!args['skip-startup']) await startup();
+  if (!args['skip-login-timing']) await loginTiming();
+
+  const loadAfter = loadavg()[0]!;
+  const cores = cpus().length;
+  lines.push(`load average ${fmt(loadBefore)} before, ${fmt(loadAfter)} after, on ${cores} cores`);
+  if (Math.max(loadBefore, loadAfter) > cores) {
+    lines.push(
+      '  ! the machine was busy with other work: figures are noisy, re-run on an idle machine before judging',
+    );
+  }
+  lines.push(missed.length === 0 ? 'all targets met' : `MISSED: ${missed.join('; ')}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return missed.length > 0 && !args['no-fail'] ? 1 : 0;
+}
+
+/** The validator's own route order for the inflated spec, from its own loader. */
+async function scanOrder(validatorIndex: string): Promise<string[]> {
+  const require = createRequire(import.meta.url);
+  const { OpenApiSpecLoader } = require(
+    join(dirname(validatorIndex), 'framework', 'openapi.spec.loader.js'),
+  ) as {
+    OpenApiSpecLoader: new (opts: object) => { load(): Promise<{ routes: { expressRoute: string }[] }> };
+  };
+  const loader = new OpenApiSpecLoader({
+    apiDoc: inflateSpec(bundledSpec),
+    validateApiSpec: false,
+    $refParser: { mode: 'bundle' },
+  });
+  return [...new Set((await loader.load()).routes.map((r) => r.expressRoute))];
+}
+
+interface StartupFigures {
+  medianMs: number;
+  p90Ms: number;
+  baselineMedianMs: number;
+}
+
+async function startup(): Promise<void> {
+  const script = join(ROOT, 'cli', 'scripts', 'startup-bench.ts');
+  lines.push('CLI start-up: svcctl --help');
+  if (!existsSync(script)) {
+    lines.push(`  skipped: ${script} does not exist yet`);
+    return;
+  }
+  try {
+    const mod = (await import(pathToFileURL(script).href)) as {
+      measureStartup?: () => Promise<StartupFigures>;
+    };
+    if (typeof mod.measureStartup !== 'function') throw new Error('it does not export measureStartup()');
+    const m = await mod.measureStartup();
+    const ok = m.medianMs < STARTUP_BUDGET_MS;
+    lines.push(
+      `  median ${fmt(m.medianMs, 1)} ms, p90 ${fmt(m.p90Ms, 1)} ms; node -e 0 median ${fmt(m.baselineMedianMs, 1)} ms ` +
+        `(${fmt(m.medianMs / m.baselineMedianMs)} x)   < ${STARTUP_BUDGET_MS} ms  ${ok ? 'ok' : 'MISSED'}`,
+    );
+    if (!ok) missed.push(`svcctl --help median ${fmt(m.medianMs, 1)} ms (target < ${STARTUP_BUDGET_MS} ms)`);
+  } catch (err) {
+    lines.push(`  not measured: ${err instanceof Error ? err.message : String(err)}`);
+    missed.push('svcctl --help start-up (not measured)');
+  }
+}
+
+interface LoginTimingFigures {
+  samples: number;
+  medianMs: { unknownAddress: number; wrongPassword: number; rightPassword: number };
+  ratios: { wrongVsUnknown: number; rightVsWrong: number };
+}
+
+/** scripts/bench/login-timing.ts's measurement and its own target (the three cases within 10%). */
+async function loginTiming(): Promise<void> {
+  const script = join(ROOT, 'scripts', 'bench', 'login-timing.ts');
+  lines.push('Login timing: unknown address, wrong password, right password');
+  if (!existsSync(script)) {
+    lines.push(`  skipped: ${script} does not exist`);
+    return;
+  }
+  try {
+    const mod = (await import(pathToFileURL(script).href)) as {
+      measureLoginTiming?: () => Promise<LoginTimingFigures>;
+    };
+    if (typeof mod.measureLoginTiming !== 'function')
+      throw new Error('it does not export measureLoginTiming()');
+    const r = await mod.measureLoginTiming();
+    const within = (x: number) => Math.abs(x - 1) <= 0.1;
+    const ok = within(r.ratios.wrongVsUnknown) && within(r.ratios.rightVsWrong);
+    lines.push(
+      `  medians ${fmt(r.medianMs.unknownAddress, 1)} / ${fmt(r.medianMs.wrongPassword, 1)} / ${fmt(r.medianMs.rightPassword, 1)} ms ` +
+        `(${r.samples} samples each); wrong/unknown ${fmt(r.ratios.wrongVsUnknown, 3)}, right/wrong ${fmt(r.ratios.rightVsWrong, 3)}` +
+        `   within 10%  ${ok ? 'ok' : 'MISSED'}`,
+    );
+    if (!ok) missed.push('login timing cases more than 10% apart');
+  } catch (err) {
+    lines.push(`  not measured: ${err instanceof Error ? err.message : String(err)}`);
+    missed.push('login timing (not measured)');
+  }
+}
+
+let pg: EmbeddedDatabase | null = null;
+let pgDir: string | null = null;
+
+async function cleanUp(): Promise<void> {
+  await stopServers();
+  await pg?.stop().catch(() => {});
+  pg = null;
+  if (pgDir) await rm(pgDir, { recursive: true, force: true });
+  pgDir = null;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  async (err: unknown) => {
+    await cleanUp();
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

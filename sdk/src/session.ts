@@ -1,0 +1,297 @@
+// A signed-in client: holds the session's token pair, refreshes it once when a secured operation
+// answers 401 (one refresh in flight, shared by every request that needs it), retries that request
+// once, and reports every new pair so the caller can persist it. Refresh tokens rotate on every use
+// and a spent one presented again after a 10 s grace ends the whole session (DECISIONS.md §3), so
+// the one thing this module must never do is spend the same refresh token twice.
+import { createClient, type ClientOptions, type SvcClient } from './client.js';
+import { isSvcApiError, type SvcApiError } from './errors.js';
+import type { components } from './generated/api.js';
+import { operations, type OperationIndexEntry } from './generated/operations.js';
+import type { LooseParams, RequestOptions } from './operation-types.js';
+
+/** What to persist to resume a session later (`session` option, `setTokens`). */
+export interface SessionTokens {
+  /** The access token (a JWT, valid 15 minutes). */
+  token: string;
+  /** `svc_rt_...`; single use: every refresh spends it and hands out a successor. */
+  refreshToken: string;
+  /** The session family; stable across rotations. */
+  sessionId: string;
+}
+
+/** `logout`: `logout()` was called. `refresh_failed`: the server refused the refresh token (401). */
+export type SessionEndReason = 'logout' | 'refresh_failed';
+
+export interface SessionClientOptions extends Omit<ClientOptions, 'token' | 'getToken'> {
+  /** A pair saved earlier, or null (the default) to sign in with `login` and `verifyCode`. */
+  session?: SessionTokens | null;
+  /**
+   * Called with every new pair: after `verifyCode` and after each refresh. The previous refresh
+   * token is spent from then on, so persist this one. Awaited before the call that caused it goes on.
+   */
+  onTokens?: (tokens: SessionTokens) => void | Promise<void>;
+  /** Called once when the session is over; forget what you persisted. */
+  onSessionEnded?: (reason: SessionEndReason) => void | Promise<void>;
+  /**
+   * Refresh this long before the access token expires (read from its `exp`, not verified), so
+   * requests do not have to fail first. Default 60 000; `false` refreshes only after a 401.
+   */
+  refreshAheadMs?: number | false;
+  /** The clock, in milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+type LoginChallenge = components['schemas']['LoginChallenge'];
+type Session = components['schemas']['Session'];
+
+export interface SessionMethods {
+  /** Checks the password and has a 6-digit code emailed; answers the challenge to pass to `verifyCode`. */
+  login(
+    email: string,
+    password: string,
+    options?: RequestOptions & { captchaToken?: string },
+  ): Promise<LoginChallenge>;
+  /** Redeems the emailed code, holds the new session and reports it through `onTokens`. */
+  verifyCode(challengeId: string, code: string, options?: RequestOptions): Promise<Session>;
+  /**
+   * Ends the session on the server and forgets it here, then calls `onSessionEnded('logout')`. The
+   * local state is cleared whatever the server answers; a 401 (already ended) is not an error.
+   */
+  logout(options?: RequestOptions): Promise<void>;
+  /** The pair currently held, or null when signed out. */
+  tokens(): SessionTokens | null;
+  /** Replaces the pair held (null signs out locally). No callback is called. */
+  setTokens(tokens: SessionTokens | null): void;
+}
+
+export type SessionClient = SvcClient & SessionMethods;
+
+export const DEFAULT_REFRESH_AHEAD_MS = 60_000;
+
+interface Held {
+  tokens: SessionTokens;
+  /** When to refresh before sending, on our clock; null: only after a 401. */
+  refreshAt: number | null;
+}
+
+/** What a refresh ends with: the pair to use, the server's refusal (session ended), or no session. */
+type Refreshed = Held | SvcApiError | null;
+
+type ParamsFor = (tokens: SessionTokens | null) => LooseParams;
+
+export function createSessionClient(options: SessionClientOptions): SessionClient {
+  const clock = options.now ?? Date.now;
+  const ahead = options.refreshAheadMs ?? DEFAULT_REFRESH_AHEAD_MS;
+  if (ahead !== false && !(ahead >= 0)) throw new TypeError(`refreshAheadMs must be >= 0 or false, got ${ahead}`);
+  // Calls carry the token per request (below), so the one they go through has none of its own;
+  // `raw` gets the current token from a second client.
+  const base = createClient({ ...options, token: undefined, getToken: undefined });
+  const { raw } = createClient({ ...options, token: undefined, getToken: () => held?.tokens.token });
+
+  let held: Held | null = options.session ? hold(options.session, null) : null;
+  let inflight: { from: Held; promise: Promise<Refreshed> } | null = null;
+
+  // Callbacks run one at a time in the order the state changed, so a slow onTokens cannot land
+  // after the onSessionEnded that followed it. A callback's error rejects the call that caused it.
+  let callbacks: Promise<unknown> = Promise.resolve();
+  const inOrder = (fn: () => void | Promise<void>): Promise<void> => {
+    const run = callbacks.then(fn);
+    callbacks = run.catch(() => undefined);
+    return run;
+  };
+
+  function hold(tokens: SessionTokens, requestedAt: number | null): Held {
+    return { tokens: { ...tokens }, refreshAt: refreshAtOf(tokens.token, requestedAt) };
+  }
+
+  function refreshAtOf(token: string, requestedAt: number | null): number | null {
+    if (ahead === false) return null;
+    const times = jwtTimes(token);
+    if (!times) return null;
+    const lifetime = times.iat !== null ? (times.exp - times.iat) * 1000 : null;
+    // Never more than half the lifetime ahead, so a fresh token is never due at once (no loop).
+    const lead = lifetime !== null ? Math.min(ahead, lifetime / 2) : ahead;
+    // A token just received is timed on our own clock, which need not agree with the server's.
+    if (requestedAt !== null && lifetime !== null) return requestedAt + lifetime - lead;
+    return times.exp * 1000 - lead;
+  }
+
+  async function end(reason: SessionEndReason): Promise<void> {
+    held = null;
+    await inOrder(() => options.onSessionEnded?.(reason));
+  }
+
+  async function store(tokens: SessionTokens, requestedAt: number): Promise<Held> {
+    const next = hold(tokens, requestedAt);
+    held = next;
+    await inOrder(() => options.onTokens?.({ ...next.tokens }));
+    return next;
+  }
+
+  /** One refresh per pair: whoever needs `from` refreshed while it is under way joins it. */
+  function refreshFrom(from: Held): Promise<Refreshed> {
+    if (inflight?.from === from) return inflight.promise;
+    const promise: Promise<Refreshed> = rotate(from).finally(() => {
+      if (inflight?.promise === promise) inflight = null;
+    });
+    inflight = { from, promise };
+    return promise;
+  }
+
+  async function rotate(from: Held): Promise<Refreshed> {
+    const requestedAt = clock();
+    let answer: components['schemas']['RefreshedTokens'];
+    try {
+      answer = await base.authRefresh({ body: { refresh_token: from.tokens.refreshToken } }, { retries: 0 });
+    } catch (e) {
+      if (!isSvcApiError(e) || e.status !== 401) throw e;
+      if (held !== from) return held;
+      await end('refresh_failed');
+      return e;
+    }
+    // Signed out or given other tokens meanwhile: that decision stands and this pair is dropped.
+    if (held !== from) return held;
+    return store(
+      { token: answer.token, refreshToken: answer.refresh_token, sessionId: answer.session_id },
+      requestedAt,
+    );
+  }
+
+  async function call(
+    operationId: string,
+    params: LooseParams | ParamsFor = {},
+    callOptions?: RequestOptions,
+  ): Promise<unknown> {
+    const index: Record<string, OperationIndexEntry> = operations;
+    const paramsFor = typeof params === 'function' ? params : () => params;
+    const op = Object.hasOwn(index, operationId) ? index[operationId]! : null;
+    const given = paramsFor(held?.tokens ?? null);
+    // Public operations (login, refresh, ...) go out without a token and are never refreshed for;
+    // a call that brings its own Authorization header is left alone. Unknown ids throw in `base`.
+    if (!op || op.security.length === 0 || hasAuthorization(given.headers)) {
+      return base.request(operationId, given, callOptions);
+    }
+    const signal = callOptions?.signal;
+
+    // Refresh first when the token is about to expire, or wait for a refresh of it already under
+    // way (another request got a 401 with it) instead of sending a token known to be refused.
+    const current = held;
+    const due = current?.refreshAt != null && clock() >= current.refreshAt;
+    if (current && (due || inflight?.from === current)) {
+      try {
+        const refreshed = await unlessAborted(refreshFrom(current), signal);
+        if (isSvcApiError(refreshed)) throw refreshed;
+      } catch (e) {
+        // The token has not expired yet (it may have, by a skewed clock: then the 401 path below
+        // refreshes again). Only the server's refusal or the caller's abort ends the call.
+        if (isSvcApiError(e) || signal?.aborted) throw e;
+      }
+    }
+
+    const send = (pair: SessionTokens | null) => {
+      const p = paramsFor(pair);
+      const headers = pair ? { ...p.headers, Authorization: `Bearer ${pair.token}` } : p.headers;
+      return base.request(operationId, { ...p, headers }, callOptions);
+    };
+    const used = held?.tokens ?? null;
+    try {
+      return await send(used);
+    } catch (e) {
+      if (!used || !isSvcApiError(e, 'unauthenticated') || e.status !== 401) throw e;
+      const now = held;
+      if (!now) throw e;
+      // Someone else already refreshed since this request left: retry with their pair.
+      let next: Refreshed = now;
+      if (now.tokens.token === used.token) next = await unlessAborted(refreshFrom(now), signal);
+      if (!next || isSvcApiError(next)) throw e;
+      // Exactly one retry: its failure, 401 included, is the answer.
+      return send(next.tokens);
+    }
+  }
+
+  const methods = Object.fromEntries(
+    Object.keys(operations).map((operationId) => [
+      operationId,
+      (params?: LooseParams, callOptions?: RequestOptions) => call(operationId, params, callOptions),
+    ]),
+  );
+
+  const session: SessionMethods = {
+    login(email, password, loginOptions = {}) {
+      const { captchaToken, ...requestOptions } = loginOptions;
+      return base.authLogin(
+        { body: { email, password }, ...(captchaToken ? { header: { 'X-Captcha-Token': captchaToken } } : {}) },
+        requestOptions,
+      );
+    },
+
+    async verifyCode(challengeId, code, requestOptions) {
+      const requestedAt = clock();
+      const answer = await base.authLoginVerify({ body: { challenge_id: challengeId, code } }, requestOptions);
+      await store(
+        { token: answer.token, refreshToken: answer.refresh_token, sessionId: answer.session_id },
+        requestedAt,
+      );
+      return answer;
+    },
+
+    async logout(requestOptions) {
+      // A refresh under way would hand out a successor after the logout; let it land first.
+      await inflight?.promise.catch(() => undefined);
+      const signedIn = held;
+      if (!signedIn) return;
+      let failure: unknown = null;
+      try {
+        // The body is built per attempt: after a refresh it carries the successor.
+        await call(
+          'authLogout',
+          (pair) => ({ body: { refresh_token: (pair ?? signedIn.tokens).refreshToken } }),
+          requestOptions,
+        );
+      } catch (e) {
+        if (!isSvcApiError(e) || e.status !== 401) failure = e;
+      }
+      // Still this session (possibly rotated): forget it. Null: a failed refresh already ended it.
+      if (held && held.tokens.sessionId === signedIn.tokens.sessionId) await end('logout');
+      if (failure) throw failure;
+    },
+
+    tokens: () => (held ? { ...held.tokens } : null),
+
+    setTokens(tokens) {
+      held = tokens ? hold(tokens, null) : null;
+    },
+  };
+
+  return { ...methods, raw, baseUrl: base.baseUrl, request: call, ...session } as unknown as SessionClient;
+}
+
+function hasAuthorization(headers: Record<string, string> | undefined): boolean {
+  return Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'authorization');
+}
+
+/** `exp` and `iat` of a JWT, read without verifying (it is only a hint when to refresh). */
+function jwtTimes(token: string): { exp: number; iat: number | null } | null {
+  const payload = token.split('.')[1];
+  if (token.split('.').length !== 3 || !payload) return null;
+  try {
+    const json: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
+    if (typeof json !== 'object' || json === null) return null;
+    const { exp, iat } = json as { exp?: unknown; iat?: unknown };
+    if (typeof exp !== 'number' || !Number.isFinite(exp)) return null;
+    return { exp, iat: typeof iat === 'number' && Number.isFinite(iat) && iat < exp ? iat : null };
+  } catch {
+    return null;
+  }
+}
+
+/** Waits for a shared promise, but lets this caller's signal end the wait (not the work). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
