@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { destination } from 'pino';
 import { createApp } from '../../server/src/app.js';
 import { hashPassword } from '../../server/src/auth/crypto/passwords.js';
 import { loadConfig } from '../../server/src/config.js';
@@ -36,7 +36,7 @@ export async function measureLoginTiming(samples = 40): Promise<LoginTiming> {
     const sql = connect(db.url, { max: 10 });
     await migrate(sql);
     const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: dir, SOURCE_RATE_LIMIT_SCALE: '100000' });
-    const app = createApp({ sql, config, log: createLogger('warn', pino.destination({ dest: '/dev/null', sync: true })) });
+    const app = createApp({ sql, config, log: createLogger('warn', destination({ dest: '/dev/null', sync: true })) });
     const server = createServer(app.express).listen(0, '127.0.0.1');
     await once(server, 'listening');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2`;

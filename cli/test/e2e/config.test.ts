@@ -10,7 +10,7 @@ import { operations } from '../../../generated/operations.js';
 import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, tempDir, tempHome } from '../support/run-cli.js';
+import { closedPort, runCli, tempDir, tempHome } from '../support/run-cli.js';
 
 // Records each request's headers and answers a small JSON object.
 let stub: Server;
@@ -55,10 +55,11 @@ describe('svcctl config', () => {
 
   it('lets --base-url and SVCCTL_BASE_URL override the profile', async () => {
     const home = tempHome();
-    await runCli(['config', 'set', 'base-url', 'http://127.0.0.1:9'], { env: home });
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    await runCli(['config', 'set', 'base-url', closed], { env: home });
     const byEnv = await runCli(['public', 'capabilities'], { env: { ...home, SVCCTL_BASE_URL: stubUrl } });
     expect(byEnv.code).toBe(0);
-    const byFlag = await runCli(['--base-url', stubUrl, 'public', 'capabilities'], { env: { ...home, SVCCTL_BASE_URL: 'http://127.0.0.1:9' } });
+    const byFlag = await runCli(['--base-url', stubUrl, 'public', 'capabilities'], { env: { ...home, SVCCTL_BASE_URL: closed } });
     expect(byFlag.code).toBe(0);
     const fromProfile = await runCli(['public', 'capabilities'], { env: home });
     expect(fromProfile.code).toBe(ExitCode.network);

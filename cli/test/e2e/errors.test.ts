@@ -7,7 +7,7 @@ import { createAsset } from '../../../server/src/features/public/store.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, type CliRun } from '../support/run-cli.js';
+import { closedPort, runCli, type CliRun } from '../support/run-cli.js';
 
 let app: TestApp;
 const svcctl = (args: string[], run: CliRun = {}) =>
@@ -89,9 +89,10 @@ describe('usage errors (exit 2, nothing sent)', () => {
 
 describe('no answer', () => {
   it('exits 8 when the server cannot be reached', async () => {
-    const r = await runCli(['public', 'capabilities', '--base-url', 'http://127.0.0.1:9']);
+    const port = await closedPort();
+    const r = await runCli(['public', 'capabilities', '--base-url', `http://127.0.0.1:${port}`]);
     expect(r.code).toBe(ExitCode.network);
-    expect(r.stderr).toMatch(/cannot reach the API: GET http:\/\/127\.0\.0\.1:9\/api\/v2\/public\/capabilities failed/);
+    expect(r.stderr).toContain(`cannot reach the API: GET http://127.0.0.1:${port}/api/v2/public/capabilities failed: connect ECONNREFUSED`);
   });
 });
 

@@ -1,7 +1,9 @@
 // Runs the built svcctl as a child process with a clean environment: a temporary HOME and config
 // directory, never the developer's own, and no SVCCTL_* variables leaking in from the shell.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI_BIN } from './build.js';
@@ -31,10 +33,15 @@ export function tempHome(): { HOME: string; SVCCTL_CONFIG_DIR: string } {
 }
 
 export function runCli(args: readonly string[], run: CliRun = {}): Promise<CliResult> {
+  return runCliAt(CLI_BIN, args, run);
+}
+
+/** Runs the bin at `bin` (a packed copy, say) the same way. */
+export function runCliAt(bin: string, args: readonly string[], run: CliRun = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [k, v] of Object.entries({ ...tempHome(), ...run.env })) if (v !== undefined) env[k] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], { env, cwd: run.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { env, cwd: run.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -46,4 +53,14 @@ export function runCli(args: readonly string[], run: CliRun = {}): Promise<CliRe
     });
     child.stdin.end(run.input ?? '');
   });
+}
+
+/** A loopback port nothing listens on: bound once, then released. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
 }

@@ -1,0 +1,56 @@
+// `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin.
+// The registry dependencies are linked from this checkout instead of downloaded.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ensureBuilt, REPO } from '../support/build.js';
+import { runCliAt, tempDir } from '../support/run-cli.js';
+
+let installed: string;
+let stub: Server;
+let stubUrl: string;
+
+beforeAll(async () => {
+  ensureBuilt();
+  const root = tempDir('svcctl-pack-');
+  const modules = join(root, 'node_modules');
+  for (const [dir, name] of [['sdk', '@svcplatform/sdk'], ['cli', '@svcplatform/svcctl']] as const) {
+    // --ignore-scripts: prepack would rebuild dist/ while other test files run it.
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', root], { cwd: join(REPO, dir), stdio: 'ignore' });
+    const tarball = readdirSync(root).find((f) => f.startsWith(name.replace('@', '').replace('/', '-')))!;
+    const target = join(modules, name);
+    mkdirSync(target, { recursive: true });
+    execFileSync('tar', ['xzf', join(root, tarball), '-C', target, '--strip-components=1']);
+  }
+  const fromCli = createRequire(join(REPO, 'cli/package.json'));
+  const fromSdk = createRequire(join(REPO, 'sdk/package.json'));
+  for (const [dep, req] of [['commander', fromCli], ['yaml', fromCli], ['openapi-fetch', fromSdk]] as const) {
+    symlinkSync(dirname(req.resolve(`${dep}/package.json`)), join(modules, dep));
+  }
+  installed = join(modules, '@svcplatform/svcctl/dist/bin.js');
+  stub = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('[{"id":"i1","title":"Packed"}]');
+  });
+  stub.listen(0, '127.0.0.1');
+  await once(stub, 'listening');
+  stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+}, 180_000);
+afterAll(() => new Promise((r) => stub?.close(r)));
+
+it('runs --help from the packed files', async () => {
+  const r = await runCliAt(installed, ['--help']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^ {2}public <command> /m);
+});
+
+it('runs a generated command through the packed SDK', async () => {
+  const r = await runCliAt(installed, ['public', 'incidents', 'list', '-o', 'table', '--base-url', stubUrl]);
+  expect(r.stderr).toBe('');
+  expect(r.stdout).toBe('ID  TITLE\ni1  Packed\n');
+});
