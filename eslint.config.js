@@ -1,10 +1,12 @@
 // @ts-check
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['generated/**', 'sdk/src/generated/**', '**/dist/**', 'node_modules/**', '.data/**', '.tmp/**', 'patches/**'] },
   js.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -15,7 +15,9 @@ export interface StartupMeasurement {
   baselineMedianMs: number;
 }
 
-export async function measureStartup(options: { runs?: number; warmup?: number } = {}): Promise<StartupMeasurement> {
+export async function measureStartup(
+  options: { runs?: number; warmup?: number } = {},
+): Promise<StartupMeasurement> {
   const runs = options.runs ?? 30;
   const warmup = options.warmup ?? 3;
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing; run \`npm run build -w cli\` first`);
@@ -32,14 +34,19 @@ export async function measureStartup(options: { runs?: number; warmup?: number }
     cliTimes.push(time(cli));
     baseTimes.push(time(baseline));
   }
-  return { medianMs: quantile(cliTimes, 0.5), p90Ms: quantile(cliTimes, 0.9), baselineMedianMs: quantile(baseTimes, 0.5) };
+  return {
+    medianMs: quantile(cliTimes, 0.5),
+    p90Ms: quantile(cliTimes, 0.9),
+    baselineMedianMs: quantile(baseTimes, 0.5),
+  };
 }
 
 function time(args: string[]): number {
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${result.status}: ${String(result.stderr)}`);
+  if (result.status !== 0)
+    throw new Error(`node ${args.join(' ')} exited ${result.status}: ${String(result.stderr)}`);
   return ms;
 }
 
@@ -52,7 +59,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const runs = Number(process.argv[2] ?? 30);
   const m = await measureStartup({ runs });
   const ratio = m.medianMs / m.baselineMedianMs;
-  console.log(`svcctl --help  median ${m.medianMs.toFixed(1)} ms  p90 ${m.p90Ms.toFixed(1)} ms  (${runs} runs)`);
+  console.log(
+    `svcctl --help  median ${m.medianMs.toFixed(1)} ms  p90 ${m.p90Ms.toFixed(1)} ms  (${runs} runs)`,
+  );
   console.log(`node -e 0      median ${m.baselineMedianMs.toFixed(1)} ms`);
   console.log(`ratio          ${ratio.toFixed(2)}x  (+${(m.medianMs - m.baselineMedianMs).toFixed(1)} ms)`);
   console.log(`budget         ${STARTUP_BUDGET_MS} ms: ${m.medianMs < STARTUP_BUDGET_MS ? 'ok' : 'OVER'}`);

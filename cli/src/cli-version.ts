@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 let cached: string | undefined;
 
 export function cliVersion(): string {
-  cached ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  cached ??= (
+    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version;
   return cached;
 }

@@ -32,7 +32,8 @@ export function buildCommandTree(operations: Iterable<CliOperation>): {
     }
     // The first operation keeps the words; the conflict is reported (and tested) rather than
     // silently shadowing an operation at run time.
-    if (node.operation) conflicts.push({ words: op.cli.join(' '), operationIds: [node.operation.operationId, op.operationId] });
+    if (node.operation)
+      conflicts.push({ words: op.cli.join(' '), operationIds: [node.operation.operationId, op.operationId] });
     else node.operation = op;
   }
   return { root, conflicts };

@@ -40,7 +40,8 @@ export async function readProfileConfig(dir: string, profile: string): Promise<P
   const raw = profilesOf(await readConfigDocument(dir), file)[profile] ?? {};
   const out: ProfileConfig = {};
   if (raw.base_url !== undefined) {
-    if (typeof raw.base_url !== 'string') throw new CliError(`${file}: profiles.${profile}.base_url must be a string`);
+    if (typeof raw.base_url !== 'string')
+      throw new CliError(`${file}: profiles.${profile}.base_url must be a string`);
     out.base_url = raw.base_url;
   }
   if (raw.output !== undefined) {

@@ -23,7 +23,10 @@ export interface Credentials {
   [key: string]: unknown;
 }
 
-export async function readCredentials(profile: string, dir: string = configDir()): Promise<Credentials | undefined> {
+export async function readCredentials(
+  profile: string,
+  dir: string = configDir(),
+): Promise<Credentials | undefined> {
   const entry = profilesIn(await readCredentialsDocument(dir), dir)[profile];
   if (entry === undefined || entry === null) return undefined;
   if (typeof entry !== 'object' || Array.isArray(entry)) {

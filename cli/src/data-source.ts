@@ -12,7 +12,9 @@ export async function readData(arg: string, stdin: NodeJS.ReadableStream = proce
   try {
     content = await readFile(source, 'utf8');
   } catch (err) {
-    throw new UsageError(`--data ${arg}: cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `--data ${arg}: cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   if (/\.ya?ml$/i.test(source)) {
     const { parse } = await import('yaml');

@@ -10,7 +10,10 @@ export interface FailureReport {
   exitCode: number;
 }
 
-export function describeFailure(err: unknown, env: Readonly<Record<string, string | undefined>> = process.env): FailureReport {
+export function describeFailure(
+  err: unknown,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): FailureReport {
   if (err instanceof UsageError) {
     return { text: `error: ${err.message}\n(add --help for usage)\n`, exitCode: ExitCode.usage };
   }
@@ -25,7 +28,8 @@ export function describeFailure(err: unknown, env: Readonly<Record<string, strin
       exitCode: ExitCode.network,
     };
   }
-  const detail = err instanceof Error ? (env.SVCCTL_DEBUG ? (err.stack ?? err.message) : err.message) : String(err);
+  const detail =
+    err instanceof Error ? (env.SVCCTL_DEBUG ? (err.stack ?? err.message) : err.message) : String(err);
   return { text: `error: ${detail}\n`, exitCode: ExitCode.failure };
 }
 

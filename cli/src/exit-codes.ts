@@ -19,7 +19,10 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export const EXIT_CODES: readonly { code: ExitCode; meaning: string }[] = [
   { code: ExitCode.ok, meaning: 'success' },
   { code: ExitCode.failure, meaning: 'unexpected failure (a bug, an unreadable file, an unexpected answer)' },
-  { code: ExitCode.usage, meaning: 'usage error: unknown command or flag, bad or missing argument, bad --data' },
+  {
+    code: ExitCode.usage,
+    meaning: 'usage error: unknown command or flag, bad or missing argument, bad --data',
+  },
   { code: ExitCode.notFound, meaning: 'not found (HTTP 404, 410)' },
   { code: ExitCode.auth, meaning: 'not signed in or not allowed (HTTP 401, 403)' },
   { code: ExitCode.invalid, meaning: 'request refused as invalid (HTTP 400 and any other 4xx)' },

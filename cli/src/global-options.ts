@@ -24,8 +24,16 @@ interface GlobalOptionSpec {
 }
 
 const SPECS: readonly GlobalOptionSpec[] = [
-  { flags: '--base-url <url>', long: '--base-url', description: 'API base URL, without /api/v2 (env: SVCCTL_BASE_URL)' },
-  { flags: '--profile <name>', long: '--profile', description: 'configuration profile (env: SVCCTL_PROFILE; default "default")' },
+  {
+    flags: '--base-url <url>',
+    long: '--base-url',
+    description: 'API base URL, without /api/v2 (env: SVCCTL_BASE_URL)',
+  },
+  {
+    flags: '--profile <name>',
+    long: '--profile',
+    description: 'configuration profile (env: SVCCTL_PROFILE; default "default")',
+  },
   {
     flags: '-o, --output-format <format>',
     long: '--output-format',
@@ -33,7 +41,11 @@ const SPECS: readonly GlobalOptionSpec[] = [
     description: 'output format (default: table on a terminal, else json)',
     choices: OUTPUT_FORMATS,
   },
-  { flags: '--token <token>', long: '--token', description: 'API token, instead of the profile\'s (env: SVCCTL_TOKEN)' },
+  {
+    flags: '--token <token>',
+    long: '--token',
+    description: "API token, instead of the profile's (env: SVCCTL_TOKEN)",
+  },
   { flags: '-q, --quiet', long: '--quiet', short: '-q', description: 'print nothing on success' },
 ];
 
@@ -48,7 +60,8 @@ const globalOptions = new WeakSet<Option>();
 export function addGlobalOptions(cmd: Command, taken: ReadonlySet<string> = new Set()): void {
   for (const spec of SPECS) {
     if (taken.has(spec.long)) continue;
-    const flags = spec.short && taken.has(spec.short) ? spec.flags.replace(`${spec.short}, `, '') : spec.flags;
+    const flags =
+      spec.short && taken.has(spec.short) ? spec.flags.replace(`${spec.short}, `, '') : spec.flags;
     const option = new Option(flags, spec.description).helpGroup('Global options:');
     if (spec.choices) option.choices(spec.choices);
     globalOptions.add(option);

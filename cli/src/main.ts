@@ -41,7 +41,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const api = program.command('api').summary('call any route: svcctl api GET /public/incidents');
     if (first === 'api') (await import('./commands/api-command.js')).defineApiCommand(api);
     else stubTerms.set(api, 'api [options] <method> <path>');
-    const config = program.command('config').summary('show and change settings (base URL, output format) per profile');
+    const config = program
+      .command('config')
+      .summary('show and change settings (base URL, output format) per profile');
     if (first === 'config') (await import('./commands/config-command.js')).defineConfigCommand(config);
     else stubTerms.set(config, 'config <command>');
     program.helpCommand('help [command...]', 'show help for a command');
@@ -100,7 +102,9 @@ function termFor(node: CommandNode): string {
   const op = node.operation;
   if (!op) return `${node.word} <command>`;
   const hasOptions = op.parameters.some((p) => p.in !== 'path') || op.body !== null;
-  const args = pathParameters(op).map((p) => ` <${p.name}>`).join('');
+  const args = pathParameters(op)
+    .map((p) => ` <${p.name}>`)
+    .join('');
   return `${node.word}${hasOptions ? ' [options]' : ''}${args}`;
 }
 

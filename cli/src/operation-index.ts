@@ -24,7 +24,9 @@ export function loadOperations(): Promise<CliOperation[]> {
 async function importIndex(): Promise<CliOperation[]> {
   let mod: IndexModule;
   try {
-    mod = (await import(new URL('./generated/operations.js', import.meta.resolve('@svcplatform/sdk')).href)) as IndexModule;
+    mod = (await import(
+      new URL('./generated/operations.js', import.meta.resolve('@svcplatform/sdk')).href
+    )) as IndexModule;
   } catch {
     mod = (await import('@svcplatform/sdk')) as unknown as IndexModule;
   }

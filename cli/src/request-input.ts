@@ -48,7 +48,9 @@ export function buildRequest(
   const missing = op.body.fields.filter((f) => f.required && !(f.name in body));
   if (missing.length > 0) {
     const names = missing.map((f) => `${inputsByName.get(f.name)?.flag ?? f.name} (${f.name})`);
-    throw new UsageError(`missing required body field${missing.length > 1 ? 's' : ''}: ${names.join(', ')}; give the flag or include it in --data`);
+    throw new UsageError(
+      `missing required body field${missing.length > 1 ? 's' : ''}: ${names.join(', ')}; give the flag or include it in --data`,
+    );
   }
   request.body = body;
   return request;

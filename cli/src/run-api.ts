@@ -21,10 +21,17 @@ export interface ApiRequest {
 }
 
 /** Validates and splits the command line: `GET /x?a=1 --query b=2` → path /x, query {a, b}. */
-export function parseApiRequest(method: string, rawPath: string, queryArgs: readonly string[], headerArgs: readonly string[]): ApiRequest {
+export function parseApiRequest(
+  method: string,
+  rawPath: string,
+  queryArgs: readonly string[],
+  headerArgs: readonly string[],
+): ApiRequest {
   const upper = method.toUpperCase();
-  if (!METHODS.has(upper)) throw new UsageError(`unknown method "${method}"; use one of ${[...METHODS].join(', ')}`);
-  if (!rawPath.startsWith('/')) throw new UsageError(`path must start with "/" (relative to /api/v2); got "${rawPath}"`);
+  if (!METHODS.has(upper))
+    throw new UsageError(`unknown method "${method}"; use one of ${[...METHODS].join(', ')}`);
+  if (!rawPath.startsWith('/'))
+    throw new UsageError(`path must start with "/" (relative to /api/v2); got "${rawPath}"`);
   const [pathPart = '', search = ''] = rawPath.split(/\?(.*)/s, 2);
   // A path copied from a full URL still works.
   const path = pathPart.replace(/^\/api\/v2(?=\/|$)/, '') || '/';
@@ -57,15 +64,20 @@ export async function runApi(cmd: Command, method: string, rawPath: string): Pro
   const url = `${client.baseUrl}${request.path}`;
   let result: { data?: unknown; error?: unknown; response: Response };
   try {
-    result = await client.raw.request(request.method.toLowerCase() as 'get', request.path as never, {
-      params: { query: request.query },
-      body,
-      headers: request.headers,
-      parseAs: 'arrayBuffer',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    } as never);
+    result = await client.raw.request(
+      request.method.toLowerCase() as 'get',
+      request.path as never,
+      {
+        params: { query: request.query },
+        body,
+        headers: request.headers,
+        parseAs: 'arrayBuffer',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      } as never,
+    );
   } catch (err) {
-    if (err instanceof DOMException && err.name === 'TimeoutError') throw new SvcTimeoutError(request.method, url, TIMEOUT_MS);
+    if (err instanceof DOMException && err.name === 'TimeoutError')
+      throw new SvcTimeoutError(request.method, url, TIMEOUT_MS);
     throw new SvcNetworkError(request.method, url, err);
   }
   const { response } = result;
@@ -89,7 +101,10 @@ function decode(data: unknown, response: Response): unknown {
 // TODO(sdk): the SDK builds the same error in its internal problem.ts; use it once the SDK exports
 // it (asked for in the CLI issue notes), so both paths read problems identically.
 function problemError(response: Response, body: unknown): SvcApiError {
-  const p = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const p =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : {};
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const retry = response.headers.get('retry-after');
   return new SvcApiError({
@@ -99,7 +114,10 @@ function problemError(response: Response, body: unknown): SvcApiError {
     detail: str(p.detail) ?? (typeof body === 'string' ? body.trim().slice(0, 200) : ''),
     requestId: str(p.request_id) ?? response.headers.get('x-request-id'),
     errors: Array.isArray(p.errors) ? (p.errors as ValidationIssue[]) : [],
-    details: typeof p.details === 'string' || (typeof p.details === 'object' && p.details !== null) ? (p.details as string | Record<string, unknown>) : null,
+    details:
+      typeof p.details === 'string' || (typeof p.details === 'object' && p.details !== null)
+        ? (p.details as string | Record<string, unknown>)
+        : null,
     retryAfter: retry && /^\d+$/.test(retry) ? Number(retry) : null,
     problem: body,
     operationId: null,

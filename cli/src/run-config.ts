@@ -1,7 +1,14 @@
 // The `svcctl config` commands.
 import type { Command } from 'commander';
 import { configFile, credentialsFile } from './config-dir.js';
-import { CONFIG_KEYS, profilesOf, readConfigDocument, readProfileConfig, updateProfileConfig, type ConfigKey } from './config-file.js';
+import {
+  CONFIG_KEYS,
+  profilesOf,
+  readConfigDocument,
+  readProfileConfig,
+  updateProfileConfig,
+  type ConfigKey,
+} from './config-file.js';
 import { credentialProfiles } from './credentials.js';
 import { UsageError } from './errors.js';
 import { collectGlobalFlags, OUTPUT_FORMATS, type OutputFormat } from './global-options.js';
@@ -17,7 +24,10 @@ export async function configSet(cmd: Command, key: string, value: string): Promi
     throw new UsageError(`output must be one of ${OUTPUT_FORMATS.join(', ')}; got "${value}"`);
   }
   await updateProfileConfig(settings.configDir, settings.profile, field, stored);
-  if (!settings.quiet) process.stderr.write(`set ${key} = ${stored} for profile "${settings.profile}" in ${configFile(settings.configDir)}\n`);
+  if (!settings.quiet)
+    process.stderr.write(
+      `set ${key} = ${stored} for profile "${settings.profile}" in ${configFile(settings.configDir)}\n`,
+    );
 }
 
 export async function configUnset(cmd: Command, key: string): Promise<void> {
@@ -31,7 +41,12 @@ export async function configGet(cmd: Command, key: string | undefined): Promise<
   const view = effectiveView(settings);
   if (key === undefined) return writeResult(view, settings);
   const name = key.replace(/-/g, '_') as keyof typeof view;
-  if (!(name in view)) throw new UsageError(`unknown key "${key}"; known: ${Object.keys(view).map((k) => k.replace(/_/g, '-')).join(', ')}`);
+  if (!(name in view))
+    throw new UsageError(
+      `unknown key "${key}"; known: ${Object.keys(view)
+        .map((k) => k.replace(/_/g, '-'))
+        .join(', ')}`,
+    );
   // One value prints bare in every format, so `$(svcctl config get base-url)` just works.
   if (!settings.quiet) process.stdout.write(`${String(view[name])}\n`);
 }

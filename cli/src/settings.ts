@@ -45,7 +45,11 @@ export async function resolveSettings(flags: GlobalFlags, ctx: SettingsContext =
     baseUrl: normalizeBaseUrl(flags.baseUrl || env.SVCCTL_BASE_URL || stored.base_url || DEFAULT_BASE_URL),
     token: token || undefined,
     tokenSource: token ? tokenSource : null,
-    outputFormat: flags.outputFormat ?? envFormat(env) ?? stored.output ?? defaultFormat(ctx.stdoutIsTTY ?? process.stdout.isTTY),
+    outputFormat:
+      flags.outputFormat ??
+      envFormat(env) ??
+      stored.output ??
+      defaultFormat(ctx.stdoutIsTTY ?? process.stdout.isTTY),
     quiet: flags.quiet === true,
     configDir: dir,
   };

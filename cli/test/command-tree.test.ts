@@ -41,7 +41,10 @@ describe('buildCommandTree', () => {
   });
 
   it('lets a node be an operation and a group at once (auth login, auth login verify)', () => {
-    const { root } = buildCommandTree([op('authLogin', ['auth', 'login']), op('authLoginVerify', ['auth', 'login', 'verify'])]);
+    const { root } = buildCommandTree([
+      op('authLogin', ['auth', 'login']),
+      op('authLoginVerify', ['auth', 'login', 'verify']),
+    ]);
     const login = root.children.get('auth')!.children.get('login')!;
     expect(login.operation?.operationId).toBe('authLogin');
     expect([...login.children.keys()]).toEqual(['verify']);
@@ -55,11 +58,23 @@ describe('commandWords', () => {
   ]);
   it.each([
     ['plain words', { given: ['public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] }],
-    ['stops at a positional', { given: ['public', 'captcha-config', 'get', 'public'], want: ['public', 'captcha-config', 'get'] }],
-    ['skips a global option and its value', { given: ['--profile', 'public', 'public', 'incidents'], want: ['public', 'incidents'] }],
-    ['skips -o and its value', { given: ['-o', 'json', 'public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] }],
+    [
+      'stops at a positional',
+      { given: ['public', 'captcha-config', 'get', 'public'], want: ['public', 'captcha-config', 'get'] },
+    ],
+    [
+      'skips a global option and its value',
+      { given: ['--profile', 'public', 'public', 'incidents'], want: ['public', 'incidents'] },
+    ],
+    [
+      'skips -o and its value',
+      { given: ['-o', 'json', 'public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] },
+    ],
     ['does not skip after --flag=value', { given: ['--profile=x', 'public'], want: ['public'] }],
-    ['keeps going past flags between words', { given: ['public', '-q', 'incidents'], want: ['public', 'incidents'] }],
+    [
+      'keeps going past flags between words',
+      { given: ['public', '-q', 'incidents'], want: ['public', 'incidents'] },
+    ],
     ['stops at an unknown word', { given: ['public', 'incidnets', 'list'], want: ['public'] }],
     ['stops at --', { given: ['--', 'public'], want: [] }],
     ['nothing', { given: [], want: [] }],

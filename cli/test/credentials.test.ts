@@ -26,9 +26,17 @@ describe('credentials.yaml', () => {
 
   it('reads back per profile and keeps other profiles and fields on write', async () => {
     const d = dir();
-    await writeCredentials('a', { token: 't-a', refresh_token: 'svc_rt_1', expires_at: '2026-11-21T12:15:00Z' }, d);
+    await writeCredentials(
+      'a',
+      { token: 't-a', refresh_token: 'svc_rt_1', expires_at: '2026-11-21T12:15:00Z' },
+      d,
+    );
     await writeCredentials('b', { token: 't-b' }, d);
-    expect(await readCredentials('a', d)).toEqual({ token: 't-a', refresh_token: 'svc_rt_1', expires_at: '2026-11-21T12:15:00Z' });
+    expect(await readCredentials('a', d)).toEqual({
+      token: 't-a',
+      refresh_token: 'svc_rt_1',
+      expires_at: '2026-11-21T12:15:00Z',
+    });
     expect(await readCredentials('b', d)).toEqual({ token: 't-b' });
     expect(await readCredentials('c', d)).toBeUndefined();
     expect(await credentialProfiles(d)).toEqual(['a', 'b']);

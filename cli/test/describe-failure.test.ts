@@ -45,24 +45,57 @@ describe('describeFailure', () => {
   });
 
   it('prints details and Retry-After when present', () => {
-    const r = describeFailure(apiError({ status: 429, code: 'rate-limited', title: 'Too many requests', detail: '', details: { limit: 5 }, retryAfter: 30 }));
+    const r = describeFailure(
+      apiError({
+        status: 429,
+        code: 'rate-limited',
+        title: 'Too many requests',
+        detail: '',
+        details: { limit: 5 },
+        retryAfter: 30,
+      }),
+    );
     expect(r.exitCode).toBe(ExitCode.rateLimited);
     expect(r.text).toBe(
-      ['error: Too many requests (HTTP 429)', '  code:        rate-limited', '  details:     {"limit":5}', '  retry after: 30s', '  request id:  req-1', ''].join('\n'),
+      [
+        'error: Too many requests (HTTP 429)',
+        '  code:        rate-limited',
+        '  details:     {"limit":5}',
+        '  retry after: 30s',
+        '  request id:  req-1',
+        '',
+      ].join('\n'),
     );
   });
 
   it.each([
-    ['a usage error', new UsageError('bad flag'), ExitCode.usage, 'error: bad flag\n(add --help for usage)\n'],
-    ['a CLI error', new CliError('config.yaml is broken'), ExitCode.failure, 'error: config.yaml is broken\n'],
-    ['a timeout', new SvcTimeoutError('GET', 'http://h/api/v2/x', 10), ExitCode.network, 'error: no answer: GET http://h/api/v2/x got no answer within 10 ms\n'],
+    [
+      'a usage error',
+      new UsageError('bad flag'),
+      ExitCode.usage,
+      'error: bad flag\n(add --help for usage)\n',
+    ],
+    [
+      'a CLI error',
+      new CliError('config.yaml is broken'),
+      ExitCode.failure,
+      'error: config.yaml is broken\n',
+    ],
+    [
+      'a timeout',
+      new SvcTimeoutError('GET', 'http://h/api/v2/x', 10),
+      ExitCode.network,
+      'error: no answer: GET http://h/api/v2/x got no answer within 10 ms\n',
+    ],
     ['anything else', new Error('boom'), ExitCode.failure, 'error: boom\n'],
   ])('%s', (_name, err, exitCode, text) => {
     expect(describeFailure(err, {})).toEqual({ exitCode, text });
   });
 
   it('points at the base URL settings when the server cannot be reached', () => {
-    const r = describeFailure(new SvcNetworkError('GET', 'http://h/api/v2/x', new Error('connect ECONNREFUSED')));
+    const r = describeFailure(
+      new SvcNetworkError('GET', 'http://h/api/v2/x', new Error('connect ECONNREFUSED')),
+    );
     expect(r.exitCode).toBe(ExitCode.network);
     expect(r.text).toContain('cannot reach the API: GET http://h/api/v2/x failed: connect ECONNREFUSED');
     expect(r.text).toContain('SVCCTL_BASE_URL');

@@ -41,7 +41,11 @@ describe('flagInputs', () => {
         { name: 'dry_run', in: 'query', required: false, type: 'boolean', description: '' },
         { name: 'X-Captcha-Token', in: 'header', required: false, type: 'string', description: '' },
       ],
-      body: { required: true, contentType: 'application/json', fields: [{ name: 'name', required: true, type: 'string', description: 'd' }] },
+      body: {
+        required: true,
+        contentType: 'application/json',
+        fields: [{ name: 'name', required: true, type: 'string', description: 'd' }],
+      },
     });
     expect(inputs.map((i) => [i.location, i.name, i.flag])).toEqual([
       ['query', 'dry_run', '--dry-run'],
@@ -50,7 +54,7 @@ describe('flagInputs', () => {
     ]);
   });
 
-  it('prefixes a flag that collides with the command\'s own or another input\'s', () => {
+  it("prefixes a flag that collides with the command's own or another input's", () => {
     const inputs = flagInputs({
       ...base,
       parameters: [{ name: 'output', in: 'query', required: false, type: 'string', description: '' }],
@@ -64,7 +68,12 @@ describe('flagInputs', () => {
         ],
       },
     });
-    expect(inputs.map((i) => i.flag)).toEqual(['--query-output', '--body-data', '--body-output', '--body-help']);
+    expect(inputs.map((i) => i.flag)).toEqual([
+      '--query-output',
+      '--body-data',
+      '--body-output',
+      '--body-help',
+    ]);
   });
 
   it('keeps --no-<name> free for a boolean', () => {

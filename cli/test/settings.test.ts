@@ -58,17 +58,45 @@ describe('resolveSettings', () => {
     await writeCredentials('p', { token: 'file-token' }, d);
     const env = { SVCCTL_CONFIG_DIR: d, SVCCTL_PROFILE: 'p' };
     const fromProfile = await resolveSettings({}, { env, stdoutIsTTY: false });
-    expect(fromProfile).toMatchObject({ profile: 'p', baseUrl: 'https://profile.example', outputFormat: 'yaml', token: 'file-token', tokenSource: 'credentials.yaml' });
-    const fromEnv = await resolveSettings({}, { env: { ...env, SVCCTL_BASE_URL: 'https://env.example', SVCCTL_OUTPUT: 'json', SVCCTL_TOKEN: 'env-token' } });
-    expect(fromEnv).toMatchObject({ baseUrl: 'https://env.example', outputFormat: 'json', token: 'env-token', tokenSource: 'SVCCTL_TOKEN' });
+    expect(fromProfile).toMatchObject({
+      profile: 'p',
+      baseUrl: 'https://profile.example',
+      outputFormat: 'yaml',
+      token: 'file-token',
+      tokenSource: 'credentials.yaml',
+    });
+    const fromEnv = await resolveSettings(
+      {},
+      {
+        env: {
+          ...env,
+          SVCCTL_BASE_URL: 'https://env.example',
+          SVCCTL_OUTPUT: 'json',
+          SVCCTL_TOKEN: 'env-token',
+        },
+      },
+    );
+    expect(fromEnv).toMatchObject({
+      baseUrl: 'https://env.example',
+      outputFormat: 'json',
+      token: 'env-token',
+      tokenSource: 'SVCCTL_TOKEN',
+    });
     const fromFlags = await resolveSettings(
       { baseUrl: 'https://flag.example/api/v2', outputFormat: 'table', token: 'flag-token', profile: 'p' },
       { env: { ...env, SVCCTL_BASE_URL: 'https://env.example', SVCCTL_TOKEN: 'env-token' } },
     );
-    expect(fromFlags).toMatchObject({ baseUrl: 'https://flag.example', outputFormat: 'table', token: 'flag-token', tokenSource: '--token' });
+    expect(fromFlags).toMatchObject({
+      baseUrl: 'https://flag.example',
+      outputFormat: 'table',
+      token: 'flag-token',
+      tokenSource: '--token',
+    });
   });
 
   it('refuses a bad SVCCTL_OUTPUT', async () => {
-    await expect(resolveSettings({}, { env: { SVCCTL_CONFIG_DIR: dir(), SVCCTL_OUTPUT: 'xml' } })).rejects.toThrow(UsageError);
+    await expect(
+      resolveSettings({}, { env: { SVCCTL_CONFIG_DIR: dir(), SVCCTL_OUTPUT: 'xml' } }),
+    ).rejects.toThrow(UsageError);
   });
 });

@@ -5,13 +5,28 @@ describe('renderTable', () => {
   it.each([
     [
       'a list of objects as aligned columns, in first-seen key order',
-      { given: [{ id: 'a1', title: 'Disk' }, { id: 'b22', title: 'Net', extra: true }],
-        want: 'ID   TITLE  EXTRA\na1   Disk   -\nb22  Net    true\n' },
+      {
+        given: [
+          { id: 'a1', title: 'Disk' },
+          { id: 'b22', title: 'Net', extra: true },
+        ],
+        want: 'ID   TITLE  EXTRA\na1   Disk   -\nb22  Net    true\n',
+      },
     ],
-    ['an object as key/value lines', { given: { enabled: false, site_key: null, protected_actions: ['login'] },
-      want: 'enabled:            false\nsite_key:           -\nprotected_actions:  ["login"]\n' }],
-    ['a paged list with its footer', { given: { data: [{ id: 1 }], meta: { page: 1, page_size: 20, total_items: 1, total_pages: 1 } },
-      want: 'ID\n1\n\npage 1 of 1, 1 items\n' }],
+    [
+      'an object as key/value lines',
+      {
+        given: { enabled: false, site_key: null, protected_actions: ['login'] },
+        want: 'enabled:            false\nsite_key:           -\nprotected_actions:  ["login"]\n',
+      },
+    ],
+    [
+      'a paged list with its footer',
+      {
+        given: { data: [{ id: 1 }], meta: { page: 1, page_size: 20, total_items: 1, total_pages: 1 } },
+        want: 'ID\n1\n\npage 1 of 1, 1 items\n',
+      },
+    ],
     ['a { data } list without meta', { given: { data: [{ id: 1 }] }, want: 'ID\n1\n' }],
     ['an empty list', { given: [], want: '(none)\n' }],
     ['a list of scalars, one per line', { given: ['a', 2], want: 'a\n2\n' }],
@@ -29,6 +44,11 @@ describe('renderTable', () => {
   });
 
   it('aligns by characters, not bytes', () => {
-    expect(renderTable([{ a: 'ü', b: 1 }, { a: 'xx', b: 2 }])).toBe('A   B\nü   1\nxx  2\n');
+    expect(
+      renderTable([
+        { a: 'ü', b: 1 },
+        { a: 'xx', b: 2 },
+      ]),
+    ).toBe('A   B\nü   1\nxx  2\n');
   });
 });

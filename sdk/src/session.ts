@@ -4,7 +4,7 @@
 // and a spent one presented again after a 10 s grace ends the whole session (DECISIONS.md §3), so
 // the one thing this module must never do is spend the same refresh token twice.
 import { createClient, type ClientOptions, type SvcClient } from './client.js';
-import { isSvcApiError, type SvcApiError } from './errors.js';
+import { isSvcApiError, isSvcError, type SvcApiError } from './errors.js';
 import type { components } from './generated/api.js';
 import { operations, type OperationIndexEntry } from './generated/operations.js';
 import type { LooseParams, RequestOptions } from './operation-types.js';
@@ -82,7 +82,8 @@ type ParamsFor = (tokens: SessionTokens | null) => LooseParams;
 export function createSessionClient(options: SessionClientOptions): SessionClient {
   const clock = options.now ?? Date.now;
   const ahead = options.refreshAheadMs ?? DEFAULT_REFRESH_AHEAD_MS;
-  if (ahead !== false && !(ahead >= 0)) throw new TypeError(`refreshAheadMs must be >= 0 or false, got ${ahead}`);
+  if (ahead !== false && !(ahead >= 0))
+    throw new TypeError(`refreshAheadMs must be >= 0 or false, got ${ahead}`);
   // Calls carry the token per request (below), so the one they go through has none of its own;
   // `raw` gets the current token from a second client.
   const base = createClient({ ...options, token: undefined, getToken: undefined });
@@ -178,14 +179,16 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     const current = held;
     const due = current?.refreshAt != null && clock() >= current.refreshAt;
     if (current && (due || inflight?.from === current)) {
+      let refreshed: Refreshed = current;
       try {
-        const refreshed = await unlessAborted(refreshFrom(current), signal);
-        if (isSvcApiError(refreshed)) throw refreshed;
+        refreshed = await unlessAborted(refreshFrom(current), signal);
       } catch (e) {
-        // The token has not expired yet (it may have, by a skewed clock: then the 401 path below
-        // refreshes again). Only the server's refusal or the caller's abort ends the call.
-        if (isSvcApiError(e) || signal?.aborted) throw e;
+        // A refresh that could not be made (network, 500) does not end the call: the token may
+        // still be good, and if not, the 401 path below tries again. A callback's error or the
+        // caller's abort does.
+        if (!isSvcError(e) || signal?.aborted) throw e;
       }
+      if (isSvcApiError(refreshed)) throw refreshed;
     }
 
     const send = (pair: SessionTokens | null) => {
@@ -220,14 +223,20 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     login(email, password, loginOptions = {}) {
       const { captchaToken, ...requestOptions } = loginOptions;
       return base.authLogin(
-        { body: { email, password }, ...(captchaToken ? { header: { 'X-Captcha-Token': captchaToken } } : {}) },
+        {
+          body: { email, password },
+          ...(captchaToken ? { header: { 'X-Captcha-Token': captchaToken } } : {}),
+        },
         requestOptions,
       );
     },
 
     async verifyCode(challengeId, code, requestOptions) {
       const requestedAt = clock();
-      const answer = await base.authLoginVerify({ body: { challenge_id: challengeId, code } }, requestOptions);
+      const answer = await base.authLoginVerify(
+        { body: { challenge_id: challengeId, code } },
+        requestOptions,
+      );
       await store(
         { token: answer.token, refreshToken: answer.refresh_token, sessionId: answer.session_id },
         requestedAt,

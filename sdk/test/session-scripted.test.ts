@@ -1,6 +1,5 @@
 // The session client against a scripted auth server: exactly when it refreshes, how often, with
 // which token, and what it tells the caller. The real server's side is in session.test.ts.
-import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   createSessionClient,
@@ -10,7 +9,13 @@ import {
   type SessionEndReason,
   type SessionTokens,
 } from '../src/index.js';
-import { json, problem, startScriptedServer, type ScriptedServer, type SeenRequest } from './support/scripted-server.js';
+import {
+  json,
+  problem,
+  startScriptedServer,
+  type ScriptedServer,
+  type SeenRequest,
+} from './support/scripted-server.js';
 
 let server: ScriptedServer | null = null;
 afterEach(async () => {
@@ -21,7 +26,8 @@ afterEach(async () => {
 const SESSION_ID = '6f1c1f8e-0000-4000-8000-000000000001';
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 /** An unsigned JWT-shaped token: the client only reads `exp` and `iat`. */
-const jwt = (n: number, iat: number, exp: number) => `${b64url({ alg: 'none' })}.${b64url({ n, iat, exp })}.sig`;
+const jwt = (n: number, iat: number, exp: number) =>
+  `${b64url({ alg: 'none' })}.${b64url({ n, iat, exp })}.sig`;
 
 interface FakeAuth {
   /** The first pair, already live. */
@@ -33,6 +39,8 @@ interface FakeAuth {
   revoke(): void;
   /** False: every access token is refused, even fresh ones. */
   acceptAccess: boolean;
+  /** Set: /auth/refresh answers this status (500, ...) instead of rotating. */
+  refreshFailure: number | null;
   seen(path: string): SeenRequest[];
 }
 
@@ -41,8 +49,6 @@ interface FakeOptions {
   refreshDelayMs?: number;
   /** Milliseconds before the nth secured request (1-based, counted per path) answers. */
   delayOf?: (n: number, req: SeenRequest) => number;
-  /** Answer /auth/refresh with this instead (500, ...). */
-  refreshAnswer?: (res: ServerResponse) => void;
   /** Lifetime of the access tokens handed out, seconds. */
   ttlSeconds?: number;
   nowSeconds?: () => number;
@@ -62,7 +68,11 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
   const issue = (): SessionTokens => {
     issued += 1;
     const iat = nowSeconds();
-    const pair = { token: jwt(issued, iat, iat + ttl), refreshToken: `svc_rt_${issued}`, sessionId: SESSION_ID };
+    const pair = {
+      token: jwt(issued, iat, iat + ttl),
+      refreshToken: `svc_rt_${issued}`,
+      sessionId: SESSION_ID,
+    };
     live.add(pair.token);
     refresh.set(pair.refreshToken, 'live');
     return pair;
@@ -77,7 +87,7 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
     const later = (ms: number, fn: () => void) => (ms > 0 ? setTimeout(fn, ms) : fn());
     if (path === '/auth/refresh') {
       later(options.refreshDelayMs ?? 0, () => {
-        if (options.refreshAnswer) return options.refreshAnswer(res);
+        if (fake.refreshFailure !== null) return problem(res, fake.refreshFailure, 'internal-error');
         const presented = (JSON.parse(req.body) as { refresh_token: string }).refresh_token;
         if (refresh.get(presented) !== 'live') return problem(res, 401, 'unauthenticated');
         refresh.set(presented, 'spent');
@@ -115,6 +125,7 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
     live,
     refresh,
     acceptAccess: true,
+    refreshFailure: null as number | null,
     revoke() {
       live.clear();
       for (const key of refresh.keys()) refresh.set(key, 'spent');
@@ -125,7 +136,10 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
 }
 
 /** A session client that records its callbacks. */
-function sessionClient(auth: { baseUrl: string; first: SessionTokens }, extra: Partial<SessionClientOptions> = {}) {
+function sessionClient(
+  auth: { baseUrl: string; first: SessionTokens },
+  extra: Partial<SessionClientOptions> = {},
+) {
   const rotated: SessionTokens[] = [];
   const ended: SessionEndReason[] = [];
   const client = createSessionClient({
@@ -138,6 +152,11 @@ function sessionClient(auth: { baseUrl: string; first: SessionTokens }, extra: P
     ...extra,
   });
   return { client, rotated, ended };
+}
+
+/** Resolves once the server has received a refresh (it answers `refreshDelayMs` later). */
+async function refreshUnderWay(auth: FakeAuth): Promise<void> {
+  while (auth.seen('/auth/refresh').length === 0) await new Promise((r) => setTimeout(r, 2));
 }
 
 const bearer = (req: SeenRequest) => req.headers.authorization?.replace(/^Bearer /, '') ?? null;
@@ -216,7 +235,7 @@ describe('refresh on 401', () => {
     const { client } = sessionClient(auth);
     auth.live.delete(auth.first.token);
     const first = client.authSessionGet();
-    await new Promise((r) => setTimeout(r, 50)); // the first request got its 401; the refresh is out
+    await refreshUnderWay(auth); // the first request got its 401
     await client.meSessionsList();
     await first;
     expect(auth.seen('/me/sessions').map(bearer)).toEqual([client.tokens()!.token]);
@@ -281,7 +300,8 @@ describe('refresh on 401', () => {
   });
 
   test('a failed refresh that is not a 401 keeps the session and throws that failure', async () => {
-    const auth = await fakeAuth({ refreshAnswer: (res) => problem(res, 500, 'internal-error') });
+    const auth = await fakeAuth();
+    auth.refreshFailure = 500;
     const { client, ended } = sessionClient(auth);
     auth.live.delete(auth.first.token);
     const err = await rejection(client.authSessionGet());
@@ -295,7 +315,9 @@ describe('refresh on 401', () => {
     const auth = await fakeAuth();
     const { client } = sessionClient(auth);
     auth.revoke();
-    expect(isSvcApiError(await rejection(client.authRefresh({ body: { refresh_token: 'svc_rt_x' } })))).toBe(true);
+    expect(isSvcApiError(await rejection(client.authRefresh({ body: { refresh_token: 'svc_rt_x' } })))).toBe(
+      true,
+    );
     expect(auth.seen('/auth/refresh')).toHaveLength(1);
     expect(client.tokens()).toEqual(auth.first);
   });
@@ -303,7 +325,10 @@ describe('refresh on 401', () => {
   test('403 and other errors are passed through without a refresh', async () => {
     const s = await startScriptedServer((_n, _req, res) => problem(res, 403, 'forbidden'));
     server = s;
-    const { client } = sessionClient({ baseUrl: s.baseUrl, first: { token: 't', refreshToken: 'r', sessionId: SESSION_ID } });
+    const { client } = sessionClient({
+      baseUrl: s.baseUrl,
+      first: { token: 't', refreshToken: 'r', sessionId: SESSION_ID },
+    });
     expect(await rejection(client.authSessionGet())).toMatchObject({ status: 403 });
     expect(s.requests).toHaveLength(1);
   });
@@ -382,6 +407,25 @@ describe('refresh ahead of expiry', () => {
     expect(await rejection(client.authSessionGet())).toMatchObject({ status: 401, code: 'unauthenticated' });
     expect(ended).toEqual(['refresh_failed']);
     expect(auth.seen('/auth/session')).toHaveLength(0);
+  });
+
+  test('a refresh ahead of expiry that fails (500) still sends the request; an onTokens error fails it', async () => {
+    let now = Date.now();
+    const auth = await fakeAuth({ nowSeconds: () => Math.floor(now / 1000) });
+    const onTokens = () => {
+      throw new Error('disk full');
+    };
+    const { client } = sessionClient(auth, { refreshAheadMs: 60_000, now: () => now, onTokens });
+    now += 870_000; // due, but the token is still accepted
+    auth.refreshFailure = 500;
+    await expect(client.authSessionGet()).resolves.toBeDefined();
+    expect(auth.seen('/auth/refresh')).toHaveLength(1);
+    expect(auth.seen('/auth/session').map(bearer)).toEqual([auth.first.token]);
+
+    auth.refreshFailure = null;
+    expect(await rejection(client.authSessionGet())).toMatchObject({ message: 'disk full' });
+    expect(client.tokens()!.refreshToken).toBe('svc_rt_2');
+    expect(auth.seen('/auth/session')).toHaveLength(1);
   });
 
   test('a token that is not a JWT is only refreshed after a 401', async () => {
@@ -472,7 +516,7 @@ describe('sign-in and sign-out', () => {
     });
     auth.live.delete(auth.first.token);
     const request = client.authSessionGet();
-    await new Promise((r) => setTimeout(r, 20));
+    await refreshUnderWay(auth);
     await client.logout();
     await request.catch(() => undefined); // its retry may land after the logout
     expect(events).toEqual(['tokens svc_rt_2', 'ended logout']);
@@ -485,7 +529,7 @@ describe('sign-in and sign-out', () => {
     const { client, rotated } = sessionClient(auth);
     auth.live.delete(auth.first.token);
     const request = client.authSessionGet();
-    await new Promise((r) => setTimeout(r, 20));
+    await refreshUnderWay(auth);
     const other = { token: 'other', refreshToken: 'svc_rt_other', sessionId: SESSION_ID };
     auth.live.add('other');
     client.setTokens(other);

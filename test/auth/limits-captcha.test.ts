@@ -81,7 +81,6 @@ describe('rate limits', () => {
 
   it('makes a tripped forgot limit look exactly like success, and sends nothing more', async () => {
     await app.sql`delete from rate_limit_buckets`;
-    const anon = createClient({ baseUrl: app.baseUrl, retries: 0 });
     const { email } = await newAccount(app, smtp, 'forgot-limit');
     const before = smtp.messages.length;
     const answers: string[] = [];

@@ -41,12 +41,15 @@ export interface ArbitraryOptions {
   resolve?: Resolve;
   /** Every optional property present (to reach nested objects), down to the depth limit. */
   everyProperty?: boolean;
+  /** One code point per value, for strings without a pattern or format (a header's charset). */
+  unit?: Arbitrary<string>;
 }
 
 interface Ctx {
   resolve: Resolve;
   depth: number;
   everyProperty: boolean;
+  unit: Arbitrary<string>;
 }
 
 // Past this nesting, objects carry only required properties and arrays their minimum length, so a
@@ -63,14 +66,38 @@ const noRefs: Resolve = (ref) => {
   throw new Error(`no resolver given for "${ref}"`);
 };
 
+const contextOf = (o: ArbitraryOptions): Ctx => ({
+  resolve: o.resolve ?? noRefs,
+  depth: 0,
+  everyProperty: o.everyProperty ?? false,
+  unit: o.unit ?? anyChar,
+});
+
 export function arbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> {
-  return valid(schema, { resolve: options.resolve ?? noRefs, depth: 0, everyProperty: options.everyProperty ?? false });
+  return valid(schema, contextOf(options));
 }
 
 /** Values the schema refuses, one reason each; null when the schema accepts everything. */
 export function invalidArbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> | null {
-  const strategies = invalid(schema, { resolve: options.resolve ?? noRefs, depth: 0, everyProperty: false });
+  const strategies = invalid(schema, { ...contextOf(options), everyProperty: false });
   return strategies.length === 0 ? null : fc.oneof(...strategies);
+}
+
+/**
+ * `arb.filter(keep)` that throws after many rejections in a row. A plain filter that never passes
+ * spins forever inside generation, where no test timeout can interrupt it.
+ */
+export function boundedFilter<T>(arb: Arbitrary<T>, keep: (v: T) => boolean, what: string): Arbitrary<T> {
+  let misses = 0;
+  return arb.filter((v) => {
+    if (keep(v)) {
+      misses = 0;
+      return true;
+    }
+    misses += 1;
+    if (misses > 2000) throw new Error(`cannot generate ${what}: 2000 candidates in a row were rejected`);
+    return false;
+  });
 }
 
 /** The object a schema node stands for, with `$ref` and `allOf` folded in. */
@@ -133,7 +160,7 @@ function validOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unkno
     case 'boolean':
       return fc.boolean();
     case 'string':
-      return validString(s);
+      return validString(s, ctx);
     case 'integer':
     case 'number':
       return validNumber(type, s);
@@ -152,7 +179,8 @@ const anyChar = fc.oneof(
   { weight: 5, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCodePoint(c)) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
 );
-export const anyString = (c: { minLength?: number; maxLength?: number; size?: 'max' } = {}) => fc.string({ unit: anyChar, ...c });
+type Lengths = { minLength?: number; maxLength?: number; size?: 'max' };
+const stringOf = (unit: Arbitrary<string>, c: Lengths = {}) => fc.string({ unit, ...c });
 
 // Formats with a generator of their own; lengths are then enforced by filtering.
 const FORMATS: Record<string, () => Arbitrary<string>> = {
@@ -164,23 +192,24 @@ const FORMATS: Record<string, () => Arbitrary<string>> = {
   hostname: () => fc.domain(),
   ipv4: () => fc.ipV4(),
   // OpenAPI's informational formats: any string is fine.
-  password: () => anyString(),
-  binary: () => anyString(),
+  password: () => stringOf(anyChar),
+  binary: () => stringOf(anyChar),
 };
 
 // Four-digit years only: toISOString writes `+010000-...` beyond, which is not RFC 3339.
 const isoDate = () => fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T23:59:59Z'), noInvalidDate: true });
 
-function validString(s: SchemaObject): Arbitrary<string> {
+function validString(s: SchemaObject, ctx: Ctx): Arbitrary<string> {
   const min = s.minLength ?? 0;
   const max = s.maxLength;
   const inRange = (v: string) => codePoints(v) >= min && (max === undefined || codePoints(v) <= max);
-  if (s.pattern !== undefined) return fc.stringMatching(new RegExp(s.pattern, 'u')).filter(inRange);
+  if (s.pattern !== undefined) return boundedFilter(fc.stringMatching(new RegExp(s.pattern, 'u')), inRange, `/${s.pattern}/ within lengths`);
   if (s.format !== undefined) {
     const make = FORMATS[s.format];
     if (!make) throw new Error(`arbitrary.ts knows no generator for format "${s.format}"; add one`);
-    return make().filter(inRange);
+    return boundedFilter(make(), inRange, `format ${s.format} within lengths`);
   }
+  const anyString = (c: Lengths) => stringOf(ctx.unit, c);
   const any = anyString({ minLength: min, ...(max === undefined ? {} : { maxLength: max }) });
   if (max === undefined) return any;
   // fast-check's default size rarely gets near a large maxLength: a share spans the whole range
@@ -251,7 +280,7 @@ function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknow
   const extra = s.additionalProperties;
   if (extra === undefined || typeof extra === 'boolean' || shallow) return fixed;
   // A dictionary (`additionalProperties: {schema}`): a few free keys besides the declared ones.
-  const key = fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in model) && k !== '__proto__');
+  const key = boundedFilter(fc.string({ minLength: 1, maxLength: 12 }), (k) => !(k in model) && k !== '__proto__', 'a free key');
   return fc
     .tuple(fixed, fc.dictionary(key, valid(extra, inner), { maxKeys: EXTRA_ITEMS }))
     .map(([declared, free]) => ({ ...free, ...declared }));
@@ -265,7 +294,7 @@ function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
   if (schema === true) return [];
   if (schema === false) return [fc.jsonValue()];
   const s = flatten(schema, ctx.resolve);
-  if ('const' in s) return [fc.jsonValue().filter((v) => !isDeepStrictEqual(v, s.const))];
+  if ('const' in s) return [boundedFilter(fc.jsonValue(), (v) => !isDeepStrictEqual(v, s.const), 'a value other than the const')];
   const out: Arbitrary<unknown>[] = s.type === undefined ? [] : wrongType(typesOf(s));
   const branches = s.oneOf ?? s.anyOf;
   if (branches) {
@@ -277,7 +306,7 @@ function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
     const allowed = s.enum;
     // Booleans and null have too few values to search for one outside the enum.
     const types = typesOf(s).filter((t) => t !== 'null' && t !== 'boolean');
-    const outside = types.map((t) => anyOfType(t).filter((v) => !allowed.some((e) => isDeepStrictEqual(e, v))));
+    const outside = types.map((t) => boundedFilter(anyOfType(t, ctx), (v) => !allowed.some((e) => isDeepStrictEqual(e, v)), 'a value outside the enum'));
     return outside.length === 0 ? out : [...out, fc.oneof(...outside)];
   }
   for (const type of typesOf(s)) out.push(...invalidOfType(type, s, ctx));
@@ -301,10 +330,10 @@ function wrongType(allowed: JsonType[]): Arbitrary<unknown>[] {
   return out.length === 0 ? [] : [fc.oneof(...out)];
 }
 
-function anyOfType(type: JsonType): Arbitrary<unknown> {
+function anyOfType(type: JsonType, ctx: Ctx): Arbitrary<unknown> {
   switch (type) {
     case 'string':
-      return anyString();
+      return stringOf(ctx.unit);
     case 'integer':
       return fc.integer();
     case 'number':
@@ -323,7 +352,7 @@ function anyOfType(type: JsonType): Arbitrary<unknown> {
 function invalidOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
   switch (type) {
     case 'string':
-      return invalidString(s);
+      return invalidString(s, ctx);
     case 'integer':
     case 'number':
       return invalidNumber(type, s);
@@ -350,8 +379,9 @@ const BAD_FORMAT: Record<string, string[]> = {
 // Probes for "does not match the pattern": a strict pattern refuses most of them.
 const PATTERN_PROBES = ['', ' ', '!', 'a b', '\u0000', '\u{1F600}', 'ZZ', '0', '-', '..', 'a/b', '%'];
 
-function invalidString(s: SchemaObject): Arbitrary<unknown>[] {
+function invalidString(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
   const out: Arbitrary<unknown>[] = [];
+  const anyString = (c: Lengths = {}) => stringOf(ctx.unit, c);
   const min = s.minLength ?? 0;
   if (s.maxLength !== undefined) {
     out.push(anyString({ minLength: s.maxLength + 1, maxLength: s.maxLength + 8 }));
@@ -363,7 +393,7 @@ function invalidString(s: SchemaObject): Arbitrary<unknown>[] {
     const misses = PATTERN_PROBES.filter((p) => !re.test(p));
     if (misses.length > 0) out.push(fc.constantFrom(...misses));
     // Only a strict pattern is worth random search: a loose one would spin the filter.
-    if (misses.length * 2 > PATTERN_PROBES.length) out.push(anyString().filter((v) => !re.test(v)));
+    if (misses.length * 2 > PATTERN_PROBES.length) out.push(boundedFilter(anyString(), (v) => !re.test(v), `a miss of /${s.pattern}/`));
   }
   return out;
 }

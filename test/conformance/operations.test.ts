@@ -120,6 +120,20 @@ for (const op of ops) {
       expect(tried.size, 'no closed object to slip a field into').toBeGreaterThan(0);
     });
 
+    // Bodies that never reach schema validation: the body parser and the validator's media-type
+    // check answer these, and they must answer like any other contract failure.
+    const brokenBodies: [string, { given: Partial<OperationInput> }][] = [
+      ...(op.requestBody?.required ? [['no body at all', { given: { body: undefined } }] as [string, { given: Partial<OperationInput> }]] : []),
+      ['a body that is not JSON', { given: { body: undefined, rawBody: '{"unterminated": ' } }],
+    ];
+    it.skipIf(op.jsonBody === null).each(brokenBodies)('%s gets 400 invalid-request', async (_name, { given }) => {
+      const [input] = sampleInput(op);
+      const res = await call(op, { ...input!, ...given });
+      expect(checker.violations(op, res)).toEqual([]);
+      if (op.requiresAuth && res.status === 401) return;
+      expect([res.status, problemOf(res).code], show(res)).toEqual([400, 'invalid-request']);
+    });
+
     it(`valid inputs never answer 5xx or an undocumented status (${RUNS} runs)`, async () => {
       await fc.assert(
         fc.asyncProperty(validInput(op, resolve), async (input) => {

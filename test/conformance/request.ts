@@ -2,7 +2,7 @@
 // segments, query string, headers and a body, sent with global fetch.
 import * as fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import { arbitrary, invalidArbitrary, type Resolve, type Schema } from './arbitrary.js';
+import { arbitrary, boundedFilter, invalidArbitrary, type ArbitraryOptions, type Resolve, type Schema } from './arbitrary.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { isJsonMediaType, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
 
@@ -58,13 +58,18 @@ function travels(p: WalkedParameter, value: unknown): boolean {
   return true;
 }
 
+// Header values are drawn from visible ASCII: anything else could not travel (see `travels`), and
+// filtering for it would reject nearly every long string.
+const HEADER_CHAR = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCodePoint(c));
+const optionsFor = (p: WalkedParameter, resolve: Resolve): ArbitraryOptions => (p.in === 'header' ? { resolve, unit: HEADER_CHAR } : { resolve });
+
 const sendable = (op: WalkedOperation) => op.parameters.filter((p) => p.in !== 'cookie' && !(p.in === 'header' && RESERVED_HEADERS.has(p.name.toLowerCase())));
 
 function parameterArbitraries(op: WalkedOperation, where: WalkedParameter['in'], resolve: Resolve) {
   const model: Record<string, Arbitrary<unknown>> = {};
   const requiredKeys: string[] = [];
   for (const p of sendable(op).filter((q) => q.in === where)) {
-    model[p.name] = arbitrary(p.schema, { resolve }).filter((v) => travels(p, v));
+    model[p.name] = boundedFilter(arbitrary(p.schema, optionsFor(p, resolve)), (v) => travels(p, v), `a valid ${p.in} ${p.name}`);
     if (p.required || p.in === 'path') requiredKeys.push(p.name);
   }
   return fc.record(model, { requiredKeys });
@@ -95,10 +100,10 @@ export function invalidInput(op: WalkedOperation, resolve: Resolve, validator: S
 
   for (const p of sendable(op)) {
     const where = p.in as 'path' | 'query' | 'header';
-    const bad = invalidArbitrary(p.schema, { resolve });
+    const bad = invalidArbitrary(p.schema, optionsFor(p, resolve));
     // Judged as the server reads it: `5` sent for a string parameter is the string "5".
     if (bad) {
-      const refused = bad.filter((v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0);
+      const refused = boundedFilter(bad, (v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0, `an invalid ${p.in} ${p.name}`);
       broken(where, `${where} parameter ${p.name} breaks its schema`, fc.tuple(base, refused).map(([i, v]) => withParameter(i, where, p.name, v)));
     }
     if (p.required && where !== 'path') {
@@ -111,9 +116,7 @@ export function invalidInput(op: WalkedOperation, resolve: Resolve, validator: S
   if (op.jsonBody !== null && media !== null && isJsonMediaType(media)) {
     const bad = invalidArbitrary(op.jsonBody, { resolve });
     if (bad) broken('body', 'the body breaks its schema', fc.tuple(base, bad).map(([i, body]) => ({ ...i, body })));
-    broken('body', 'the body is not JSON', base.map((i) => ({ ...i, body: undefined, rawBody: '{"unterminated": ' })));
   }
-  if (op.requestBody?.required) broken('body', 'the required body is missing', base.map((i) => ({ ...i, body: undefined })));
   return fc.oneof(...strategies);
 }
 

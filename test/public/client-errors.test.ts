@@ -1,5 +1,5 @@
 // POST /public/client-errors: 204 always, truncation, and a per-source limit that never shows.
-import { createClient, SvcApiError } from '@svcplatform/sdk';
+import { createClient, type SvcApiError } from '@svcplatform/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 

@@ -11,10 +11,27 @@ export function defineApiCommand(cmd: Command): void {
     )
     .argument('<method>', 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS')
     .argument('<path>', 'the route below /api/v2, e.g. /public/resellers/by-host/example.com')
-    .addOption(new Option('--data <json>', 'the request body: inline JSON, @file.json (or .yaml) or @- for stdin').helpGroup('Request options:'))
-    .addOption(new Option('--query <key=value>', 'a query parameter (repeatable)').argParser(collect).helpGroup('Request options:'))
-    .addOption(new Option('--header <name=value>', 'an extra request header (repeatable)').argParser(collect).helpGroup('Request options:'))
-    .addOption(new Option('--output <file>', 'write a binary answer to a file ("-" for stdout)').helpGroup('Request options:'));
+    .addOption(
+      new Option(
+        '--data <json>',
+        'the request body: inline JSON, @file.json (or .yaml) or @- for stdin',
+      ).helpGroup('Request options:'),
+    )
+    .addOption(
+      new Option('--query <key=value>', 'a query parameter (repeatable)')
+        .argParser(collect)
+        .helpGroup('Request options:'),
+    )
+    .addOption(
+      new Option('--header <name=value>', 'an extra request header (repeatable)')
+        .argParser(collect)
+        .helpGroup('Request options:'),
+    )
+    .addOption(
+      new Option('--output <file>', 'write a binary answer to a file ("-" for stdout)').helpGroup(
+        'Request options:',
+      ),
+    );
   addGlobalOptions(cmd, new Set(['-h', '--help', '--data', '--query', '--header', '--output']));
   cmd.action(async (method: string, path: string) => {
     const { runApi } = await import('../run-api.js');

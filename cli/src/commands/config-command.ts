@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { addGlobalOptions } from '../global-options.js';
 
-const KEYS_HELP = 'base-url (the API\'s URL) or output (table, json or yaml)';
+const KEYS_HELP = "base-url (the API's URL) or output (table, json or yaml)";
 
 export function defineConfigCommand(config: Command): void {
   config.description(

@@ -6,7 +6,11 @@ import { addGlobalOptions } from '../global-options.js';
 import { isBinaryResponse, pathParameters, type CliOperation } from '../operation.js';
 import { flagInputs, negated, type FlagInput } from '../operation-inputs.js';
 
-const GROUP_HEADINGS = { query: 'Query parameters:', header: 'Header parameters:', body: 'Body fields:' } as const;
+const GROUP_HEADINGS = {
+  query: 'Query parameters:',
+  header: 'Header parameters:',
+  body: 'Body fields:',
+} as const;
 
 export interface BoundInput {
   input: FlagInput;
@@ -27,7 +31,9 @@ export function defineOperationCommand(cmd: Command, op: CliOperation): void {
     cmd.addOption(option);
     taken.add(input.flag);
     if (input.type === 'boolean') {
-      cmd.addOption(new Option(negated(input.flag), `send ${input.name}=false`).helpGroup(GROUP_HEADINGS[input.location]));
+      cmd.addOption(
+        new Option(negated(input.flag), `send ${input.name}=false`).helpGroup(GROUP_HEADINGS[input.location]),
+      );
       taken.add(negated(input.flag));
     }
     bound.push({ input, key: option.attributeName() });
@@ -43,7 +49,9 @@ export function defineOperationCommand(cmd: Command, op: CliOperation): void {
   }
   if (isBinaryResponse(op)) {
     cmd.addOption(
-      new Option('--output <file>', 'write the response bytes to a file ("-" for stdout)').helpGroup('Request options:'),
+      new Option('--output <file>', 'write the response bytes to a file ("-" for stdout)').helpGroup(
+        'Request options:',
+      ),
     );
     taken.add('--output');
   }
@@ -57,12 +65,19 @@ export function defineOperationCommand(cmd: Command, op: CliOperation): void {
 
 function optionFor(input: FlagInput): Option {
   const heading = GROUP_HEADINGS[input.location];
-  const requirement = input.required ? (input.location === 'body' ? 'required, here or in --data' : 'required') : '';
+  const requirement = input.required
+    ? input.location === 'body'
+      ? 'required, here or in --data'
+      : 'required'
+    : '';
   if (input.type === 'boolean') {
     const option = new Option(input.flag, annotate(input.description, input.type, requirement));
     return option.helpGroup(heading);
   }
-  const option = new Option(`${input.flag} <${input.type}>`, annotate(input.description, input.type, requirement))
+  const option = new Option(
+    `${input.flag} <${input.type}>`,
+    annotate(input.description, input.type, requirement),
+  )
     .helpGroup(heading)
     .argParser((raw: string, previous: unknown) => {
       try {

@@ -22,9 +22,21 @@ export function renderTable(value: unknown): string {
 function columns(rows: Record<string, unknown>[]): string {
   const keys: string[] = [];
   for (const row of rows) for (const k of Object.keys(row)) if (!keys.includes(k)) keys.push(k);
-  const grid = [keys.map((k) => k.toUpperCase()), ...rows.map((row) => keys.map((k) => cell(row[k], MAX_CELL)))];
+  const grid = [
+    keys.map((k) => k.toUpperCase()),
+    ...rows.map((row) => keys.map((k) => cell(row[k], MAX_CELL))),
+  ];
   const widths = keys.map((_, i) => Math.max(...grid.map((line) => displayWidth(line[i]!))));
-  return grid.map((line) => line.map((c, i) => pad(c, i === line.length - 1 ? 0 : widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    grid
+      .map((line) =>
+        line
+          .map((c, i) => pad(c, i === line.length - 1 ? 0 : widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function keyValues(obj: Record<string, unknown>): string {

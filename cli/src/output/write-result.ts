@@ -33,13 +33,18 @@ export function checkBinaryTarget(target: OutputTarget, contentType: string): vo
   }
 }
 
-export async function writeResult(value: unknown, settings: Settings, target: OutputTarget = {}): Promise<void> {
+export async function writeResult(
+  value: unknown,
+  settings: Settings,
+  target: OutputTarget = {},
+): Promise<void> {
   const stdout = target.stdout ?? process.stdout;
   const stderr = target.stderr ?? process.stderr;
   if (isBinaryResult(value)) {
     if (target.file && target.file !== '-') {
       await writeFile(target.file, value.bytes);
-      if (!settings.quiet) stderr.write(`wrote ${value.bytes.byteLength} bytes (${value.contentType}) to ${target.file}\n`);
+      if (!settings.quiet)
+        stderr.write(`wrote ${value.bytes.byteLength} bytes (${value.contentType}) to ${target.file}\n`);
       return;
     }
     checkBinaryTarget(target, value.contentType);

@@ -39,7 +39,9 @@ const lastRequest = () => seen[seen.length - 1]!;
 describe('svcctl config', () => {
   it('sets a base URL per profile and uses it for requests', async () => {
     const home = tempHome();
-    const set = await runCli(['config', 'set', 'base-url', `${stubUrl}/api/v2/`, '--profile', 'staging'], { env: home });
+    const set = await runCli(['config', 'set', 'base-url', `${stubUrl}/api/v2/`, '--profile', 'staging'], {
+      env: home,
+    });
     expect(set.code).toBe(0);
     const file = parseYaml(readFileSync(join(home.SVCCTL_CONFIG_DIR, 'config.yaml'), 'utf8'));
     expect(file).toEqual({ profiles: { staging: { base_url: stubUrl } } });
@@ -59,7 +61,9 @@ describe('svcctl config', () => {
     await runCli(['config', 'set', 'base-url', closed], { env: home });
     const byEnv = await runCli(['public', 'capabilities'], { env: { ...home, SVCCTL_BASE_URL: stubUrl } });
     expect(byEnv.code).toBe(0);
-    const byFlag = await runCli(['--base-url', stubUrl, 'public', 'capabilities'], { env: { ...home, SVCCTL_BASE_URL: closed } });
+    const byFlag = await runCli(['--base-url', stubUrl, 'public', 'capabilities'], {
+      env: { ...home, SVCCTL_BASE_URL: closed },
+    });
     expect(byFlag.code).toBe(0);
     const fromProfile = await runCli(['public', 'capabilities'], { env: home });
     expect(fromProfile.code).toBe(ExitCode.network);
@@ -78,7 +82,9 @@ describe('svcctl config', () => {
 
   it('lists profiles from both files, marking the current one', async () => {
     const home = tempHome();
-    await runCli(['config', 'set', 'base-url', 'https://api.example.com', '--profile', 'prod'], { env: home });
+    await runCli(['config', 'set', 'base-url', 'https://api.example.com', '--profile', 'prod'], {
+      env: home,
+    });
     await writeCredentials('ci', { token: 'svc_pat_x_y' }, home.SVCCTL_CONFIG_DIR);
     const r = await runCli(['config', 'profiles', '--profile', 'prod'], { env: home });
     expect(r.code).toBe(0);
@@ -93,7 +99,9 @@ describe('svcctl config', () => {
 
   it('shows the effective settings without revealing the token', async () => {
     const home = tempHome();
-    const r = await runCli(['config', 'get', '--token', 'svc_pat_secret'], { env: { ...home, SVCCTL_PROFILE: 'dev' } });
+    const r = await runCli(['config', 'get', '--token', 'svc_pat_secret'], {
+      env: { ...home, SVCCTL_PROFILE: 'dev' },
+    });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       profile: 'dev',
@@ -130,21 +138,25 @@ describe('svcctl config', () => {
 describe('the config directory', () => {
   it('is $XDG_CONFIG_HOME/svcctl without SVCCTL_CONFIG_DIR', async () => {
     const xdg = tempDir();
-    const r = await runCli(['config', 'set', 'output', 'yaml'], { env: { SVCCTL_CONFIG_DIR: undefined, XDG_CONFIG_HOME: xdg } });
+    const r = await runCli(['config', 'set', 'output', 'yaml'], {
+      env: { SVCCTL_CONFIG_DIR: undefined, XDG_CONFIG_HOME: xdg },
+    });
     expect(r.code).toBe(0);
     expect(existsSync(join(xdg, 'svcctl', 'config.yaml'))).toBe(true);
   });
 
   it('is ~/.config/svcctl without either', async () => {
     const home = tempDir();
-    const r = await runCli(['config', 'set', 'output', 'yaml'], { env: { SVCCTL_CONFIG_DIR: undefined, HOME: home } });
+    const r = await runCli(['config', 'set', 'output', 'yaml'], {
+      env: { SVCCTL_CONFIG_DIR: undefined, HOME: home },
+    });
     expect(r.code).toBe(0);
     expect(existsSync(join(home, '.config', 'svcctl', 'config.yaml'))).toBe(true);
   });
 });
 
 describe('credentials', () => {
-  it('sends the profile\'s token from credentials.yaml, and --token / SVCCTL_TOKEN win over it', async () => {
+  it("sends the profile's token from credentials.yaml, and --token / SVCCTL_TOKEN win over it", async () => {
     const home = tempHome();
     await writeCredentials('default', { token: 'svc_pat_from_file' }, home.SVCCTL_CONFIG_DIR);
     const env = { ...home, SVCCTL_BASE_URL: stubUrl };
@@ -152,7 +164,9 @@ describe('credentials', () => {
     expect(lastRequest().headers.authorization).toBe('Bearer svc_pat_from_file');
     await runCli(['public', 'capabilities'], { env: { ...env, SVCCTL_TOKEN: 'svc_pat_env' } });
     expect(lastRequest().headers.authorization).toBe('Bearer svc_pat_env');
-    await runCli(['--token', 'svc_pat_flag', 'public', 'capabilities'], { env: { ...env, SVCCTL_TOKEN: 'svc_pat_env' } });
+    await runCli(['--token', 'svc_pat_flag', 'public', 'capabilities'], {
+      env: { ...env, SVCCTL_TOKEN: 'svc_pat_env' },
+    });
     expect(lastRequest().headers.authorization).toBe('Bearer svc_pat_flag');
     await runCli(['public', 'capabilities', '--profile', 'other'], { env });
     expect(lastRequest().headers.authorization).toBeUndefined();
@@ -161,15 +175,21 @@ describe('credentials', () => {
 
   // authPasswordVerify takes { token }: the mail's token, not the API token.
   const hasVerify = Object.values(operations).some((op) => op.operationId === 'authPasswordVerify');
-  it.skipIf(!hasVerify)('keeps a body field named token apart from the API token given before the command words', async () => {
-    const r = await runCli(['--token', 'svc_pat_auth', 'auth', 'password', 'verify', '--token', 'mail-token'], {
-      env: { SVCCTL_BASE_URL: stubUrl },
-    });
-    expect(r.code).toBe(0);
-    expect(lastRequest().url).toBe('/api/v2/auth/password/verify');
-    expect(lastRequest().headers.authorization).toBe('Bearer svc_pat_auth');
-    expect(JSON.parse(lastRequest().body)).toEqual({ token: 'mail-token' });
-  });
+  it.skipIf(!hasVerify)(
+    'keeps a body field named token apart from the API token given before the command words',
+    async () => {
+      const r = await runCli(
+        ['--token', 'svc_pat_auth', 'auth', 'password', 'verify', '--token', 'mail-token'],
+        {
+          env: { SVCCTL_BASE_URL: stubUrl },
+        },
+      );
+      expect(r.code).toBe(0);
+      expect(lastRequest().url).toBe('/api/v2/auth/password/verify');
+      expect(lastRequest().headers.authorization).toBe('Bearer svc_pat_auth');
+      expect(JSON.parse(lastRequest().body)).toEqual({ token: 'mail-token' });
+    },
+  );
 
   it('tightens a credentials file that others can read, before using it', async () => {
     const home = tempHome();

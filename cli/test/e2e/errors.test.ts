@@ -39,7 +39,13 @@ describe('API problems', () => {
   });
 
   it('shows body validation errors for a body the server refuses', async () => {
-    const r = await svcctl(['public', 'client-errors', 'create', '--data', '{"error_id":"e1","message":"m","bogus":1}']);
+    const r = await svcctl([
+      'public',
+      'client-errors',
+      'create',
+      '--data',
+      '{"error_id":"e1","message":"m","bogus":1}',
+    ]);
     expect(r.code).toBe(ExitCode.invalid);
     expect(r.stderr).toMatch(/^ {4}- body \/.*$/m);
     const [row] = await app.sql<{ count: number }[]>`select count(*)::int as count from client_errors`;
@@ -47,7 +53,11 @@ describe('API problems', () => {
   });
 
   it('maps 403 to exit 4', async () => {
-    const asset = await createAsset(app.sql, { kind: 'support_attachment', contentType: 'text/plain', bytes: Buffer.from('x') }, app.clock.now());
+    const asset = await createAsset(
+      app.sql,
+      { kind: 'support_attachment', contentType: 'text/plain', bytes: Buffer.from('x') },
+      app.clock.now(),
+    );
     const r = await svcctl(['public', 'assets', 'get', asset.id, '--output', '-']);
     expect(r.code).toBe(ExitCode.auth);
     expect(r.stderr).toMatch(/^ {2}code: +forbidden$/m);
@@ -67,9 +77,21 @@ describe('usage errors (exit 2, nothing sent)', () => {
     ['a missing positional', ['public', 'captcha-config', 'get'], /missing required argument 'hostname'/],
     ['an extra positional', ['public', 'capabilities', 'extra'], /too many arguments/],
     ['a bad output format', ['-o', 'xml', 'public', 'capabilities'], /argument 'xml' is invalid/],
-    ['invalid --data JSON', ['public', 'client-errors', 'create', '--data', '{nope'], /--data is not valid JSON/],
-    ['a missing --data file', ['public', 'client-errors', 'create', '--data', '@/nonexistent/x.json'], /cannot read \/nonexistent\/x.json/],
-    ['a missing required body field', ['public', 'client-errors', 'create', '--error-id', 'x'], /missing required body field: --message \(message\)/],
+    [
+      'invalid --data JSON',
+      ['public', 'client-errors', 'create', '--data', '{nope'],
+      /--data is not valid JSON/,
+    ],
+    [
+      'a missing --data file',
+      ['public', 'client-errors', 'create', '--data', '@/nonexistent/x.json'],
+      /cannot read \/nonexistent\/x.json/,
+    ],
+    [
+      'a missing required body field',
+      ['public', 'client-errors', 'create', '--error-id', 'x'],
+      /missing required body field: --message \(message\)/,
+    ],
     ['a group without its command', ['public'], /Usage: svcctl public/],
     ['no command at all', [], /Usage: svcctl/],
     ['a bad method for svcctl api', ['api', 'FETCH', '/public/incidents'], /unknown method "FETCH"/],
@@ -92,7 +114,9 @@ describe('no answer', () => {
     const port = await closedPort();
     const r = await runCli(['public', 'capabilities', '--base-url', `http://127.0.0.1:${port}`]);
     expect(r.code).toBe(ExitCode.network);
-    expect(r.stderr).toContain(`cannot reach the API: GET http://127.0.0.1:${port}/api/v2/public/capabilities failed: connect ECONNREFUSED`);
+    expect(r.stderr).toContain(
+      `cannot reach the API: GET http://127.0.0.1:${port}/api/v2/public/capabilities failed: connect ECONNREFUSED`,
+    );
   });
 });
 
@@ -103,8 +127,21 @@ describe('every documented status class', () => {
   beforeAll(async () => {
     stub = createServer((req, res) => {
       const status = Number(/\/status\/(\d{3})/.exec(req.url ?? '')?.[1] ?? 500);
-      res.writeHead(status, { 'content-type': 'application/problem+json', 'x-request-id': 'req-stub', 'retry-after': '7' });
-      res.end(JSON.stringify({ type: '/docs/errors#x', title: `Status ${status}`, status, detail: 'stubbed', code: `code-${status}`, request_id: 'req-stub' }));
+      res.writeHead(status, {
+        'content-type': 'application/problem+json',
+        'x-request-id': 'req-stub',
+        'retry-after': '7',
+      });
+      res.end(
+        JSON.stringify({
+          type: '/docs/errors#x',
+          title: `Status ${status}`,
+          status,
+          detail: 'stubbed',
+          code: `code-${status}`,
+          request_id: 'req-stub',
+        }),
+      );
     });
     stub.listen(0, '127.0.0.1');
     await once(stub, 'listening');
@@ -133,7 +170,7 @@ describe('every documented status class', () => {
     if (status === 429) expect(r.stderr).toMatch(/^ {2}retry after: +7s$/m);
   });
 
-  it('maps a generated command\'s 500 to exit 7 too', async () => {
+  it("maps a generated command's 500 to exit 7 too", async () => {
     // The base URL may carry a path; the SDK appends /api/v2/public/capabilities to it.
     const r = await runCli(['public', 'capabilities', '--base-url', `${stubUrl}/status/500`]);
     expect(r.code).toBe(ExitCode.server);

@@ -20,10 +20,17 @@ describe('svcctl --help', () => {
     expect(r.stdout).toMatch(/^ {2}public <command> /m);
     expect(r.stdout).toMatch(/^ {2}api \[options\] <method> <path> /m);
     expect(r.stdout).toMatch(/^ {2}config <command> /m);
-    for (const flag of ['--base-url <url>', '--profile <name>', '-o, --output-format <format>', '--token <token>', '-q, --quiet']) {
+    for (const flag of [
+      '--base-url <url>',
+      '--profile <name>',
+      '-o, --output-format <format>',
+      '--token <token>',
+      '-q, --quiet',
+    ]) {
       expect(r.stdout).toContain(flag);
     }
-    for (const { code, meaning } of EXIT_CODES) expect(r.stdout).toContain(`  ${String(code).padEnd(3)}${meaning}`);
+    for (const { code, meaning } of EXIT_CODES)
+      expect(r.stdout).toContain(`  ${String(code).padEnd(3)}${meaning}`);
   });
 
   it('prints the version', async () => {
@@ -38,7 +45,7 @@ describe('svcctl --help', () => {
     expect(a.stdout).toBe(b.stdout);
   });
 
-  it('lists a group\'s commands with their arguments', async () => {
+  it("lists a group's commands with their arguments", async () => {
     const r = await runCli(['public', '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ {2}resellers <command> +by-host$/m);
@@ -48,28 +55,33 @@ describe('svcctl --help', () => {
 });
 
 describe('every generated command', () => {
-  it.each(allOperations.map((op) => [op.cli.join(' '), op] as const))('%s --help names its parameters', async (_words, op) => {
-    const r = await runCli([...op.cli, '--help']);
-    expect(r.code).toBe(ExitCode.ok);
-    const positionals = pathParameters(op).map((p) => ` <${p.name}>`).join('');
-    expect(r.stdout).toContain(`Usage: svcctl ${op.cli.join(' ')}`);
-    expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`${escape(positionals)}$`));
-    expect(r.stdout).toContain(op.summary);
-    expect(r.stdout).toContain(`${op.method.toUpperCase()} /api/v2${op.path}`);
-    const entries = helpEntries(r.stdout);
-    for (const p of pathParameters(op)) {
-      const entry = entries.find((e) => e.startsWith(`${p.name} `));
-      expect(entry, `argument ${p.name}`).toContain(squash(p.description));
-    }
-    for (const input of flagInputs(op)) {
-      const entry = entries.find((e) => e.startsWith(`${input.flag} `) || e === input.flag);
-      expect(entry, `flag ${input.flag}`).toBeDefined();
-      expect(entry).toContain(squash(input.description));
-      if (input.required) expect(entry).toContain('(required');
-      else expect(entry).not.toContain('(required');
-    }
-    if (op.body) expect(entries.some((e) => e.startsWith('--data <json> '))).toBe(true);
-  });
+  it.each(allOperations.map((op) => [op.cli.join(' '), op] as const))(
+    '%s --help names its parameters',
+    async (_words, op) => {
+      const r = await runCli([...op.cli, '--help']);
+      expect(r.code).toBe(ExitCode.ok);
+      const positionals = pathParameters(op)
+        .map((p) => ` <${p.name}>`)
+        .join('');
+      expect(r.stdout).toContain(`Usage: svcctl ${op.cli.join(' ')}`);
+      expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`${escape(positionals)}$`));
+      expect(r.stdout).toContain(op.summary);
+      expect(r.stdout).toContain(`${op.method.toUpperCase()} /api/v2${op.path}`);
+      const entries = helpEntries(r.stdout);
+      for (const p of pathParameters(op)) {
+        const entry = entries.find((e) => e.startsWith(`${p.name} `));
+        expect(entry, `argument ${p.name}`).toContain(squash(p.description));
+      }
+      for (const input of flagInputs(op)) {
+        const entry = entries.find((e) => e.startsWith(`${input.flag} `) || e === input.flag);
+        expect(entry, `flag ${input.flag}`).toBeDefined();
+        expect(entry).toContain(squash(input.description));
+        if (input.required) expect(entry).toContain('(required');
+        else expect(entry).not.toContain('(required');
+      }
+      if (op.body) expect(entries.some((e) => e.startsWith('--data <json> '))).toBe(true);
+    },
+  );
 });
 
 describe('public client-errors create --help', () => {

@@ -1,7 +1,7 @@
 // `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin.
 // The registry dependencies are linked from this checkout instead of downloaded.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -19,9 +19,15 @@ beforeAll(async () => {
   ensureBuilt();
   const root = tempDir('svcctl-pack-');
   const modules = join(root, 'node_modules');
-  for (const [dir, name] of [['sdk', '@svcplatform/sdk'], ['cli', '@svcplatform/svcctl']] as const) {
+  for (const [dir, name] of [
+    ['sdk', '@svcplatform/sdk'],
+    ['cli', '@svcplatform/svcctl'],
+  ] as const) {
     // --ignore-scripts: prepack would rebuild dist/ while other test files run it.
-    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', root], { cwd: join(REPO, dir), stdio: 'ignore' });
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', root], {
+      cwd: join(REPO, dir),
+      stdio: 'ignore',
+    });
     const tarball = readdirSync(root).find((f) => f.startsWith(name.replace('@', '').replace('/', '-')))!;
     const target = join(modules, name);
     mkdirSync(target, { recursive: true });
@@ -29,8 +35,12 @@ beforeAll(async () => {
   }
   const fromCli = createRequire(join(REPO, 'cli/package.json'));
   const fromSdk = createRequire(join(REPO, 'sdk/package.json'));
-  for (const [dep, req] of [['commander', fromCli], ['yaml', fromCli], ['openapi-fetch', fromSdk]] as const) {
-    symlinkSync(dirname(req.resolve(`${dep}/package.json`)), join(modules, dep));
+  for (const [dep, req] of [
+    ['commander', fromCli],
+    ['yaml', fromCli],
+    ['openapi-fetch', fromSdk],
+  ] as const) {
+    symlinkSync(packageRoot(req.resolve(dep)), join(modules, dep));
   }
   installed = join(modules, '@svcplatform/svcctl/dist/bin.js');
   stub = createServer((_req, res) => {
@@ -41,7 +51,16 @@ beforeAll(async () => {
   await once(stub, 'listening');
   stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
 }, 180_000);
-afterAll(() => new Promise((r) => stub?.close(r)));
+afterAll(async () => {
+  if (stub) await new Promise((r) => stub.close(r));
+});
+
+/** The directory of the package.json above a resolved entry point. */
+function packageRoot(entry: string): string {
+  let dir = dirname(entry);
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
 
 it('runs --help from the packed files', async () => {
   const r = await runCliAt(installed, ['--help']);

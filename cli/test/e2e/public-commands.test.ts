@@ -18,7 +18,11 @@ beforeAll(async () => {
   app = await startTestApp();
   const incident = await createIncident(
     app.sql,
-    { title: 'Storage degraded', message: 'Volumes in fra-1 are slow', startedAt: new Date('2026-11-21T11:00:00Z') },
+    {
+      title: 'Storage degraded',
+      message: 'Volumes in fra-1 are slow',
+      startedAt: new Date('2026-11-21T11:00:00Z'),
+    },
     app.clock.now(),
   );
   incidentId = incident.id;
@@ -31,7 +35,12 @@ describe('output formats', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([
-      { id: incidentId, title: 'Storage degraded', started_at: '2026-11-21T11:00:00.000Z', message: 'Volumes in fra-1 are slow' },
+      {
+        id: incidentId,
+        title: 'Storage degraded',
+        started_at: '2026-11-21T11:00:00.000Z',
+        message: 'Volumes in fra-1 are slow',
+      },
     ]);
   });
 
@@ -57,20 +66,31 @@ describe('output formats', () => {
   it('prints YAML with --output-format yaml', async () => {
     const r = await svcctl(['public', 'incidents', 'list', '--output-format', 'yaml']);
     expect(r.code).toBe(0);
-    expect(parseYaml(r.stdout)).toEqual([expect.objectContaining({ id: incidentId, title: 'Storage degraded' })]);
+    expect(parseYaml(r.stdout)).toEqual([
+      expect.objectContaining({ id: incidentId, title: 'Storage degraded' }),
+    ]);
   });
 
   it('takes the format from SVCCTL_OUTPUT, and a flag wins over it', async () => {
     const fromEnv = await svcctl(['public', 'incidents', 'list'], { env: { SVCCTL_OUTPUT: 'yaml' } });
     expect(parseYaml(fromEnv.stdout)).toHaveLength(1);
-    const flagWins = await svcctl(['public', 'incidents', 'list', '-o', 'json'], { env: { SVCCTL_OUTPUT: 'yaml' } });
+    const flagWins = await svcctl(['public', 'incidents', 'list', '-o', 'json'], {
+      env: { SVCCTL_OUTPUT: 'yaml' },
+    });
     expect(JSON.parse(flagWins.stdout)).toHaveLength(1);
   });
 
   it('prints nothing with --quiet and still exits 0', async () => {
-    for (const args of [['--quiet', 'public', 'incidents', 'list'], ['public', 'capabilities', '-q']]) {
+    for (const args of [
+      ['--quiet', 'public', 'incidents', 'list'],
+      ['public', 'capabilities', '-q'],
+    ]) {
       const r = await svcctl(args);
-      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 0,
+        stdout: '',
+        stderr: '',
+      });
     }
   });
 });
@@ -79,12 +99,21 @@ describe('arguments', () => {
   it('takes path parameters as positional arguments', async () => {
     const r = await svcctl(['public', 'captcha-config', 'get', 'Example.COM.']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ enabled: false, provider: 'none', protected_actions: [], site_key: null });
+    expect(JSON.parse(r.stdout)).toEqual({
+      enabled: false,
+      provider: 'none',
+      protected_actions: [],
+      site_key: null,
+    });
   });
 
   it('accepts global options before and after the command words', async () => {
-    const before = await svcctl(['--base-url', app.baseUrl, '-o', 'json', 'public', 'capabilities'], { env: { SVCCTL_BASE_URL: undefined } });
-    const after = await svcctl(['public', 'capabilities', '--base-url', app.baseUrl, '-o', 'json'], { env: { SVCCTL_BASE_URL: undefined } });
+    const before = await svcctl(['--base-url', app.baseUrl, '-o', 'json', 'public', 'capabilities'], {
+      env: { SVCCTL_BASE_URL: undefined },
+    });
+    const after = await svcctl(['public', 'capabilities', '--base-url', app.baseUrl, '-o', 'json'], {
+      env: { SVCCTL_BASE_URL: undefined },
+    });
     expect(before.code).toBe(0);
     expect(after.stdout).toBe(before.stdout);
     expect(typeof JSON.parse(before.stdout)).toBe('object');
@@ -106,7 +135,15 @@ describe('request bodies', () => {
 
   it('lets explicit flags override the fields of --data', async () => {
     const r = await svcctl([
-      'public', 'client-errors', 'create', '--data', '{"error_id":"e-merge","message":"old"}', '--message', 'new', '--digest', 'd2',
+      'public',
+      'client-errors',
+      'create',
+      '--data',
+      '{"error_id":"e-merge","message":"old"}',
+      '--message',
+      'new',
+      '--digest',
+      'd2',
     ]);
     expect(r.code).toBe(0);
     expect(await reports()).toContainEqual({ error_id: 'e-merge', message: 'new', digest: 'd2' });
@@ -121,7 +158,15 @@ describe('request bodies', () => {
   });
 
   it('builds the body from flags alone', async () => {
-    const r = await svcctl(['public', 'client-errors', 'create', '--error-id', 'e-flags', '--message', 'typed']);
+    const r = await svcctl([
+      'public',
+      'client-errors',
+      'create',
+      '--error-id',
+      'e-flags',
+      '--message',
+      'typed',
+    ]);
     expect(r.code).toBe(0);
     expect(await reports()).toContainEqual({ error_id: 'e-flags', message: 'typed', digest: null });
   });
@@ -131,7 +176,11 @@ describe('binary answers', () => {
   const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
 
   it('writes the bytes of public assets get ID --output file', async () => {
-    const asset = await createAsset(app.sql, { kind: 'avatar', contentType: 'image/png', bytes: png }, app.clock.now());
+    const asset = await createAsset(
+      app.sql,
+      { kind: 'avatar', contentType: 'image/png', bytes: png },
+      app.clock.now(),
+    );
     const file = join(tempDir(), 'avatar.png');
     const r = await svcctl(['public', 'assets', 'get', asset.id, '--output', file]);
     expect(r.code).toBe(0);
@@ -142,7 +191,11 @@ describe('binary answers', () => {
   });
 
   it('writes the bytes to stdout when it is not a terminal', async () => {
-    const asset = await createAsset(app.sql, { kind: 'avatar', contentType: 'image/png', bytes: png }, app.clock.now());
+    const asset = await createAsset(
+      app.sql,
+      { kind: 'avatar', contentType: 'image/png', bytes: png },
+      app.clock.now(),
+    );
     const r = await svcctl(['public', 'assets', 'get', asset.id]);
     expect(r.code).toBe(0);
     expect(r.stdoutBytes).toEqual(png);

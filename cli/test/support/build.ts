@@ -15,12 +15,23 @@ const LOCK_STALE_MS = 180_000;
 export function ensureBuilt(): void {
   withLock(() => {
     const sdkOut = join(REPO, 'sdk/dist/index.js');
-    if (existsSync(join(REPO, 'sdk/tsconfig.build.json')) && isStale(sdkOut, ['sdk/src', 'sdk/package.json', 'sdk/tsconfig.build.json'])) {
+    if (
+      existsSync(join(REPO, 'sdk/tsconfig.build.json')) &&
+      isStale(sdkOut, ['sdk/src', 'sdk/package.json', 'sdk/tsconfig.build.json'])
+    ) {
       // The SDK's own build script when it has one: it also copies the generated .d.ts files.
       const script = join(REPO, 'sdk/scripts/build.mjs');
       run(existsSync(script) ? [script] : [tsc(), '-p', join(REPO, 'sdk/tsconfig.build.json')]);
     }
-    if (isStale(CLI_BIN, ['cli/src', 'cli/package.json', 'cli/tsconfig.build.json', 'cli/tsconfig.json', 'sdk/dist/index.d.ts'])) {
+    if (
+      isStale(CLI_BIN, [
+        'cli/src',
+        'cli/package.json',
+        'cli/tsconfig.build.json',
+        'cli/tsconfig.json',
+        'sdk/dist/index.d.ts',
+      ])
+    ) {
       run([tsc(), '-p', join(REPO, 'cli/tsconfig.build.json')]);
       chmodSync(CLI_BIN, 0o755);
     }
@@ -33,7 +44,8 @@ function tsc(): string {
 
 function run(args: string[]): void {
   const result = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`build failed: node ${args.join(' ')}\n${result.stdout}${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`build failed: node ${args.join(' ')}\n${result.stdout}${result.stderr}`);
 }
 
 function isStale(output: string, inputs: string[]): boolean {
@@ -61,7 +73,8 @@ function withLock(fn: () => void): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       // A lock left by a killed run is taken over once it is older than any build takes.
-      if (Date.now() - statSync(LOCK, { throwIfNoEntry: false })!.mtimeMs > LOCK_STALE_MS) rmSync(LOCK, { recursive: true, force: true });
+      if (Date.now() - statSync(LOCK, { throwIfNoEntry: false })!.mtimeMs > LOCK_STALE_MS)
+        rmSync(LOCK, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${LOCK}`);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
     }

@@ -41,7 +41,11 @@ export function runCliAt(bin: string, args: readonly string[], run: CliRun = {})
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [k, v] of Object.entries({ ...tempHome(), ...run.env })) if (v !== undefined) env[k] = v;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, cwd: run.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env,
+      cwd: run.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -49,7 +53,12 @@ export function runCliAt(bin: string, args: readonly string[], run: CliRun = {})
     child.on('error', reject);
     child.on('close', (code) => {
       const stdoutBytes = Buffer.concat(out);
-      resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr: Buffer.concat(err).toString('utf8') });
+      resolve({
+        code,
+        stdout: stdoutBytes.toString('utf8'),
+        stdoutBytes,
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
     });
     child.stdin.end(run.input ?? '');
   });
