@@ -1,7 +1,7 @@
 // How long `svcctl --help` takes to start, next to a bare `node -e 0` measured in the same run, so a
 // slow or busy machine shows up in the baseline instead of as a regression. Budget: median < 150 ms.
 //
-//   npx tsx cli/scripts/startup-bench.ts [runs]     (build first: npm run build -w cli)
+//   npx tsx cli/scripts/startup-bench.ts [runs]     (builds the SDK and svcctl first if dist/ is missing)
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ export async function measureStartup(
 ): Promise<StartupMeasurement> {
   const runs = options.runs ?? 30;
   const warmup = options.warmup ?? 3;
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing; run \`npm run build -w cli\` first`);
+  buildIfMissing();
   const cli = [BIN, '--help'];
   const baseline = ['-e', '0'];
   for (let i = 0; i < warmup; i += 1) {
@@ -39,6 +39,20 @@ export async function measureStartup(
     p90Ms: quantile(cliTimes, 0.9),
     baselineMedianMs: quantile(baseTimes, 0.5),
   };
+}
+
+/** `npm run bench` may run on a fresh checkout: build the SDK and svcctl when their output is missing. */
+function buildIfMissing(): void {
+  if (existsSync(BIN)) return;
+  const steps = [
+    ...(existsSync(new URL('../../sdk/dist/index.js', import.meta.url)) ? [] : ['../../sdk/scripts/build.mjs']),
+    './build.mjs',
+  ];
+  for (const step of steps) {
+    const script = fileURLToPath(new URL(step, import.meta.url));
+    const result = spawnSync(process.execPath, [script], { stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`building for the start-up benchmark failed: node ${script}`);
+  }
 }
 
 function time(args: string[]): number {

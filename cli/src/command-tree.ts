@@ -3,6 +3,9 @@
 // argv can reach, so start-up does not grow with the number of operations.
 import type { CliOperation } from './operation.js';
 
+/** Commands that are not operations; an operation whose first word is one of these is unreachable. */
+export const BUILTIN_COMMANDS = ['api', 'config', 'help'] as const;
+
 export interface CommandNode {
   readonly word: string;
   readonly children: Map<string, CommandNode>;

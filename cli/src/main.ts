@@ -1,14 +1,13 @@
 // svcctl's entry: builds the commander program for this argv and runs it. Only the commands argv
 // can reach are built in full; the rest are stubs that carry a name and a summary for help
 // listings. Everything a command needs to run (SDK, yaml, rendering) is imported by its action.
-// First on purpose: evaluating it starts reading the operation index (see operation-index.ts).
-import { loadOperations } from './operation-index.js';
 import { Command, CommanderError, Help, Option } from './commander.js';
 import { cliVersion } from './cli-version.js';
 import { buildCommandTree, commandWords, describeGroup, type CommandNode } from './command-tree.js';
 import { ExitCode, exitCodeHelp } from './exit-codes.js';
 import { addGlobalOptions, GLOBAL_FLAGS_WITH_VALUE } from './global-options.js';
 import { pathParameters } from './operation.js';
+import { loadOperations } from './operation-index.js';
 
 // One line per paragraph: commander wraps them to the terminal's width.
 const DESCRIPTION = [
@@ -25,14 +24,11 @@ else ~/.config/svcctl.
 
 ${exitCodeHelp()}`;
 
-/** Commands that are not operations. An operation whose first word is one of these is unreachable. */
-export const BUILTIN_COMMANDS = ['api', 'config'] as const;
-
 export async function main(argv: readonly string[]): Promise<number> {
   const args = rewriteHelpCommand(argv);
   const program = createProgram();
   try {
-    const { root } = buildCommandTree(await loadOperations());
+    const { root } = buildCommandTree(loadOperations());
     const words = commandWords(args, root, GLOBAL_FLAGS_WITH_VALUE);
     const first = firstWord(args);
     program.commandsGroup('API commands:');

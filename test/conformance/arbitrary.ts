@@ -5,36 +5,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-
-export type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'array' | 'object';
-export type Schema = boolean | SchemaObject;
-export interface SchemaObject {
-  $ref?: string;
-  type?: JsonType | JsonType[];
-  enum?: unknown[];
-  const?: unknown;
-  format?: string;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  multipleOf?: number;
-  items?: Schema;
-  minItems?: number;
-  maxItems?: number;
-  uniqueItems?: boolean;
-  properties?: Record<string, Schema>;
-  required?: string[];
-  additionalProperties?: Schema;
-  oneOf?: Schema[];
-  anyOf?: Schema[];
-  allOf?: Schema[];
-  [keyword: string]: unknown;
-}
-export type Resolve = (ref: string) => Schema;
+import {
+  ALL_TYPES,
+  flatten,
+  merge,
+  typesOf,
+  type JsonType,
+  type Resolve,
+  type Schema,
+  type SchemaObject,
+} from './json-schema.js';
 
 export interface ArbitraryOptions {
   /** Resolves `$ref`s; without it a `$ref` throws. */
@@ -50,6 +30,8 @@ interface Ctx {
   depth: number;
   everyProperty: boolean;
   unit: Arbitrary<string>;
+  /** Characters a string exactly at maxLength is made of. */
+  fill: string[];
 }
 
 // Past this nesting, objects carry only required properties and arrays their minimum length, so a
@@ -57,7 +39,6 @@ interface Ctx {
 const MAX_DEPTH = 4;
 // Small collections keep requests cheap; the bounds themselves are exercised separately.
 const EXTRA_ITEMS = 3;
-const ALL_TYPES: JsonType[] = ['string', 'number', 'integer', 'boolean', 'null', 'array', 'object'];
 const FORMAT_BOUNDS: Record<string, [number, number]> = {
   int32: [-(2 ** 31), 2 ** 31 - 1],
   int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
@@ -71,6 +52,9 @@ const contextOf = (o: ArbitraryOptions): Ctx => ({
   depth: 0,
   everyProperty: o.everyProperty ?? false,
   unit: o.unit ?? anyChar,
+  // One, two and four UTF-8 bytes (the last two UTF-16 units): a server that counts bytes or
+  // UTF-16 units instead of code points refuses a valid value. A custom unit gets one of its own.
+  fill: o.unit ? [fc.sample(o.unit, { numRuns: 1, seed: 1 })[0]!] : ['x', 'é', '\u{1F600}'],
 });
 
 export function arbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> {
@@ -98,44 +82,6 @@ export function boundedFilter<T>(arb: Arbitrary<T>, keep: (v: T) => boolean, wha
     if (misses > 2000) throw new Error(`cannot generate ${what}: 2000 candidates in a row were rejected`);
     return false;
   });
-}
-
-/** The object a schema node stands for, with `$ref` and `allOf` folded in. */
-export function flatten(schema: SchemaObject, resolve: Resolve): SchemaObject {
-  let out = schema;
-  for (let hops = 0; out.$ref !== undefined; hops += 1) {
-    if (hops > 32) throw new Error(`reference cycle at ${schema.$ref}`);
-    const { $ref, ...siblings } = out;
-    const target = resolve($ref);
-    if (typeof target === 'boolean') throw new Error(`boolean schema behind ${$ref} is not supported`);
-    out = merge(target, siblings);
-  }
-  if (out.allOf) {
-    const { allOf, ...rest } = out;
-    out = allOf.reduce<SchemaObject>((acc, part) => {
-      if (typeof part === 'boolean') throw new Error('boolean allOf branches are not supported');
-      return merge(acc, flatten(part, resolve));
-    }, rest);
-  }
-  return out;
-}
-
-// A shallow allOf: properties and required lists combine, other keywords from `b` win. Enough for
-// "a base object plus a few fields"; not a general schema intersection.
-function merge(a: SchemaObject, b: SchemaObject): SchemaObject {
-  const out: SchemaObject = { ...a, ...b };
-  if (a.properties || b.properties) out.properties = { ...a.properties, ...b.properties };
-  if (a.required || b.required) out.required = [...new Set([...(a.required ?? []), ...(b.required ?? [])])];
-  return out;
-}
-
-export function typesOf(s: SchemaObject): JsonType[] {
-  if (s.type !== undefined) return Array.isArray(s.type) ? s.type : [s.type];
-  if (s.properties || s.required || s.additionalProperties !== undefined) return ['object'];
-  if (s.items || s.minItems !== undefined || s.maxItems !== undefined) return ['array'];
-  if (s.minLength !== undefined || s.maxLength !== undefined || s.pattern || s.format) return ['string'];
-  if (s.minimum !== undefined || s.maximum !== undefined) return ['number'];
-  return ALL_TYPES;
 }
 
 function valid(schema: Schema, ctx: Ctx): Arbitrary<unknown> {
@@ -176,7 +122,23 @@ const codePoints = (v: string) => [...v].length;
 // One code point per unit, as JSON Schema counts lengths: mostly printable ASCII so values look
 // like input, sometimes anything (NUL, controls, astral characters), which is where servers break.
 const anyChar = fc.oneof(
-  { weight: 5, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCodePoint(c)) },
+  { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCodePoint(c)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '\u0000',
+      '\u0001',
+      '\u007f',
+      '\u00e9',
+      '\u2028',
+      '\ufeff',
+      '\u{1F600}',
+      '%',
+      '\\',
+      '"',
+      "'",
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
 );
 type Lengths = { minLength?: number; maxLength?: number; size?: 'max' };
@@ -197,13 +159,23 @@ const FORMATS: Record<string, () => Arbitrary<string>> = {
 };
 
 // Four-digit years only: toISOString writes `+010000-...` beyond, which is not RFC 3339.
-const isoDate = () => fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T23:59:59Z'), noInvalidDate: true });
+const isoDate = () =>
+  fc.date({
+    min: new Date('1900-01-01T00:00:00Z'),
+    max: new Date('2199-12-31T23:59:59Z'),
+    noInvalidDate: true,
+  });
 
 function validString(s: SchemaObject, ctx: Ctx): Arbitrary<string> {
   const min = s.minLength ?? 0;
   const max = s.maxLength;
   const inRange = (v: string) => codePoints(v) >= min && (max === undefined || codePoints(v) <= max);
-  if (s.pattern !== undefined) return boundedFilter(fc.stringMatching(new RegExp(s.pattern, 'u')), inRange, `/${s.pattern}/ within lengths`);
+  if (s.pattern !== undefined)
+    return boundedFilter(
+      fc.stringMatching(new RegExp(s.pattern, 'u')),
+      inRange,
+      `/${s.pattern}/ within lengths`,
+    );
   if (s.format !== undefined) {
     const make = FORMATS[s.format];
     if (!make) throw new Error(`arbitrary.ts knows no generator for format "${s.format}"; add one`);
@@ -213,13 +185,12 @@ function validString(s: SchemaObject, ctx: Ctx): Arbitrary<string> {
   const any = anyString({ minLength: min, ...(max === undefined ? {} : { maxLength: max }) });
   if (max === undefined) return any;
   // fast-check's default size rarely gets near a large maxLength: a share spans the whole range
-  // (and still shrinks short), a smaller one sits exactly on the boundary.
-  // Cross-shrinking lets a boundary-length counterexample shrink into a short one.
+  // (and still shrinks short), a smaller one sits exactly on the boundary, built from repeated
+  // characters so it needs no shrinking.
   return fc.oneof(
-    { withCrossShrink: true },
     { arbitrary: any, weight: 3 },
     { arbitrary: anyString({ minLength: min, maxLength: max, size: 'max' }), weight: 1 },
-    { arbitrary: anyString({ minLength: max, maxLength: max }), weight: 1 },
+    { arbitrary: fc.constantFrom(...ctx.fill.map((c) => c.repeat(max))), weight: 1 },
   );
 }
 
@@ -262,7 +233,9 @@ function arrayLengths(s: SchemaObject, ctx: Ctx): { minLength: number; maxLength
 function validArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown[]> {
   const items = valid(s.items ?? true, { ...ctx, depth: ctx.depth + 1 });
   const lengths = arrayLengths(s, ctx);
-  return s.uniqueItems ? fc.uniqueArray(items, { ...lengths, selector: (v) => JSON.stringify(v) }) : fc.array(items, lengths);
+  return s.uniqueItems
+    ? fc.uniqueArray(items, { ...lengths, selector: (v) => JSON.stringify(v) })
+    : fc.array(items, lengths);
 }
 
 function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknown>> {
@@ -280,7 +253,11 @@ function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknow
   const extra = s.additionalProperties;
   if (extra === undefined || typeof extra === 'boolean' || shallow) return fixed;
   // A dictionary (`additionalProperties: {schema}`): a few free keys besides the declared ones.
-  const key = boundedFilter(fc.string({ minLength: 1, maxLength: 12 }), (k) => !(k in model) && k !== '__proto__', 'a free key');
+  const key = boundedFilter(
+    fc.string({ minLength: 1, maxLength: 12 }),
+    (k) => !(k in model) && k !== '__proto__',
+    'a free key',
+  );
   return fc
     .tuple(fixed, fc.dictionary(key, valid(extra, inner), { maxKeys: EXTRA_ITEMS }))
     .map(([declared, free]) => ({ ...free, ...declared }));
@@ -294,19 +271,33 @@ function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
   if (schema === true) return [];
   if (schema === false) return [fc.jsonValue()];
   const s = flatten(schema, ctx.resolve);
-  if ('const' in s) return [boundedFilter(fc.jsonValue(), (v) => !isDeepStrictEqual(v, s.const), 'a value other than the const')];
+  if ('const' in s)
+    return [
+      boundedFilter(fc.jsonValue(), (v) => !isDeepStrictEqual(v, s.const), 'a value other than the const'),
+    ];
   const out: Arbitrary<unknown>[] = s.type === undefined ? [] : wrongType(typesOf(s));
   const branches = s.oneOf ?? s.anyOf;
   if (branches) {
     // Only a type no branch allows is certainly refused by every branch.
-    const declared = (b: Schema) => (typeof b === 'boolean' ? ALL_TYPES : flatten(b, ctx.resolve).type === undefined ? ALL_TYPES : typesOf(flatten(b, ctx.resolve)));
+    const declared = (b: Schema) =>
+      typeof b === 'boolean'
+        ? ALL_TYPES
+        : flatten(b, ctx.resolve).type === undefined
+          ? ALL_TYPES
+          : typesOf(flatten(b, ctx.resolve));
     return [...out, ...wrongType(branches.flatMap(declared))];
   }
   if (s.enum) {
     const allowed = s.enum;
     // Booleans and null have too few values to search for one outside the enum.
     const types = typesOf(s).filter((t) => t !== 'null' && t !== 'boolean');
-    const outside = types.map((t) => boundedFilter(anyOfType(t, ctx), (v) => !allowed.some((e) => isDeepStrictEqual(e, v)), 'a value outside the enum'));
+    const outside = types.map((t) =>
+      boundedFilter(
+        anyOfType(t, ctx),
+        (v) => !allowed.some((e) => isDeepStrictEqual(e, v)),
+        'a value outside the enum',
+      ),
+    );
     return outside.length === 0 ? out : [...out, fc.oneof(...outside)];
   }
   for (const type of typesOf(s)) out.push(...invalidOfType(type, s, ctx));
@@ -322,11 +313,21 @@ function wrongType(allowed: JsonType[]): Arbitrary<unknown>[] {
   };
   add('string', fc.string());
   add('integer', fc.integer());
-  add('number', fc.integer().map((n) => n + 0.5));
+  add(
+    'number',
+    fc.integer().map((n) => n + 0.5),
+  );
   add('boolean', fc.boolean());
   add('null', fc.constant(null));
   add('array', fc.array(fc.jsonValue(), { maxLength: 3 }));
-  add('object', fc.dictionary(fc.string({ minLength: 1 }).filter((k) => k !== '__proto__'), fc.jsonValue(), { maxKeys: 3 }));
+  add(
+    'object',
+    fc.dictionary(
+      fc.string({ minLength: 1 }).filter((k) => k !== '__proto__'),
+      fc.jsonValue(),
+      { maxKeys: 3 },
+    ),
+  );
   return out.length === 0 ? [] : [fc.oneof(...out)];
 }
 
@@ -393,14 +394,18 @@ function invalidString(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
     const misses = PATTERN_PROBES.filter((p) => !re.test(p));
     if (misses.length > 0) out.push(fc.constantFrom(...misses));
     // Only a strict pattern is worth random search: a loose one would spin the filter.
-    if (misses.length * 2 > PATTERN_PROBES.length) out.push(boundedFilter(anyString(), (v) => !re.test(v), `a miss of /${s.pattern}/`));
+    if (misses.length * 2 > PATTERN_PROBES.length)
+      out.push(boundedFilter(anyString(), (v) => !re.test(v), `a miss of /${s.pattern}/`));
   }
   return out;
 }
 
 function invalidNumber(type: 'integer' | 'number', s: SchemaObject): Arbitrary<unknown>[] {
   const out: Arbitrary<unknown>[] = [];
-  const [lo, hi] = type === 'integer' ? integerBounds(s) : [s.minimum ?? s.exclusiveMinimum, s.maximum ?? s.exclusiveMaximum];
+  const [lo, hi] =
+    type === 'integer'
+      ? integerBounds(s)
+      : [s.minimum ?? s.exclusiveMinimum, s.maximum ?? s.exclusiveMaximum];
   const lowInclusive = type === 'integer' || s.exclusiveMinimum === undefined;
   const highInclusive = type === 'integer' || s.exclusiveMaximum === undefined;
   // Past int64's safe range a JSON number loses precision, so nothing beyond is reliably refused.
@@ -423,18 +428,25 @@ function invalidArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
   const item = valid(s.items ?? true, inner);
   const min = s.minItems ?? 0;
   if (min > 0) out.push(fc.array(item, { maxLength: min - 1 }));
-  if (s.maxItems !== undefined) out.push(fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
+  if (s.maxItems !== undefined)
+    out.push(fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
   if (s.uniqueItems) {
-    out.push(fc.array(item, { minLength: 1, maxLength: Math.max(1, (s.maxItems ?? 2) - 1) }).map((a) => [...a, a[0]]));
+    out.push(
+      fc
+        .array(item, { minLength: 1, maxLength: Math.max(1, (s.maxItems ?? 2) - 1) })
+        .map((a) => [...a, a[0]]),
+    );
   }
   const badItems = ctx.depth < MAX_DEPTH ? invalid(s.items ?? true, inner) : [];
   if (badItems.length > 0) {
     const others = fc.array(item, { minLength: Math.max(0, min - 1), maxLength: Math.max(0, min - 1) });
-    out.push(fc.tuple(others, fc.oneof(...badItems), fc.nat()).map(([rest, bad, at]) => {
-      const copy = [...rest];
-      copy.splice(at % (copy.length + 1), 0, bad);
-      return copy;
-    }));
+    out.push(
+      fc.tuple(others, fc.oneof(...badItems), fc.nat()).map(([rest, bad, at]) => {
+        const copy = [...rest];
+        copy.splice(at % (copy.length + 1), 0, bad);
+        return copy;
+      }),
+    );
   }
   return out;
 }
@@ -462,7 +474,8 @@ function invalidObject(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
   if (typeof s.additionalProperties === 'object') {
     const bad = invalid(s.additionalProperties, inner);
     const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
-    if (bad.length > 0 && extra) out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [extra]: v })));
+    if (bad.length > 0 && extra)
+      out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [extra]: v })));
   }
   return out;
 }

@@ -1,16 +1,21 @@
 // Request bodies reject unknown fields (DECISIONS.md §1): checks that every object a request schema
 // describes is closed, and finds where in a valid body an unknown field can be slipped in.
 import { escapePointerToken } from './json-pointer.js';
-import { flatten, typesOf, type Resolve, type Schema, type SchemaObject } from './arbitrary.js';
+import { flatten, typesOf, type Resolve, type Schema, type SchemaObject } from './json-schema.js';
 
 // Closed: `additionalProperties: false`, or `unevaluatedProperties: false` (the 3.1 way to close a
 // composed schema), or a schema-valued `additionalProperties` (a deliberate dictionary whose values
 // are still validated). Absent or `true` is open.
 function isClosed(s: SchemaObject): boolean {
-  return s.additionalProperties === false || s.unevaluatedProperties === false || typeof s.additionalProperties === 'object';
+  return (
+    s.additionalProperties === false ||
+    s.unevaluatedProperties === false ||
+    typeof s.additionalProperties === 'object'
+  );
 }
 
-const declaresObject = (s: SchemaObject) => s.properties !== undefined || (s.type !== undefined && typesOf(s).includes('object'));
+const declaresObject = (s: SchemaObject) =>
+  s.properties !== undefined || (s.type !== undefined && typesOf(s).includes('object'));
 
 /** Schema locations (`/properties/grant`) of object schemas that accept unknown fields. */
 export function openObjectSchemas(schema: Schema, resolve: Resolve): string[] {
@@ -25,10 +30,15 @@ export function openObjectSchemas(schema: Schema, resolve: Resolve): string[] {
     }
     const s = flatten(node, resolve);
     if (declaresObject(s) && !isClosed(s)) open.push(at || '/');
-    for (const [name, prop] of Object.entries(s.properties ?? {})) visit(prop, `${at}/properties/${escapePointerToken(name)}`);
+    for (const [name, prop] of Object.entries(s.properties ?? {}))
+      visit(prop, `${at}/properties/${escapePointerToken(name)}`);
     if (s.items !== undefined) visit(s.items, `${at}/items`);
-    if (typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${at}/additionalProperties`);
-    for (const [keyword, branches] of [['oneOf', s.oneOf], ['anyOf', s.anyOf]] as const) {
+    if (typeof s.additionalProperties === 'object')
+      visit(s.additionalProperties, `${at}/additionalProperties`);
+    for (const [keyword, branches] of [
+      ['oneOf', s.oneOf],
+      ['anyOf', s.anyOf],
+    ] as const) {
       (branches ?? []).forEach((b, i) => visit(b, `${at}/${keyword}/${i}`));
     }
   };

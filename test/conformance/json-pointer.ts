@@ -11,7 +11,8 @@ export function resolvePointer(root: unknown, ref: string): unknown {
   let cur: unknown = root;
   for (const raw of tokens) {
     const token = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (cur === null || typeof cur !== 'object' || !(token in cur)) throw new Error(`unresolvable reference "${ref}"`);
+    if (cur === null || typeof cur !== 'object' || !(token in cur))
+      throw new Error(`unresolvable reference "${ref}"`);
     cur = (cur as Record<string, unknown>)[token];
   }
   return cur;

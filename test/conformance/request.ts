@@ -2,7 +2,8 @@
 // segments, query string, headers and a body, sent with global fetch.
 import * as fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import { arbitrary, boundedFilter, invalidArbitrary, type ArbitraryOptions, type Resolve, type Schema } from './arbitrary.js';
+import { arbitrary, boundedFilter, invalidArbitrary, type ArbitraryOptions } from './arbitrary.js';
+import type { Resolve, Schema } from './json-schema.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { isJsonMediaType, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
 
@@ -32,7 +33,13 @@ const RESERVED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 /** The request body media type the suite sends: JSON where offered, else the first listed. */
 export function bodyMediaType(op: WalkedOperation): string | null {
   const media = op.requestBody?.media ?? [];
-  return (media.find((m) => isJsonMediaType(m.mediaType)) ?? media.find((m) => m.mediaType === 'multipart/form-data') ?? media[0])?.mediaType ?? null;
+  return (
+    (
+      media.find((m) => isJsonMediaType(m.mediaType)) ??
+      media.find((m) => m.mediaType === 'multipart/form-data') ??
+      media[0]
+    )?.mediaType ?? null
+  );
 }
 
 function bodySchema(op: WalkedOperation): Schema | null {
@@ -54,28 +61,44 @@ export function toWire(value: unknown): string | string[] {
 function travels(p: WalkedParameter, value: unknown): boolean {
   const wire = toWire(value);
   if (p.in === 'path') return typeof wire === 'string' && !['', '.', '..'].includes(wire);
-  if (p.in === 'header') return typeof wire === 'string' && /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(wire);
+  if (p.in === 'header')
+    return (
+      typeof wire === 'string' &&
+      /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(wire)
+    );
   return true;
 }
 
 // Header values are drawn from visible ASCII: anything else could not travel (see `travels`), and
 // filtering for it would reject nearly every long string.
 const HEADER_CHAR = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCodePoint(c));
-const optionsFor = (p: WalkedParameter, resolve: Resolve): ArbitraryOptions => (p.in === 'header' ? { resolve, unit: HEADER_CHAR } : { resolve });
+const optionsFor = (p: WalkedParameter, resolve: Resolve): ArbitraryOptions =>
+  p.in === 'header' ? { resolve, unit: HEADER_CHAR } : { resolve };
 
-const sendable = (op: WalkedOperation) => op.parameters.filter((p) => p.in !== 'cookie' && !(p.in === 'header' && RESERVED_HEADERS.has(p.name.toLowerCase())));
+const sendable = (op: WalkedOperation) =>
+  op.parameters.filter(
+    (p) => p.in !== 'cookie' && !(p.in === 'header' && RESERVED_HEADERS.has(p.name.toLowerCase())),
+  );
 
 function parameterArbitraries(op: WalkedOperation, where: WalkedParameter['in'], resolve: Resolve) {
   const model: Record<string, Arbitrary<unknown>> = {};
   const requiredKeys: string[] = [];
   for (const p of sendable(op).filter((q) => q.in === where)) {
-    model[p.name] = boundedFilter(arbitrary(p.schema, optionsFor(p, resolve)), (v) => travels(p, v), `a valid ${p.in} ${p.name}`);
+    model[p.name] = boundedFilter(
+      arbitrary(p.schema, optionsFor(p, resolve)),
+      (v) => travels(p, v),
+      `a valid ${p.in} ${p.name}`,
+    );
     if (p.required || p.in === 'path') requiredKeys.push(p.name);
   }
   return fc.record(model, { requiredKeys });
 }
 
-export function validInput(op: WalkedOperation, resolve: Resolve, options: { everyProperty?: boolean } = {}): Arbitrary<OperationInput> {
+export function validInput(
+  op: WalkedOperation,
+  resolve: Resolve,
+  options: { everyProperty?: boolean } = {},
+): Arbitrary<OperationInput> {
   const schema = bodySchema(op);
   const body: Arbitrary<unknown> =
     schema === null
@@ -92,7 +115,11 @@ export function validInput(op: WalkedOperation, resolve: Resolve, options: { eve
 }
 
 /** Inputs broken in one location each, or null when nothing about the operation can be broken. */
-export function invalidInput(op: WalkedOperation, resolve: Resolve, validator: SchemaValidator): Arbitrary<InvalidInput> {
+export function invalidInput(
+  op: WalkedOperation,
+  resolve: Resolve,
+  validator: SchemaValidator,
+): Arbitrary<InvalidInput> {
   const base = validInput(op, resolve);
   const strategies: Arbitrary<InvalidInput>[] = [];
   const broken = (location: Location, reason: string, arb: Arbitrary<OperationInput>) =>
@@ -103,25 +130,51 @@ export function invalidInput(op: WalkedOperation, resolve: Resolve, validator: S
     const bad = invalidArbitrary(p.schema, optionsFor(p, resolve));
     // Judged as the server reads it: `5` sent for a string parameter is the string "5".
     if (bad) {
-      const refused = boundedFilter(bad, (v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0, `an invalid ${p.in} ${p.name}`);
-      broken(where, `${where} parameter ${p.name} breaks its schema`, fc.tuple(base, refused).map(([i, v]) => withParameter(i, where, p.name, v)));
+      const refused = boundedFilter(
+        bad,
+        (v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0,
+        `an invalid ${p.in} ${p.name}`,
+      );
+      broken(
+        where,
+        `${where} parameter ${p.name} breaks its schema`,
+        fc.tuple(base, refused).map(([i, v]) => withParameter(i, where, p.name, v)),
+      );
     }
     if (p.required && where !== 'path') {
-      broken(where, `required ${where} parameter ${p.name} is missing`, base.map((i) => withParameter(i, where, p.name, undefined)));
+      broken(
+        where,
+        `required ${where} parameter ${p.name} is missing`,
+        base.map((i) => withParameter(i, where, p.name, undefined)),
+      );
     }
   }
-  broken('query', `unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`, base.map((i) => ({ ...i, query: { ...i.query, [UNKNOWN_QUERY_PARAMETER]: '1' } })));
+  broken(
+    'query',
+    `unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`,
+    base.map((i) => ({ ...i, query: { ...i.query, [UNKNOWN_QUERY_PARAMETER]: '1' } })),
+  );
 
   const media = bodyMediaType(op);
   if (op.jsonBody !== null && media !== null && isJsonMediaType(media)) {
     const bad = invalidArbitrary(op.jsonBody, { resolve });
-    if (bad) broken('body', 'the body breaks its schema', fc.tuple(base, bad).map(([i, body]) => ({ ...i, body })));
+    if (bad)
+      broken(
+        'body',
+        'the body breaks its schema',
+        fc.tuple(base, bad).map(([i, body]) => ({ ...i, body })),
+      );
   }
   return fc.oneof(...strategies);
 }
 
 /** A copy with one parameter set, or removed when `value` is undefined. */
-function withParameter(input: OperationInput, where: 'path' | 'query' | 'header', name: string, value: unknown): OperationInput {
+function withParameter(
+  input: OperationInput,
+  where: 'path' | 'query' | 'header',
+  name: string,
+  value: unknown,
+): OperationInput {
   const key = where === 'header' ? 'headers' : where;
   const { [name]: _old, ...rest } = input[key];
   return { ...input, [key]: value === undefined ? rest : { ...rest, [name]: value } };
@@ -136,13 +189,16 @@ function encodeBody(mediaType: string, body: unknown, schema: Schema | null): Bo
     for (const [name, v] of fields) {
       const prop = props[name];
       // A binary property is a file part; everything else a plain field.
-      if (typeof prop === 'object' && prop.format === 'binary') form.append(name, new Blob([String(v)]), 'upload.bin');
+      if (typeof prop === 'object' && prop.format === 'binary')
+        form.append(name, new Blob([String(v)]), 'upload.bin');
       else for (const one of [toWire(v)].flat()) form.append(name, one);
     }
     return form;
   }
   if (mediaType === 'application/x-www-form-urlencoded') {
-    return new URLSearchParams(fields.flatMap(([k, v]) => [toWire(v)].flat().map((one): [string, string] => [k, one])));
+    return new URLSearchParams(
+      fields.flatMap(([k, v]) => [toWire(v)].flat().map((one): [string, string] => [k, one])),
+    );
   }
   return typeof body === 'string' ? body : JSON.stringify(body);
 }
@@ -153,14 +209,17 @@ export function toRequest(
   input: OperationInput,
   extraHeaders: Record<string, string> = {},
 ): { url: string; init: RequestInit } {
-  const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(toWire(input.path[name]) as string));
+  const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+    encodeURIComponent(toWire(input.path[name]) as string),
+  );
   const query = new URLSearchParams();
   for (const [name, v] of Object.entries(input.query)) {
     if (v === undefined) continue;
     for (const one of [toWire(v)].flat()) query.append(name, one);
   }
   const headers = new Headers(extraHeaders);
-  for (const [name, v] of Object.entries(input.headers)) if (v !== undefined) headers.set(name, toWire(v) as string);
+  for (const [name, v] of Object.entries(input.headers))
+    if (v !== undefined) headers.set(name, toWire(v) as string);
   const init: RequestInit = { method: op.method.toUpperCase(), headers, redirect: 'manual' };
   const media = bodyMediaType(op) ?? 'application/json';
   if (input.rawBody !== undefined) {
@@ -169,7 +228,11 @@ export function toRequest(
   } else if (input.body !== undefined) {
     init.body = encodeBody(media, input.body, bodySchema(op));
     // FormData sets its own boundary; a wildcard media type gets a concrete one.
-    if (media !== 'multipart/form-data') headers.set('Content-Type', media.replace('/*', '/octet-stream').replace('*/octet-stream', 'application/octet-stream'));
+    if (media !== 'multipart/form-data')
+      headers.set(
+        'Content-Type',
+        media.replace('/*', '/octet-stream').replace('*/octet-stream', 'application/octet-stream'),
+      );
   }
   const qs = query.toString();
   return { url: `${apiBase}${path}${qs ? `?${qs}` : ''}`, init };

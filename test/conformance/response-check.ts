@@ -1,9 +1,15 @@
 // What every answer must satisfy (DECISIONS.md §1, §2), as a list of violations so one failure
 // message names all of them: X-Request-Id, a documented status and media type, a body valid against
 // the documented schema, and problem+json errors with a known code and the request id.
-import type { Schema } from './arbitrary.js';
+import type { Schema } from './json-schema.js';
 import type { SchemaValidator } from './schema-validator.js';
-import { documentedMedia, documentedResponse, isJsonMediaType, type OpenApiDocument, type WalkedOperation } from './spec-walk.js';
+import {
+  documentedMedia,
+  documentedResponse,
+  isJsonMediaType,
+  type OpenApiDocument,
+  type WalkedOperation,
+} from './spec-walk.js';
 
 export interface Received {
   status: number;
@@ -55,13 +61,20 @@ export function createResponseChecker(doc: OpenApiDocument, validator: SchemaVal
       if (op) {
         const documented = documentedResponse(op, res.status);
         if (!documented) {
-          out.push(`status ${res.status} is not documented for ${op.operationId} (documented: ${op.responses.map((r) => r.status).join(', ')})`);
+          out.push(
+            `status ${res.status} is not documented for ${op.operationId} (documented: ${op.responses.map((r) => r.status).join(', ')})`,
+          );
         } else if (documented.media.length === 0) {
-          if (hasBody) out.push(`status ${res.status} is documented without content, but the answer has a ${res.mediaType} body`);
+          if (hasBody)
+            out.push(
+              `status ${res.status} is documented without content, but the answer has a ${res.mediaType} body`,
+            );
         } else if (op.method !== 'head') {
           const media = res.mediaType ? documentedMedia(documented, res.mediaType) : undefined;
           if (!media) {
-            out.push(`Content-Type ${res.mediaType} is not documented for status ${res.status} (documented: ${documented.media.map((m) => m.mediaType).join(', ')})`);
+            out.push(
+              `Content-Type ${res.mediaType} is not documented for status ${res.status} (documented: ${documented.media.map((m) => m.mediaType).join(', ')})`,
+            );
           } else if (isJsonMediaType(media.mediaType)) {
             out.push(...bodyViolations(media.schema, res, `body of ${res.status} ${media.mediaType}`));
           }
@@ -74,9 +87,16 @@ export function createResponseChecker(doc: OpenApiDocument, validator: SchemaVal
         } else {
           out.push(...bodyViolations(problemSchema, res, 'problem'));
           const problem = (res.json ?? {}) as { code?: unknown; request_id?: unknown; status?: unknown };
-          if (!errorCodes.has(problem.code as string)) out.push(`problem code ${JSON.stringify(problem.code)} is not in the spec's ErrorCode enum`);
-          if (problem.request_id !== requestId) out.push(`problem request_id ${JSON.stringify(problem.request_id)} differs from X-Request-Id ${requestId}`);
-          if (problem.status !== res.status) out.push(`problem status ${JSON.stringify(problem.status)} differs from the HTTP status ${res.status}`);
+          if (!errorCodes.has(problem.code as string))
+            out.push(`problem code ${JSON.stringify(problem.code)} is not in the spec's ErrorCode enum`);
+          if (problem.request_id !== requestId)
+            out.push(
+              `problem request_id ${JSON.stringify(problem.request_id)} differs from X-Request-Id ${requestId}`,
+            );
+          if (problem.status !== res.status)
+            out.push(
+              `problem status ${JSON.stringify(problem.status)} differs from the HTTP status ${res.status}`,
+            );
         }
       }
       return out;

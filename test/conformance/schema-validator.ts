@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
-import type { Schema } from './arbitrary.js';
+import type { Schema } from './json-schema.js';
 import type { OpenApiDocument } from './spec-walk.js';
 
 const SPEC_ID = 'urn:conformance:openapi';
@@ -23,7 +23,10 @@ function rebase(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rebase);
   if (node === null || typeof node !== 'object') return node;
   return Object.fromEntries(
-    Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `${SPEC_ID}${v}` : rebase(v)]),
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `${SPEC_ID}${v}` : rebase(v),
+    ]),
   );
 }
 
@@ -44,7 +47,8 @@ function build(doc: OpenApiDocument, coerceTypes: boolean) {
   };
 }
 
-const messages = (fn: ValidateFunction) => (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+const messages = (fn: ValidateFunction) =>
+  (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
 
 export function createSchemaValidator(doc: OpenApiDocument): SchemaValidator {
   const strict = build(doc, false);

@@ -2,7 +2,7 @@
 // iterate, so a new operation in the spec is covered without new test code. Schemas keep their
 // `$ref`s (a schema may be recursive); `resolveSchemaRef` follows them on demand.
 import { readFileSync } from 'node:fs';
-import type { Resolve, Schema } from './arbitrary.js';
+import type { Resolve, Schema } from './json-schema.js';
 import { resolvePointer } from './json-pointer.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -53,7 +53,9 @@ export interface WalkedOperation {
 }
 
 export function loadSpec(): OpenApiDocument {
-  return JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
+  return JSON.parse(
+    readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'),
+  ) as OpenApiDocument;
 }
 
 export function apiPrefix(doc: OpenApiDocument): string {
@@ -94,7 +96,10 @@ export function walkOperations(doc: OpenApiDocument): WalkedOperation[] {
       if (!op) continue;
       // Operation parameters override path-level ones with the same name and location.
       const byKey = new Map<string, WalkedParameter>();
-      for (const raw of [...((item.parameters as unknown[]) ?? []), ...((op.parameters as unknown[]) ?? [])]) {
+      for (const raw of [
+        ...((item.parameters as unknown[]) ?? []),
+        ...((op.parameters as unknown[]) ?? []),
+      ]) {
         const p = deref(doc, raw);
         byKey.set(`${String(p.in)}:${String(p.name)}`, {
           name: String(p.name),
@@ -104,7 +109,9 @@ export function walkOperations(doc: OpenApiDocument): WalkedOperation[] {
         });
       }
       const body = op.requestBody ? deref(doc, op.requestBody) : null;
-      const requestBody = body ? { required: body.required === true, media: mediaOf(doc, body.content) } : null;
+      const requestBody = body
+        ? { required: body.required === true, media: mediaOf(doc, body.content) }
+        : null;
       const security = (op.security as SecurityRequirement[] | undefined) ?? doc.security ?? [];
       out.push({
         operationId: String(op.operationId),

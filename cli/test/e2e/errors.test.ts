@@ -95,6 +95,11 @@ describe('usage errors (exit 2, nothing sent)', () => {
     ['a group without its command', ['public'], /Usage: svcctl public/],
     ['no command at all', [], /Usage: svcctl/],
     ['a bad method for svcctl api', ['api', 'FETCH', '/public/incidents'], /unknown method "FETCH"/],
+    [
+      'a body on a GET through svcctl api',
+      ['api', 'GET', '/public/incidents', '--data', '{}'],
+      /GET requests cannot carry --data/,
+    ],
   ])('%s', async (_name, args, message) => {
     const r = await svcctl(args);
     expect(r.stderr).toMatch(message);
@@ -110,6 +115,13 @@ describe('usage errors (exit 2, nothing sent)', () => {
 });
 
 describe('no answer', () => {
+  it('exits 8 when svcctl api cannot reach the server', async () => {
+    const port = await closedPort();
+    const r = await runCli(['api', 'GET', '/public/incidents', '--base-url', `http://127.0.0.1:${port}`]);
+    expect(r.code).toBe(ExitCode.network);
+    expect(r.stderr).toContain('connect ECONNREFUSED');
+  });
+
   it('exits 8 when the server cannot be reached', async () => {
     const port = await closedPort();
     const r = await runCli(['public', 'capabilities', '--base-url', `http://127.0.0.1:${port}`]);

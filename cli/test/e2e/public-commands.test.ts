@@ -201,3 +201,45 @@ describe('binary answers', () => {
     expect(r.stdoutBytes).toEqual(png);
   });
 });
+
+describe('svcctl api', () => {
+  it('GET /public/incidents answers what public incidents list does', async () => {
+    const generic = await svcctl(['api', 'GET', '/public/incidents']);
+    const generated = await svcctl(['public', 'incidents', 'list']);
+    expect(generic.code).toBe(0);
+    expect(generic.stdout).toBe(generated.stdout);
+    expect(JSON.parse(generic.stdout)).toHaveLength(1);
+  });
+
+  it('takes the method in any case, a copied /api/v2 prefix and -o', async () => {
+    const r = await svcctl(['api', 'get', '/api/v2/public/captcha/config/example.com', '-o', 'yaml']);
+    expect(r.code).toBe(0);
+    expect(parseYaml(r.stdout)).toMatchObject({ enabled: false, provider: 'none' });
+  });
+
+  it('POSTs --data and prints nothing for a 204', async () => {
+    const r = await svcctl([
+      'api',
+      'POST',
+      '/public/client-errors',
+      '--data',
+      '{"error_id":"e-api","message":"raw"}',
+    ]);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
+    const rows = await app.sql`select message from client_errors where error_id = 'e-api'`;
+    expect(rows).toEqual([{ message: 'raw' }]);
+  });
+
+  it('writes a binary answer to --output', async () => {
+    const bytes = Buffer.from('GIF89a-not-really');
+    const asset = await createAsset(
+      app.sql,
+      { kind: 'catalog_icon', contentType: 'image/gif', bytes },
+      app.clock.now(),
+    );
+    const file = join(tempDir(), 'icon.gif');
+    const r = await svcctl(['api', 'GET', `/public/assets/${asset.id}`, '--output', file]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(file)).toEqual(bytes);
+  });
+});

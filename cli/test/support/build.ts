@@ -38,6 +38,20 @@ export function ensureBuilt(): void {
   });
 }
 
+/** For unit tests of modules that import the SDK: svcctl resolves it to its built dist/. */
+export function ensureSdkBuilt(): void {
+  withLock(buildSdkIfStale);
+}
+
+function buildSdkIfStale(): void {
+  const sdkOut = join(REPO, 'sdk/dist/index.js');
+  if (!existsSync(join(REPO, 'sdk/tsconfig.build.json'))) return;
+  if (!isStale(sdkOut, ['sdk/src', 'sdk/package.json', 'sdk/tsconfig.build.json'])) return;
+  // The SDK's own build script when it has one: it also copies the generated .d.ts files.
+  const script = join(REPO, 'sdk/scripts/build.mjs');
+  run(existsSync(script) ? [script] : [tsc(), '-p', join(REPO, 'sdk/tsconfig.build.json')]);
+}
+
 function tsc(): string {
   return createRequire(import.meta.url).resolve('typescript/bin/tsc');
 }

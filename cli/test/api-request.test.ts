@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
-import { parseApiRequest } from '../src/run-api.js';
+import { parseApiRequest } from '../src/api-request.js';
 
 describe('parseApiRequest', () => {
   it.each([
