@@ -3,7 +3,15 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   // Tests use the SDK's source, like the type checker (tsconfig paths), not a stale dist.
-  resolve: { alias: { '@svcplatform/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) } },
+  resolve: {
+    alias: [
+      { find: /^@svcplatform\/sdk$/, replacement: fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+      {
+        find: /^@svcplatform\/sdk\/operations$/,
+        replacement: fileURLToPath(new URL('./sdk/src/generated/operations.ts', import.meta.url)),
+      },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts', 'server/**/*.test.ts', 'sdk/test/**/*.test.ts', 'cli/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

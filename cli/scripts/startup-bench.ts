@@ -45,7 +45,9 @@ export async function measureStartup(
 function buildIfMissing(): void {
   if (existsSync(BIN)) return;
   const steps = [
-    ...(existsSync(new URL('../../sdk/dist/index.js', import.meta.url)) ? [] : ['../../sdk/scripts/build.mjs']),
+    ...(existsSync(new URL('../../sdk/dist/index.js', import.meta.url))
+      ? []
+      : ['../../sdk/scripts/build.mjs']),
     './build.mjs',
   ];
   for (const step of steps) {

@@ -1,7 +1,7 @@
 // The command words of every operation folded into a tree: `public incidents list` is the path
-// public → incidents → list. svcctl walks it to build only the commander commands that the given
-// argv can reach, so start-up does not grow with the number of operations.
-import type { CliOperation } from './operation.js';
+// public → incidents → list; and that tree as the commands the argv parser walks.
+import type { CommandSpec } from './argv/spec.js';
+import { pathParameters, type CliOperation } from './operation.js';
 
 /** Commands that are not operations; an operation whose first word is one of these is unreachable. */
 export const BUILTIN_COMMANDS = ['api', 'config', 'help'] as const;
@@ -62,28 +62,38 @@ export function describeGroup(node: CommandNode, width = 60): string {
   return text;
 }
 
-/**
- * The command words of argv: the leading non-option arguments that walk the tree. Options may be
- * interleaved (`--profile prod public incidents list`), so options known to take a value skip it.
- */
-export function commandWords(
-  argv: readonly string[],
-  root: CommandNode,
-  optionsWithValue: ReadonlySet<string>,
-): string[] {
-  const words: string[] = [];
-  let node: CommandNode | undefined = root;
-  for (let i = 0; i < argv.length && node; i += 1) {
-    const arg = argv[i]!;
-    if (arg === '--') break;
-    if (arg.startsWith('-') && arg.length > 1) {
-      if (!arg.includes('=') && optionsWithValue.has(arg)) i += 1;
-      continue;
-    }
-    const child: CommandNode | undefined = node.children.get(arg);
-    if (!child) break;
-    words.push(arg);
-    node = child;
-  }
-  return words;
+// The tree as commands: groups list their words; a node with an operation becomes runnable, its
+// options built (commands/operation-command.ts) only when the command line reaches it.
+export function treeCommands(root: CommandNode, listGroup: string): CommandSpec[] {
+  return [...root.children.values()].map((node) => commandFor(node, listGroup));
+}
+
+function commandFor(node: CommandNode, listGroup?: string): CommandSpec {
+  const op = node.operation;
+  return {
+    name: node.word,
+    summary: describeGroup(node),
+    term: termFor(node),
+    ...(listGroup ? { listGroup } : {}),
+    description: `${node.word}: ${describeGroup(node, Infinity)}`,
+    subcommands: () => [...node.children.values()].map((child) => commandFor(child)),
+    ...(op
+      ? {
+          runnable: async () => {
+            const { operationRunnable } = await import('./commands/operation-command.js');
+            return operationRunnable(op);
+          },
+        }
+      : {}),
+  };
+}
+
+function termFor(node: CommandNode): string {
+  const op = node.operation;
+  if (!op) return `${node.word} <command>`;
+  const hasOptions = op.parameters.some((p) => p.in !== 'path') || op.body !== null;
+  const args = pathParameters(op)
+    .map((p) => ` <${p.name}>`)
+    .join('');
+  return `${node.word}${hasOptions ? ' [options]' : ''}${args}${node.children.size > 0 ? ' [command]' : ''}`;
 }

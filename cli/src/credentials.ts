@@ -6,7 +6,8 @@
 //     default:
 //       token: svc_pat_...
 //
-// The sign-in commands will store their session here too (refresh_token, expires_at).
+// The sign-in commands will store their session here too: the SDK's SessionTokens
+// (createSessionClient's onTokens) as token, refresh_token and session_id.
 import { chmod, stat } from 'node:fs/promises';
 import { configDir, credentialsFile } from './config-dir.js';
 import { CliError } from './errors.js';
@@ -17,9 +18,10 @@ export const CREDENTIALS_MODE = 0o600;
 export interface Credentials {
   /** Sent as `Authorization: Bearer`: a personal API token or a session's access token. */
   token?: string;
+  /** `svc_rt_...`, single use: replace it with each refresh's successor at once. */
   refresh_token?: string;
-  /** ISO 8601; when `token` stops working. */
-  expires_at?: string;
+  /** The session family, stable across refreshes. */
+  session_id?: string;
   [key: string]: unknown;
 }
 

@@ -2,25 +2,26 @@
 // and User-Agent are the same as for generated commands, and turns failures into the SDK's error
 // types so they print and exit like every other command's.
 import { apiErrorFromResponse, SvcNetworkError, SvcTimeoutError } from '@svcplatform/sdk';
-import type { Command } from 'commander';
+import type { ParsedInput } from './argv/spec.js';
 import { readData } from './data-source.js';
 import { parseApiRequest } from './api-request.js';
 import { UsageError } from './errors.js';
-import { collectGlobalFlags } from './global-options.js';
+import type { GlobalFlags } from './global-options.js';
 import { writeResult } from './output/write-result.js';
 import { openClient } from './sdk-client.js';
 import { resolveSettings } from './settings.js';
 
 const TIMEOUT_MS = 30_000;
 
-export async function runApi(cmd: Command, method: string, rawPath: string): Promise<void> {
-  const opts = cmd.opts<{ data?: string; query?: string[]; header?: string[]; output?: string }>();
+export async function runApi(input: ParsedInput): Promise<void> {
+  const [method = '', rawPath = ''] = input.args;
+  const opts = input.options as { data?: string; query?: string[]; header?: string[]; output?: string };
   const request = parseApiRequest(method, rawPath, opts.query ?? [], opts.header ?? []);
   // fetch refuses these, and the failure would otherwise look like a network error.
   if (opts.data !== undefined && (request.method === 'GET' || request.method === 'HEAD')) {
     throw new UsageError(`${request.method} requests cannot carry --data`);
   }
-  const settings = await resolveSettings(collectGlobalFlags(cmd));
+  const settings = await resolveSettings(input.globals as GlobalFlags);
   const body = opts.data === undefined ? undefined : await readData(opts.data);
   const client = await openClient(settings);
   const url = `${client.baseUrl}${request.path}`;

@@ -1,5 +1,5 @@
 // The `svcctl config` commands.
-import type { Command } from 'commander';
+import type { ParsedInput } from './argv/spec.js';
 import { configFile, credentialsFile } from './config-dir.js';
 import {
   CONFIG_KEYS,
@@ -11,12 +11,13 @@ import {
 } from './config-file.js';
 import { credentialProfiles } from './credentials.js';
 import { UsageError } from './errors.js';
-import { collectGlobalFlags, OUTPUT_FORMATS, type OutputFormat } from './global-options.js';
+import { OUTPUT_FORMATS, type GlobalFlags, type OutputFormat } from './global-options.js';
 import { writeResult } from './output/write-result.js';
 import { normalizeBaseUrl, resolveSettings, type Settings } from './settings.js';
 
-export async function configSet(cmd: Command, key: string, value: string): Promise<void> {
-  const settings = await resolveSettings(collectGlobalFlags(cmd));
+export async function configSet(input: ParsedInput): Promise<void> {
+  const [key = '', value = ''] = input.args;
+  const settings = await resolveSettings(input.globals as GlobalFlags);
   const field = CONFIG_KEYS[checkKey(key)];
   let stored = value;
   if (field === 'base_url') stored = normalizeBaseUrl(value);
@@ -30,14 +31,16 @@ export async function configSet(cmd: Command, key: string, value: string): Promi
     );
 }
 
-export async function configUnset(cmd: Command, key: string): Promise<void> {
-  const settings = await resolveSettings(collectGlobalFlags(cmd));
+export async function configUnset(input: ParsedInput): Promise<void> {
+  const [key = ''] = input.args;
+  const settings = await resolveSettings(input.globals as GlobalFlags);
   await updateProfileConfig(settings.configDir, settings.profile, CONFIG_KEYS[checkKey(key)], undefined);
   if (!settings.quiet) process.stderr.write(`unset ${key} for profile "${settings.profile}"\n`);
 }
 
-export async function configGet(cmd: Command, key: string | undefined): Promise<void> {
-  const settings = await resolveSettings(collectGlobalFlags(cmd));
+export async function configGet(input: ParsedInput): Promise<void> {
+  const [key] = input.args;
+  const settings = await resolveSettings(input.globals as GlobalFlags);
   const view = effectiveView(settings);
   if (key === undefined) return writeResult(view, settings);
   const name = key.replace(/-/g, '_') as keyof typeof view;
@@ -51,8 +54,8 @@ export async function configGet(cmd: Command, key: string | undefined): Promise<
   if (!settings.quiet) process.stdout.write(`${String(view[name])}\n`);
 }
 
-export async function configProfiles(cmd: Command): Promise<void> {
-  const settings = await resolveSettings(collectGlobalFlags(cmd));
+export async function configProfiles(input: ParsedInput): Promise<void> {
+  const settings = await resolveSettings(input.globals as GlobalFlags);
   const dir = settings.configDir;
   const configured = profilesOf(await readConfigDocument(dir), configFile(dir));
   const withCredentials = new Set(await credentialProfiles(dir));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../generated/operations.js';
-import { BUILTIN_COMMANDS, buildCommandTree, commandWords, describeGroup } from '../src/command-tree.js';
-import { GLOBAL_FLAGS_WITH_VALUE } from '../src/global-options.js';
+import { BUILTIN_COMMANDS, buildCommandTree, describeGroup } from '../src/command-tree.js';
 import type { CliOperation } from '../src/operation.js';
 
 const index = Object.values(operations) as readonly CliOperation[];
@@ -47,38 +46,6 @@ describe('buildCommandTree', () => {
     const login = root.children.get('auth')!.children.get('login')!;
     expect(login.operation?.operationId).toBe('authLogin');
     expect([...login.children.keys()]).toEqual(['verify']);
-  });
-});
-
-describe('commandWords', () => {
-  const { root } = buildCommandTree([
-    op('publicIncidentsList', ['public', 'incidents', 'list']),
-    op('publicCaptchaConfigGet', ['public', 'captcha-config', 'get']),
-  ]);
-  it.each([
-    ['plain words', { given: ['public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] }],
-    [
-      'stops at a positional',
-      { given: ['public', 'captcha-config', 'get', 'public'], want: ['public', 'captcha-config', 'get'] },
-    ],
-    [
-      'skips a global option and its value',
-      { given: ['--profile', 'public', 'public', 'incidents'], want: ['public', 'incidents'] },
-    ],
-    [
-      'skips -o and its value',
-      { given: ['-o', 'json', 'public', 'incidents', 'list'], want: ['public', 'incidents', 'list'] },
-    ],
-    ['does not skip after --flag=value', { given: ['--profile=x', 'public'], want: ['public'] }],
-    [
-      'keeps going past flags between words',
-      { given: ['public', '-q', 'incidents'], want: ['public', 'incidents'] },
-    ],
-    ['stops at an unknown word', { given: ['public', 'incidnets', 'list'], want: ['public'] }],
-    ['stops at --', { given: ['--', 'public'], want: [] }],
-    ['nothing', { given: [], want: [] }],
-  ])('%s', (_name, { given, want }) => {
-    expect(commandWords(given, root, GLOBAL_FLAGS_WITH_VALUE)).toEqual(want);
   });
 });
 

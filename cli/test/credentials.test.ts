@@ -28,14 +28,14 @@ describe('credentials.yaml', () => {
     const d = dir();
     await writeCredentials(
       'a',
-      { token: 't-a', refresh_token: 'svc_rt_1', expires_at: '2026-11-21T12:15:00Z' },
+      { token: 't-a', refresh_token: 'svc_rt_1', session_id: '7c2f0d4e-1b2a-4c3d-8e9f-000000000001' },
       d,
     );
     await writeCredentials('b', { token: 't-b' }, d);
     expect(await readCredentials('a', d)).toEqual({
       token: 't-a',
       refresh_token: 'svc_rt_1',
-      expires_at: '2026-11-21T12:15:00Z',
+      session_id: '7c2f0d4e-1b2a-4c3d-8e9f-000000000001',
     });
     expect(await readCredentials('b', d)).toEqual({ token: 't-b' });
     expect(await readCredentials('c', d)).toBeUndefined();

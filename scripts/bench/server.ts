@@ -119,7 +119,6 @@ if (kind === 'full') {
 }
 
 const server = createServer(handler);
-server.keepAliveTimeout = 30_000;
 server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 

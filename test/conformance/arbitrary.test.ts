@@ -2,7 +2,14 @@
 // `invalidArbitrary` makes does not. Runs on fixed schemas and on every schema of the real spec.
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arbitrary, invalidArbitrary, UNKNOWN_FIELDS } from './arbitrary.js';
+import {
+  arbitrary,
+  describeCase,
+  HOSTILE_CHARS,
+  invalidArbitrary,
+  invalidCases,
+  UNKNOWN_FIELDS,
+} from './arbitrary.js';
 import type { Schema } from './json-schema.js';
 import { resolvePointer } from './json-pointer.js';
 import { createSchemaValidator } from './schema-validator.js';
@@ -148,30 +155,62 @@ describe('arbitrary', () => {
     }
   });
 
-  it.each(cases)('%s: everyProperty values validate too', (_name, { given }) => {
-    for (const value of fc.sample(arbitrary(given, { resolve, everyProperty: true }), 30)) {
+  it.each(cases)('%s: full values validate too', (_name, { given }) => {
+    for (const value of fc.sample(arbitrary(given, { resolve, full: true }), 30)) {
       expect(ajv.errors(given, value), JSON.stringify(value)).toEqual([]);
     }
   });
 });
 
-describe('invalidArbitrary', () => {
-  it.each(cases)('%s: generated values are refused', (_name, { given, want }) => {
-    const bad = invalidArbitrary(given, { resolve });
-    expect(bad !== null).toBe(want.refusable);
-    for (const value of bad ? fc.sample(bad, SAMPLES) : []) {
-      expect(ajv.errors(given, value), JSON.stringify(value)).not.toEqual([]);
+describe('invalidCases and invalidArbitrary', () => {
+  it.each(cases)('%s: every case makes values that are refused', (_name, { given, want }) => {
+    const bad = invalidCases(given, { resolve });
+    expect(bad.length > 0).toBe(want.refusable);
+    for (const c of bad) {
+      for (const value of fc.sample(c.arb, 30)) {
+        expect(ajv.errors(given, value), `${describeCase(c)}: ${JSON.stringify(value)}`).not.toEqual([]);
+      }
     }
+    expect(invalidArbitrary(given, { resolve }) !== null).toBe(want.refusable);
   });
 
-  // The conformance run relies on these two reasons appearing among the samples.
-  it('a closed object is refused for an unknown field and for a missing required one', () => {
+  // The conformance run's failure messages name the broken rule by these descriptions.
+  it('names each broken rule by where it is and what it is', () => {
     const schema = cases.find(([n]) => n.startsWith('closed object'))![1].given;
-    const samples = fc.sample(invalidArbitrary(schema, { resolve })!, 300) as Record<string, unknown>[];
-    expect(samples.some((v) => v !== null && typeof v === 'object' && UNKNOWN_FIELDS[0]! in v)).toBe(true);
-    expect(
-      samples.some((v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !('email' in v)),
-    ).toBe(true);
+    const names = invalidCases(schema, { resolve }).map(describeCase);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        '/: a string, not object',
+        '/: missing required email',
+        `/: unknown field ${UNKNOWN_FIELDS[0]}`,
+        '/email: not format email',
+        '/name: longer than 100',
+        '/name: a boolean, not string or null',
+        '/grant: missing required kind',
+        '/grant/kind: outside the enum',
+        '/grant/id: not format uuid',
+      ]),
+    );
+    // null is allowed there, so it is no wrong type.
+    expect(names).not.toContain('/name: null, not string or null');
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('hostile strings hold every hostile character, NUL first, within the lengths', () => {
+    const all = HOSTILE_CHARS.join('');
+    const cases: [string, { given: Schema; want: (v: string) => boolean }][] = [
+      ['free text', { given: { type: 'string' }, want: (v) => v === all }],
+      ['a short maximum', { given: { type: 'string', maxLength: 2 }, want: (v) => v === '\u0000\u0001' }],
+      [
+        'a long minimum',
+        { given: { type: 'string', minLength: 20 }, want: (v) => v.startsWith(all) && [...v].length === 20 },
+      ],
+      ['a pattern wins', { given: { type: 'string', pattern: '^[a-z]+$' }, want: (v) => /^[a-z]+$/.test(v) }],
+    ];
+    for (const [name, { given, want }] of cases) {
+      const [value] = fc.sample(arbitrary(given, { hostile: true }), 1) as string[];
+      expect(want(value!), `${name}: ${JSON.stringify(value)}`).toBe(true);
+    }
   });
 
   it('an unknown keyword of the subset fails loudly', () => {

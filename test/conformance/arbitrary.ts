@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
+import { escapePointerToken } from './json-pointer.js';
 import {
   ALL_TYPES,
   flatten,
@@ -19,16 +20,22 @@ import {
 export interface ArbitraryOptions {
   /** Resolves `$ref`s; without it a `$ref` throws. */
   resolve?: Resolve;
-  /** Every optional property present (to reach nested objects), down to the depth limit. */
-  everyProperty?: boolean;
+  /**
+   * Every optional property present and no null where another type is allowed, down to the depth
+   * limit: a value that exercises every field.
+   */
+  full?: boolean;
   /** One code point per value, for strings without a pattern or format (a header's charset). */
   unit?: Arbitrary<string>;
+  /** Strings without a pattern or format are HOSTILE_CHARS, repeated or cut to fit the lengths. */
+  hostile?: boolean;
 }
 
 interface Ctx {
   resolve: Resolve;
   depth: number;
-  everyProperty: boolean;
+  full: boolean;
+  hostile: boolean;
   unit: Arbitrary<string>;
   /** Characters a string exactly at maxLength is made of. */
   fill: string[];
@@ -50,7 +57,8 @@ const noRefs: Resolve = (ref) => {
 const contextOf = (o: ArbitraryOptions): Ctx => ({
   resolve: o.resolve ?? noRefs,
   depth: 0,
-  everyProperty: o.everyProperty ?? false,
+  full: o.full ?? false,
+  hostile: o.hostile ?? false,
   unit: o.unit ?? anyChar,
   // One, two and four UTF-8 bytes (the last two UTF-16 units): a server that counts bytes or
   // UTF-16 units instead of code points refuses a valid value. A custom unit gets one of its own.
@@ -59,12 +67,6 @@ const contextOf = (o: ArbitraryOptions): Ctx => ({
 
 export function arbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> {
   return valid(schema, contextOf(options));
-}
-
-/** Values the schema refuses, one reason each; null when the schema accepts everything. */
-export function invalidArbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> | null {
-  const strategies = invalid(schema, { ...contextOf(options), everyProperty: false });
-  return strategies.length === 0 ? null : fc.oneof(...strategies);
 }
 
 /**
@@ -89,14 +91,24 @@ function valid(schema: Schema, ctx: Ctx): Arbitrary<unknown> {
   if (schema === false) throw new Error('no value satisfies the schema `false`');
   const s = flatten(schema, ctx.resolve);
   if ('const' in s) return fc.constant(s.const);
-  if (s.enum) return fc.constantFrom(...s.enum);
+  if (s.enum) return fc.constantFrom(...notOnlyNull(ctx, s.enum, (v) => v === null));
   const branches = s.oneOf ?? s.anyOf;
   if (branches) {
     // A value may match two oneOf branches; our schemas keep branches disjoint by type.
     const { oneOf: _o, anyOf: _a, ...base } = s;
-    return fc.oneof(...branches.map((b) => valid(typeof b === 'boolean' ? b : merge(base, b), ctx)));
+    const isNull = (b: Schema) => typeof b === 'object' && b.type === 'null';
+    const arbs = notOnlyNull(ctx, branches, isNull).map((b) =>
+      valid(typeof b === 'boolean' ? b : merge(base, b), ctx),
+    );
+    return fc.oneof(...arbs);
   }
-  return fc.oneof(...typesOf(s).map((t) => validOfType(t, s, ctx)));
+  return fc.oneof(...notOnlyNull(ctx, typesOf(s), (t) => t === 'null').map((t) => validOfType(t, s, ctx)));
+}
+
+/** In a full value, the null choice is dropped wherever there is another. */
+function notOnlyNull<T>(ctx: Ctx, choices: T[], isNull: (c: T) => boolean): T[] {
+  const rest = choices.filter((c) => !isNull(c));
+  return ctx.full && rest.length > 0 ? rest : choices;
 }
 
 function validOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unknown> {
@@ -119,28 +131,35 @@ function validOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unkno
 
 const codePoints = (v: string) => [...v].length;
 
+/** Characters servers and databases tend to mishandle: NUL, controls, separators, astral, quotes. */
+export const HOSTILE_CHARS = [
+  '\u0000',
+  '\u0001',
+  '\u007f',
+  '\u00e9',
+  '\u2028',
+  '\ufeff',
+  '\u{1F600}',
+  '%',
+  '\\',
+  '"',
+  "'",
+];
+
 // One code point per unit, as JSON Schema counts lengths: mostly printable ASCII so values look
-// like input, sometimes anything (NUL, controls, astral characters), which is where servers break.
+// like input, sometimes a hostile character or anything at all, which is where servers break.
 const anyChar = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCodePoint(c)) },
-  {
-    weight: 1,
-    arbitrary: fc.constantFrom(
-      '\u0000',
-      '\u0001',
-      '\u007f',
-      '\u00e9',
-      '\u2028',
-      '\ufeff',
-      '\u{1F600}',
-      '%',
-      '\\',
-      '"',
-      "'",
-    ),
-  },
+  { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_CHARS) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
 );
+/** Every hostile character, NUL first, repeated or cut to a length within the bounds. */
+function hostileText(min: number, max: number | undefined): string {
+  const chars = [...HOSTILE_CHARS.join('')];
+  const length = Math.max(min, Math.min(max ?? Infinity, chars.length));
+  return Array.from({ length }, (_, i) => chars[i % chars.length]).join('');
+}
+
 type Lengths = { minLength?: number; maxLength?: number; size?: 'max' };
 const stringOf = (unit: Arbitrary<string>, c: Lengths = {}) => fc.string({ unit, ...c });
 
@@ -181,6 +200,7 @@ function validString(s: SchemaObject, ctx: Ctx): Arbitrary<string> {
     if (!make) throw new Error(`arbitrary.ts knows no generator for format "${s.format}"; add one`);
     return boundedFilter(make(), inRange, `format ${s.format} within lengths`);
   }
+  if (ctx.hostile) return fc.constant(hostileText(min, max));
   const anyString = (c: Lengths) => stringOf(ctx.unit, c);
   const any = anyString({ minLength: min, ...(max === undefined ? {} : { maxLength: max }) });
   if (max === undefined) return any;
@@ -248,7 +268,7 @@ function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknow
   }
   // A required name without a property schema may hold anything.
   for (const name of required) model[name] ??= fc.jsonValue();
-  const requiredKeys = ctx.everyProperty && !shallow ? Object.keys(model) : [...required];
+  const requiredKeys = ctx.full && !shallow ? Object.keys(model) : [...required];
   const fixed = fc.record(model, { requiredKeys });
   const extra = s.additionalProperties;
   if (extra === undefined || typeof extra === 'boolean' || shallow) return fixed;
@@ -264,28 +284,55 @@ function validObject(s: SchemaObject, ctx: Ctx): Arbitrary<Record<string, unknow
 }
 
 // ---------------------------------------------------------------------------------------------
-// Invalid values. Each strategy breaks exactly one rule of an otherwise valid value, so a refusal
-// can be traced to that rule.
+// Invalid values. Each case breaks exactly one rule of an otherwise valid value, so a refusal can be
+// traced to that rule, and a run can try every rule at least once.
 
-function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
+/** One way to break a schema: where (a JSON pointer into the value), which rule, and values. */
+export interface InvalidCase {
+  path: string;
+  rule: string;
+  arb: Arbitrary<unknown>;
+}
+
+export const describeCase = (c: InvalidCase) => `${c.path || '/'}: ${c.rule}`;
+
+/** Every way the generator knows to break the schema, one rule each. */
+export function invalidCases(schema: Schema, options: ArbitraryOptions = {}): InvalidCase[] {
+  return invalid(schema, { ...contextOf(options), full: false });
+}
+
+/** Values the schema refuses, one rule broken each; null when the schema accepts everything. */
+export function invalidArbitrary(schema: Schema, options: ArbitraryOptions = {}): Arbitrary<unknown> | null {
+  const cases = invalidCases(schema, options);
+  return cases.length === 0 ? null : fc.oneof(...cases.map((c) => c.arb));
+}
+
+const here = (rule: string, arb: Arbitrary<unknown>): InvalidCase => ({ path: '', rule, arb });
+const under = (prefix: string, cases: InvalidCase[], wrap: (arb: Arbitrary<unknown>) => Arbitrary<unknown>) =>
+  cases.map((c) => ({ path: `${prefix}${c.path}`, rule: c.rule, arb: wrap(c.arb) }));
+
+function invalid(schema: Schema, ctx: Ctx): InvalidCase[] {
   if (schema === true) return [];
-  if (schema === false) return [fc.jsonValue()];
+  if (schema === false) return [here('accepts nothing', fc.jsonValue())];
   const s = flatten(schema, ctx.resolve);
-  if ('const' in s)
-    return [
-      boundedFilter(fc.jsonValue(), (v) => !isDeepStrictEqual(v, s.const), 'a value other than the const'),
-    ];
-  const out: Arbitrary<unknown>[] = s.type === undefined ? [] : wrongType(typesOf(s));
+  if ('const' in s) {
+    const other = boundedFilter(
+      fc.jsonValue(),
+      (v) => !isDeepStrictEqual(v, s.const),
+      'a value other than the const',
+    );
+    return [here(`not ${JSON.stringify(s.const)}`, other)];
+  }
+  const out = s.type === undefined ? [] : wrongType(typesOf(s));
   const branches = s.oneOf ?? s.anyOf;
   if (branches) {
     // Only a type no branch allows is certainly refused by every branch.
-    const declared = (b: Schema) =>
-      typeof b === 'boolean'
-        ? ALL_TYPES
-        : flatten(b, ctx.resolve).type === undefined
-          ? ALL_TYPES
-          : typesOf(flatten(b, ctx.resolve));
-    return [...out, ...wrongType(branches.flatMap(declared))];
+    const declared = (b: Schema) => {
+      const f = typeof b === 'boolean' ? {} : flatten(b, ctx.resolve);
+      return f.type === undefined ? ALL_TYPES : typesOf(f);
+    };
+    const types = new Set(out.map((c) => c.rule));
+    return [...out, ...wrongType(branches.flatMap(declared)).filter((c) => !types.has(c.rule))];
   }
   if (s.enum) {
     const allowed = s.enum;
@@ -298,37 +345,37 @@ function invalid(schema: Schema, ctx: Ctx): Arbitrary<unknown>[] {
         'a value outside the enum',
       ),
     );
-    return outside.length === 0 ? out : [...out, fc.oneof(...outside)];
+    return outside.length === 0 ? out : [...out, here('outside the enum', fc.oneof(...outside))];
   }
   for (const type of typesOf(s)) out.push(...invalidOfType(type, s, ctx));
   return out;
 }
 
-/** Values of JSON types outside `allowed`. */
-function wrongType(allowed: JsonType[]): Arbitrary<unknown>[] {
-  const has = (t: JsonType) => allowed.includes(t) || (t === 'integer' && allowed.includes('number'));
-  const out: Arbitrary<unknown>[] = [];
-  const add = (t: JsonType, arb: Arbitrary<unknown>) => {
-    if (!has(t)) out.push(arb);
-  };
-  add('string', fc.string());
-  add('integer', fc.integer());
-  add(
-    'number',
-    fc.integer().map((n) => n + 0.5),
-  );
-  add('boolean', fc.boolean());
-  add('null', fc.constant(null));
-  add('array', fc.array(fc.jsonValue(), { maxLength: 3 }));
-  add(
+// Values of each JSON type, for "wrong type" cases.
+const OF_TYPE: [JsonType, string, Arbitrary<unknown>][] = [
+  ['string', 'a string', fc.string()],
+  ['integer', 'an integer', fc.integer()],
+  ['number', 'a fraction', fc.integer().map((n) => n + 0.5)],
+  ['boolean', 'a boolean', fc.boolean()],
+  ['null', 'null', fc.constant(null)],
+  ['array', 'an array', fc.array(fc.jsonValue(), { maxLength: 3 })],
+  [
     'object',
+    'an object',
     fc.dictionary(
       fc.string({ minLength: 1 }).filter((k) => k !== '__proto__'),
       fc.jsonValue(),
       { maxKeys: 3 },
     ),
+  ],
+];
+
+/** One case per JSON type outside `allowed`: servers mishandle each differently (coercion). */
+function wrongType(allowed: JsonType[]): InvalidCase[] {
+  const has = (t: JsonType) => allowed.includes(t) || (t === 'integer' && allowed.includes('number'));
+  return OF_TYPE.filter(([t]) => !has(t)).map(([, name, arb]) =>
+    here(`${name}, not ${allowed.join(' or ')}`, arb),
   );
-  return out.length === 0 ? [] : [fc.oneof(...out)];
 }
 
 function anyOfType(type: JsonType, ctx: Ctx): Arbitrary<unknown> {
@@ -350,7 +397,7 @@ function anyOfType(type: JsonType, ctx: Ctx): Arbitrary<unknown> {
   }
 }
 
-function invalidOfType(type: JsonType, s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
+function invalidOfType(type: JsonType, s: SchemaObject, ctx: Ctx): InvalidCase[] {
   switch (type) {
     case 'string':
       return invalidString(s, ctx);
@@ -380,102 +427,142 @@ const BAD_FORMAT: Record<string, string[]> = {
 // Probes for "does not match the pattern": a strict pattern refuses most of them.
 const PATTERN_PROBES = ['', ' ', '!', 'a b', '\u0000', '\u{1F600}', 'ZZ', '0', '-', '..', 'a/b', '%'];
 
-function invalidString(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
-  const out: Arbitrary<unknown>[] = [];
+function invalidString(s: SchemaObject, ctx: Ctx): InvalidCase[] {
+  const out: InvalidCase[] = [];
   const anyString = (c: Lengths = {}) => stringOf(ctx.unit, c);
   const min = s.minLength ?? 0;
   if (s.maxLength !== undefined) {
-    out.push(anyString({ minLength: s.maxLength + 1, maxLength: s.maxLength + 8 }));
+    out.push(
+      here(
+        `longer than ${s.maxLength}`,
+        anyString({ minLength: s.maxLength + 1, maxLength: s.maxLength + 8 }),
+      ),
+    );
   }
-  if (min > 0) out.push(anyString({ maxLength: min - 1 }));
-  if (s.format !== undefined && BAD_FORMAT[s.format]) out.push(fc.constantFrom(...BAD_FORMAT[s.format]!));
+  if (min > 0) out.push(here(`shorter than ${min}`, anyString({ maxLength: min - 1 })));
+  if (s.format !== undefined && BAD_FORMAT[s.format]) {
+    out.push(here(`not format ${s.format}`, fc.constantFrom(...BAD_FORMAT[s.format]!)));
+  }
   if (s.pattern !== undefined) {
     const re = new RegExp(s.pattern, 'u');
     const misses = PATTERN_PROBES.filter((p) => !re.test(p));
-    if (misses.length > 0) out.push(fc.constantFrom(...misses));
+    const arbs: Arbitrary<unknown>[] = misses.length > 0 ? [fc.constantFrom(...misses)] : [];
     // Only a strict pattern is worth random search: a loose one would spin the filter.
-    if (misses.length * 2 > PATTERN_PROBES.length)
-      out.push(boundedFilter(anyString(), (v) => !re.test(v), `a miss of /${s.pattern}/`));
+    if (misses.length * 2 > PATTERN_PROBES.length) {
+      arbs.push(boundedFilter(anyString(), (v) => !re.test(v), `a miss of /${s.pattern}/`));
+    }
+    if (arbs.length > 0) out.push(here(`does not match /${s.pattern}/`, fc.oneof(...arbs)));
   }
   return out;
 }
 
-function invalidNumber(type: 'integer' | 'number', s: SchemaObject): Arbitrary<unknown>[] {
-  const out: Arbitrary<unknown>[] = [];
+function invalidNumber(type: 'integer' | 'number', s: SchemaObject): InvalidCase[] {
+  const out: InvalidCase[] = [];
   const [lo, hi] =
     type === 'integer'
       ? integerBounds(s)
       : [s.minimum ?? s.exclusiveMinimum, s.maximum ?? s.exclusiveMaximum];
   const lowInclusive = type === 'integer' || s.exclusiveMinimum === undefined;
   const highInclusive = type === 'integer' || s.exclusiveMaximum === undefined;
+  const step = fc.integer({ min: 1, max: 1000 });
   // Past int64's safe range a JSON number loses precision, so nothing beyond is reliably refused.
   if (lo !== undefined && lo > Number.MIN_SAFE_INTEGER) {
-    out.push(fc.integer({ min: 1, max: 1000 }).map((d) => (lowInclusive ? lo - d : lo - d + 1)));
+    out.push(
+      here(
+        `below ${lo}`,
+        step.map((d) => (lowInclusive ? lo - d : lo - d + 1)),
+      ),
+    );
   }
   if (hi !== undefined && hi < Number.MAX_SAFE_INTEGER) {
-    out.push(fc.integer({ min: 1, max: 1000 }).map((d) => (highInclusive ? hi + d : hi + d - 1)));
+    out.push(
+      here(
+        `above ${hi}`,
+        step.map((d) => (highInclusive ? hi + d : hi + d - 1)),
+      ),
+    );
   }
   const [ilo, ihi] = integerBounds(s);
   if (type === 'integer' && !typesOf(s).includes('number') && ilo < ihi) {
-    out.push(fc.integer({ min: Math.max(ilo, -1e9), max: Math.min(ihi - 1, 1e9) }).map((n) => n + 0.5));
+    const within = fc.integer({ min: Math.max(ilo, -1e9), max: Math.min(ihi - 1, 1e9) });
+    out.push(
+      here(
+        'not an integer',
+        within.map((n) => n + 0.5),
+      ),
+    );
   }
   return out;
 }
 
-function invalidArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
-  const out: Arbitrary<unknown>[] = [];
+function invalidArray(s: SchemaObject, ctx: Ctx): InvalidCase[] {
+  const out: InvalidCase[] = [];
   const inner = { ...ctx, depth: ctx.depth + 1 };
   const item = valid(s.items ?? true, inner);
   const min = s.minItems ?? 0;
-  if (min > 0) out.push(fc.array(item, { maxLength: min - 1 }));
-  if (s.maxItems !== undefined)
-    out.push(fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
+  if (min > 0) out.push(here(`fewer than ${min} items`, fc.array(item, { maxLength: min - 1 })));
+  if (s.maxItems !== undefined) {
+    out.push(
+      here(
+        `more than ${s.maxItems} items`,
+        fc.array(item, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }),
+      ),
+    );
+  }
   if (s.uniqueItems) {
+    const some = fc.array(item, { minLength: 1, maxLength: Math.max(1, (s.maxItems ?? 2) - 1) });
     out.push(
-      fc
-        .array(item, { minLength: 1, maxLength: Math.max(1, (s.maxItems ?? 2) - 1) })
-        .map((a) => [...a, a[0]]),
+      here(
+        'duplicate items',
+        some.map((a) => [...a, a[0]]),
+      ),
     );
   }
-  const badItems = ctx.depth < MAX_DEPTH ? invalid(s.items ?? true, inner) : [];
-  if (badItems.length > 0) {
-    const others = fc.array(item, { minLength: Math.max(0, min - 1), maxLength: Math.max(0, min - 1) });
-    out.push(
-      fc.tuple(others, fc.oneof(...badItems), fc.nat()).map(([rest, bad, at]) => {
-        const copy = [...rest];
-        copy.splice(at % (copy.length + 1), 0, bad);
-        return copy;
-      }),
-    );
-  }
-  return out;
+  if (ctx.depth >= MAX_DEPTH) return out;
+  // One bad item among valid ones, at a random place.
+  const others = fc.array(item, { minLength: Math.max(0, min - 1), maxLength: Math.max(0, min - 1) });
+  const withBad = (bad: Arbitrary<unknown>) =>
+    fc.tuple(others, bad, fc.nat()).map(([rest, b, at]) => {
+      const copy = [...rest];
+      copy.splice(at % (copy.length + 1), 0, b);
+      return copy;
+    });
+  return [...out, ...under('/-', invalid(s.items ?? true, inner), withBad)];
 }
 
 // Names for a field the schema does not declare; the first one not taken is used.
 export const UNKNOWN_FIELDS = ['zz_unknown_field', 'zzUnknownField', 'zz_unknown_field_2'];
 
-function invalidObject(s: SchemaObject, ctx: Ctx): Arbitrary<unknown>[] {
-  const out: Arbitrary<unknown>[] = [];
+function invalidObject(s: SchemaObject, ctx: Ctx): InvalidCase[] {
+  const out: InvalidCase[] = [];
   const base = validObject(s, ctx);
   const declared = Object.keys(s.properties ?? {});
+  const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
   for (const name of s.required ?? []) {
-    out.push(base.map(({ [name]: _gone, ...rest }) => rest));
+    out.push(
+      here(
+        `missing required ${name}`,
+        base.map(({ [name]: _gone, ...rest }) => rest),
+      ),
+    );
   }
-  if (s.additionalProperties === false) {
-    const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
-    if (extra) out.push(fc.tuple(base, fc.jsonValue()).map(([o, v]) => ({ ...o, [extra]: v })));
+  if (s.additionalProperties === false && extra) {
+    out.push(
+      here(
+        `unknown field ${extra}`,
+        fc.tuple(base, fc.jsonValue()).map(([o, v]) => ({ ...o, [extra]: v })),
+      ),
+    );
   }
   if (ctx.depth >= MAX_DEPTH) return out;
   const inner = { ...ctx, depth: ctx.depth + 1 };
+  const set = (name: string) => (bad: Arbitrary<unknown>) =>
+    fc.tuple(base, bad).map(([o, v]) => ({ ...o, [name]: v }));
   for (const [name, prop] of Object.entries(s.properties ?? {})) {
-    const bad = invalid(prop, inner);
-    if (bad.length > 0) out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [name]: v })));
+    out.push(...under(`/${escapePointerToken(name)}`, invalid(prop, inner), set(name)));
   }
-  if (typeof s.additionalProperties === 'object') {
-    const bad = invalid(s.additionalProperties, inner);
-    const extra = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
-    if (bad.length > 0 && extra)
-      out.push(fc.tuple(base, fc.oneof(...bad)).map(([o, v]) => ({ ...o, [extra]: v })));
+  if (typeof s.additionalProperties === 'object' && extra) {
+    out.push(...under(`/${extra}`, invalid(s.additionalProperties, inner), set(extra)));
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // Request bodies reject unknown fields (DECISIONS.md §1): checks that every object a request schema
 // describes is closed, and finds where in a valid body an unknown field can be slipped in.
 import { escapePointerToken } from './json-pointer.js';
-import { flatten, typesOf, type Resolve, type Schema, type SchemaObject } from './json-schema.js';
+import { UNKNOWN_FIELDS } from './arbitrary.js';
+import { flatten, merge, typesOf, type Resolve, type Schema, type SchemaObject } from './json-schema.js';
 
 // Closed: `additionalProperties: false`, or `unevaluatedProperties: false` (the 3.1 way to close a
 // composed schema), or a schema-valued `additionalProperties` (a deliberate dictionary whose values
@@ -46,21 +47,42 @@ export function openObjectSchemas(schema: Schema, resolve: Resolve): string[] {
   return open;
 }
 
+/** Where in a body an unknown field can be slipped in, and a name its schema does not declare. */
+export interface Slot {
+  /** JSON pointer of the object (`''` for the root). */
+  at: string;
+  field: string;
+}
+
 /**
- * JSON pointers (`''` for the root) of the objects in `value` whose schema refuses unknown fields
- * outright. Objects under oneOf/anyOf are left out: which branch applies is not known here.
+ * The objects in `value` whose schema refuses unknown fields outright. Under oneOf/anyOf the
+ * first branch `value` matches applies (`matches` says which); without a match nothing is found.
  */
-export function closedObjectPointers(schema: Schema, value: unknown, resolve: Resolve): string[] {
-  const out: string[] = [];
+export function closedObjectSlots(
+  schema: Schema,
+  value: unknown,
+  resolve: Resolve,
+  matches: (schema: Schema, value: unknown) => boolean,
+): Slot[] {
+  const out: Slot[] = [];
   const visit = (node: Schema, v: unknown, at: string) => {
     if (typeof node === 'boolean' || v === null || typeof v !== 'object') return;
     const s = flatten(node, resolve);
-    if (s.oneOf || s.anyOf) return;
+    const branches = s.oneOf ?? s.anyOf;
+    if (branches) {
+      const { oneOf: _o, anyOf: _a, ...base } = s;
+      const branch = branches.find((b) => matches(b, v));
+      if (branch !== undefined) visit(typeof branch === 'boolean' ? branch : merge(base, branch), v, at);
+      return;
+    }
     if (Array.isArray(v)) {
       if (s.items !== undefined) v.forEach((item, i) => visit(s.items!, item, `${at}/${i}`));
       return;
     }
-    if (s.additionalProperties === false || s.unevaluatedProperties === false) out.push(at);
+    const declared = Object.keys(s.properties ?? {});
+    const field = UNKNOWN_FIELDS.find((f) => !declared.includes(f));
+    if ((s.additionalProperties === false || s.unevaluatedProperties === false) && field)
+      out.push({ at, field });
     for (const [name, prop] of Object.entries(s.properties ?? {})) {
       if (name in v) visit(prop, (v as Record<string, unknown>)[name], `${at}/${escapePointerToken(name)}`);
     }

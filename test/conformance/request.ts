@@ -2,8 +2,8 @@
 // segments, query string, headers and a body, sent with global fetch.
 import * as fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import { arbitrary, boundedFilter, invalidArbitrary, type ArbitraryOptions } from './arbitrary.js';
-import type { Resolve, Schema } from './json-schema.js';
+import { arbitrary, boundedFilter, describeCase, invalidCases, type ArbitraryOptions } from './arbitrary.js';
+import { flatten, type Resolve, type Schema } from './json-schema.js';
 import type { SchemaValidator } from './schema-validator.js';
 import { isJsonMediaType, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
 
@@ -80,12 +80,17 @@ const sendable = (op: WalkedOperation) =>
     (p) => p.in !== 'cookie' && !(p.in === 'header' && RESERVED_HEADERS.has(p.name.toLowerCase())),
   );
 
-function parameterArbitraries(op: WalkedOperation, where: WalkedParameter['in'], resolve: Resolve) {
+function parameterArbitraries(
+  op: WalkedOperation,
+  where: WalkedParameter['in'],
+  resolve: Resolve,
+  options: ValidInputOptions,
+) {
   const model: Record<string, Arbitrary<unknown>> = {};
   const requiredKeys: string[] = [];
   for (const p of sendable(op).filter((q) => q.in === where)) {
     model[p.name] = boundedFilter(
-      arbitrary(p.schema, optionsFor(p, resolve)),
+      arbitrary(p.schema, p.in === 'header' ? optionsFor(p, resolve) : { resolve, ...options }),
       (v) => travels(p, v),
       `a valid ${p.in} ${p.name}`,
     );
@@ -94,10 +99,13 @@ function parameterArbitraries(op: WalkedOperation, where: WalkedParameter['in'],
   return fc.record(model, { requiredKeys });
 }
 
+export type ValidInputOptions = Pick<ArbitraryOptions, 'full' | 'unit'>;
+
+/** Valid inputs; `unit` (for example only hostile characters) applies to all but header values. */
 export function validInput(
   op: WalkedOperation,
   resolve: Resolve,
-  options: { everyProperty?: boolean } = {},
+  options: ValidInputOptions = {},
 ): Arbitrary<OperationInput> {
   const schema = bodySchema(op);
   const body: Arbitrary<unknown> =
@@ -107,65 +115,111 @@ export function validInput(
         ? arbitrary(schema, { resolve, ...options })
         : fc.option(arbitrary(schema, { resolve, ...options }), { nil: undefined });
   return fc.record({
-    path: parameterArbitraries(op, 'path', resolve),
-    query: parameterArbitraries(op, 'query', resolve),
-    headers: parameterArbitraries(op, 'header', resolve),
+    path: parameterArbitraries(op, 'path', resolve, options),
+    query: parameterArbitraries(op, 'query', resolve, options),
+    headers: parameterArbitraries(op, 'header', resolve, options),
     body,
   });
 }
 
-/** Inputs broken in one location each, or null when nothing about the operation can be broken. */
-export function invalidInput(
+/**
+ * Valid inputs that each fill one field with every hostile character (NUL, controls, astral...):
+ * every path and query parameter, and every top-level body property on an otherwise minimal body,
+ * so a value the server cannot store is found on every run rather than by chance, and is not
+ * hidden behind another field's refusal.
+ */
+export function hostileInputs(op: WalkedOperation, resolve: Resolve): OperationInput[] {
+  const hostile: ArbitraryOptions = { resolve, full: true, hostile: true };
+  const one = <T>(arb: Arbitrary<T>) => fc.sample(arb, { numRuns: 1, seed: 3 })[0]!;
+  const base = one(validInput(op, resolve));
+  const out: OperationInput[] = [];
+  for (const p of sendable(op).filter((q) => q.in !== 'header')) {
+    const v = one(arbitrary(p.schema, hostile));
+    if (travels(p, v)) out.push(withParameter(base, p.in as 'path' | 'query', p.name, v));
+  }
+  const schema = bodySchema(op);
+  const body = base.body;
+  if (
+    typeof schema === 'object' &&
+    schema !== null &&
+    body !== null &&
+    typeof body === 'object' &&
+    !Array.isArray(body)
+  ) {
+    const s = flatten(schema, resolve);
+    const required = new Set(s.required ?? []);
+    const minimal = Object.fromEntries(Object.entries(body).filter(([k]) => required.has(k)));
+    for (const [name, prop] of Object.entries(s.properties ?? {})) {
+      out.push({ ...base, body: { ...minimal, [name]: one(arbitrary(prop, hostile)) } });
+    }
+  }
+  return out;
+}
+
+/**
+ * Inputs broken in exactly one place each: one arbitrary per broken rule (a parameter's schema
+ * rule, a missing required parameter, an unknown query parameter, a body schema rule).
+ */
+export function invalidInputCases(
   op: WalkedOperation,
   resolve: Resolve,
   validator: SchemaValidator,
-): Arbitrary<InvalidInput> {
+): Arbitrary<InvalidInput>[] {
   const base = validInput(op, resolve);
-  const strategies: Arbitrary<InvalidInput>[] = [];
+  const cases: Arbitrary<InvalidInput>[] = [];
   const broken = (location: Location, reason: string, arb: Arbitrary<OperationInput>) =>
-    strategies.push(arb.map((input) => ({ location, reason, input })));
+    cases.push(arb.map((input) => ({ location, reason, input })));
 
   for (const p of sendable(op)) {
     const where = p.in as 'path' | 'query' | 'header';
-    const bad = invalidArbitrary(p.schema, optionsFor(p, resolve));
-    // Judged as the server reads it: `5` sent for a string parameter is the string "5".
-    if (bad) {
+    for (const c of invalidCases(p.schema, optionsFor(p, resolve))) {
+      // Judged as the server reads it: `5` sent for a string parameter is the string "5". Some
+      // rules cannot be broken on the wire at all (an empty path segment names another route).
       const refused = boundedFilter(
-        bad,
+        c.arb,
         (v) => travels(p, v) && validator.wireErrors(p.schema, toWire(v)).length > 0,
         `an invalid ${p.in} ${p.name}`,
       );
+      if (!generates(refused)) continue;
+      const reason = `${where} parameter ${p.name} ${describeCase(c)}`;
       broken(
         where,
-        `${where} parameter ${p.name} breaks its schema`,
+        reason,
         fc.tuple(base, refused).map(([i, v]) => withParameter(i, where, p.name, v)),
       );
     }
     if (p.required && where !== 'path') {
+      const reason = `required ${where} parameter ${p.name} is missing`;
       broken(
         where,
-        `required ${where} parameter ${p.name} is missing`,
+        reason,
         base.map((i) => withParameter(i, where, p.name, undefined)),
       );
     }
   }
-  broken(
-    'query',
-    `unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`,
-    base.map((i) => ({ ...i, query: { ...i.query, [UNKNOWN_QUERY_PARAMETER]: '1' } })),
-  );
+  const unknown = base.map((i) => ({ ...i, query: { ...i.query, [UNKNOWN_QUERY_PARAMETER]: '1' } }));
+  broken('query', `unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`, unknown);
 
   const media = bodyMediaType(op);
   if (op.jsonBody !== null && media !== null && isJsonMediaType(media)) {
-    const bad = invalidArbitrary(op.jsonBody, { resolve });
-    if (bad)
+    for (const c of invalidCases(op.jsonBody, { resolve })) {
       broken(
         'body',
-        'the body breaks its schema',
-        fc.tuple(base, bad).map(([i, body]) => ({ ...i, body })),
+        `body ${describeCase(c)}`,
+        fc.tuple(base, c.arb).map(([i, body]) => ({ ...i, body })),
       );
+    }
   }
-  return fc.oneof(...strategies);
+  return cases;
+}
+
+function generates(arb: Arbitrary<unknown>): boolean {
+  try {
+    fc.sample(arb, { numRuns: 3, seed: 1 });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A copy with one parameter set, or removed when `value` is undefined. */

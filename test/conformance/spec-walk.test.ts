@@ -1,8 +1,6 @@
 // The spec walk's small decisions, which every conformance test leans on: who needs credentials,
 // which documented response an answer falls under, which media entry a Content-Type matches.
 import { describe, expect, it } from 'vitest';
-import type { Schema } from './json-schema.js';
-import { openObjectSchemas } from './closed-objects.js';
 import {
   documentedMedia,
   documentedResponse,
@@ -54,40 +52,6 @@ describe('documentedResponse and documentedMedia', () => {
   ];
   it.each(media)('media type: %s', (_name, { given, want }) => {
     expect(documentedMedia(documentedResponse(op, given.status)!, given.contentType)?.mediaType).toBe(want);
-  });
-});
-
-describe('openObjectSchemas', () => {
-  const resolve = () => ({ type: 'object', properties: { x: { type: 'string' } } }) as const;
-  const cases: [string, { given: Schema; want: string[] }][] = [
-    [
-      'closed',
-      {
-        given: { type: 'object', additionalProperties: false, properties: { a: { type: 'string' } } },
-        want: [],
-      },
-    ],
-    ['open at the root', { given: { type: 'object', properties: { a: { type: 'string' } } }, want: ['/'] }],
-    [
-      'open nested inside an array',
-      {
-        given: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { a: { type: 'array', items: { type: 'object' } } },
-        },
-        want: ['/properties/a/items'],
-      },
-    ],
-    [
-      'a dictionary is a deliberate choice',
-      { given: { type: 'object', additionalProperties: { type: 'integer' } }, want: [] },
-    ],
-    ['open behind a $ref', { given: { $ref: '#/x' }, want: ['/'] }],
-    ['not an object', { given: { type: 'string' }, want: [] }],
-  ];
-  it.each(cases)('%s', (_name, { given, want }) => {
-    expect(openObjectSchemas(given, resolve)).toEqual(want);
   });
 });
 

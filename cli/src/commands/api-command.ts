@@ -1,40 +1,67 @@
 // `svcctl api METHOD PATH`: any route, for what the generated commands do not (yet) cover.
-import { Option, type Command } from '../commander.js';
-import { addGlobalOptions } from '../global-options.js';
+import type { CommandSpec, OptionSpec } from '../argv/spec.js';
 
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+const GROUP = 'Request options:';
 
-export function defineApiCommand(cmd: Command): void {
-  cmd
-    .description(
+const collect = (raw: string, previous: unknown): string[] => [
+  ...(Array.isArray(previous) ? (previous as string[]) : []),
+  raw,
+];
+
+const OPTIONS: readonly OptionSpec[] = [
+  {
+    long: '--data',
+    value: '<json>',
+    key: 'data',
+    group: GROUP,
+    description: 'the request body: inline JSON, @file.json (or .yaml) or @- for stdin',
+  },
+  {
+    long: '--query',
+    value: '<key=value>',
+    key: 'query',
+    group: GROUP,
+    description: 'a query parameter (repeatable)',
+    parse: collect,
+  },
+  {
+    long: '--header',
+    value: '<name=value>',
+    key: 'header',
+    group: GROUP,
+    description: 'an extra request header (repeatable)',
+    parse: collect,
+  },
+  {
+    long: '--output',
+    value: '<file>',
+    key: 'output',
+    group: GROUP,
+    description: 'write a binary answer to a file ("-" for stdout)',
+  },
+];
+
+export const apiCommand: CommandSpec = {
+  name: 'api',
+  summary: 'call any route: svcctl api GET /public/incidents',
+  term: 'api [options] <method> <path>',
+  listGroup: 'Other commands:',
+  subcommands: () => [],
+  runnable: () => ({
+    description:
       "Send a request to any route of the API. PATH is relative to /api/v2 and may carry a query string; the answer is printed like any command's (JSON values in the output format, bytes to --output).",
-    )
-    .argument('<method>', 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS')
-    .argument('<path>', 'the route below /api/v2, e.g. /public/resellers/by-host/example.com')
-    .addOption(
-      new Option(
-        '--data <json>',
-        'the request body: inline JSON, @file.json (or .yaml) or @- for stdin',
-      ).helpGroup('Request options:'),
-    )
-    .addOption(
-      new Option('--query <key=value>', 'a query parameter (repeatable)')
-        .argParser(collect)
-        .helpGroup('Request options:'),
-    )
-    .addOption(
-      new Option('--header <name=value>', 'an extra request header (repeatable)')
-        .argParser(collect)
-        .helpGroup('Request options:'),
-    )
-    .addOption(
-      new Option('--output <file>', 'write a binary answer to a file ("-" for stdout)').helpGroup(
-        'Request options:',
-      ),
-    );
-  addGlobalOptions(cmd, new Set(['-h', '--help', '--data', '--query', '--header', '--output']));
-  cmd.action(async (method: string, path: string) => {
-    const { runApi } = await import('../run-api.js');
-    await runApi(cmd, method, path);
-  });
-}
+    arguments: [
+      { name: 'method', required: true, description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS' },
+      {
+        name: 'path',
+        required: true,
+        description: 'the route below /api/v2, e.g. /public/resellers/by-host/example.com',
+      },
+    ],
+    options: OPTIONS,
+    async run(input) {
+      const { runApi } = await import('../run-api.js');
+      await runApi(input);
+    },
+  }),
+};

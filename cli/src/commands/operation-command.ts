@@ -1,8 +1,7 @@
-// One generated command per operation of the index. Only the definition lives here; the action
-// (SDK, config, output) is imported when the command runs, keeping `--help` fast.
-import { Argument, InvalidArgumentError, Option, type Command } from '../commander.js';
-import { accumulate, CoercionError, isArrayType } from '../coerce.js';
-import { addGlobalOptions } from '../global-options.js';
+// One generated command per operation of the index: its arguments and options, built only when the
+// command line reaches it. What it does when it runs is in run-operation.ts, imported then.
+import type { OptionSpec, Runnable } from '../argv/spec.js';
+import { accumulate, isArrayType } from '../coerce.js';
 import { isBinaryResponse, pathParameters, type CliOperation } from '../operation.js';
 import { flagInputs, negated, type FlagInput } from '../operation-inputs.js';
 
@@ -12,84 +11,82 @@ const GROUP_HEADINGS = {
   body: 'Body fields:',
 } as const;
 
+const REQUEST_OPTIONS = 'Request options:';
+
 export interface BoundInput {
   input: FlagInput;
-  /** commander's attribute name for the flag's value. */
+  /** Where the parser stores the flag's value. */
   key: string;
 }
 
-export function defineOperationCommand(cmd: Command, op: CliOperation): void {
-  cmd.description(longDescription(op)).summary(op.summary);
-  for (const p of pathParameters(op)) {
-    const typeNote = p.type === 'string' ? '' : ` (${p.type})`;
-    cmd.addArgument(new Argument(`<${p.name}>`, `${p.description}${typeNote}`));
-  }
+export function operationRunnable(op: CliOperation): Runnable {
   const bound: BoundInput[] = [];
-  const taken = new Set<string>(['-h', '--help']);
-  for (const input of flagInputs(op)) {
-    const option = optionFor(input);
-    cmd.addOption(option);
-    taken.add(input.flag);
-    if (input.type === 'boolean') {
-      cmd.addOption(
-        new Option(negated(input.flag), `send ${input.name}=false`).helpGroup(GROUP_HEADINGS[input.location]),
-      );
-      taken.add(negated(input.flag));
-    }
-    bound.push({ input, key: option.attributeName() });
+  const options: OptionSpec[] = [];
+  for (const [i, input] of flagInputs(op).entries()) {
+    const key = `input${i}`;
+    options.push(...optionsFor(input, key));
+    bound.push({ input, key });
   }
   if (op.body) {
-    cmd.addOption(
-      new Option(
-        '--data <json>',
+    options.push({
+      long: '--data',
+      value: '<json>',
+      key: 'data',
+      group: REQUEST_OPTIONS,
+      description:
         'the request body as JSON: inline, @file.json (or .yaml) or @- for stdin; flags above override its fields',
-      ).helpGroup('Request options:'),
-    );
-    taken.add('--data');
+    });
   }
   if (isBinaryResponse(op)) {
-    cmd.addOption(
-      new Option('--output <file>', 'write the response bytes to a file ("-" for stdout)').helpGroup(
-        'Request options:',
-      ),
-    );
-    taken.add('--output');
+    options.push({
+      long: '--output',
+      value: '<file>',
+      key: 'output',
+      group: REQUEST_OPTIONS,
+      description: 'write the response bytes to a file ("-" for stdout)',
+    });
   }
-  addGlobalOptions(cmd, taken);
-  cmd.action(async (...args: unknown[]) => {
-    const positionals = args.slice(0, -2) as string[];
-    const { runOperation } = await import('../run-operation.js');
-    await runOperation(op, cmd, positionals, bound);
-  });
+  return {
+    description: longDescription(op),
+    arguments: pathParameters(op).map((p) => ({
+      name: p.name,
+      required: true,
+      description: `${p.description}${p.type === 'string' ? '' : ` (${p.type})`}`,
+    })),
+    options,
+    async run(input) {
+      const { runOperation } = await import('../run-operation.js');
+      await runOperation(op, input, bound);
+    },
+  };
 }
 
-function optionFor(input: FlagInput): Option {
-  const heading = GROUP_HEADINGS[input.location];
+function optionsFor(input: FlagInput, key: string): OptionSpec[] {
+  const group = GROUP_HEADINGS[input.location];
   const requirement = input.required
     ? input.location === 'body'
       ? 'required, here or in --data'
       : 'required'
     : '';
+  const description = annotate(input.description, input.type, requirement);
   if (input.type === 'boolean') {
-    const option = new Option(input.flag, annotate(input.description, input.type, requirement));
-    return option.helpGroup(heading);
+    return [
+      { long: input.flag, key, group, description },
+      { long: negated(input.flag), key, group, description: `send ${input.name}=false`, flagValue: false },
+    ];
   }
-  const option = new Option(
-    `${input.flag} <${input.type}>`,
-    annotate(input.description, input.type, requirement),
-  )
-    .helpGroup(heading)
-    .argParser((raw: string, previous: unknown) => {
-      try {
-        return accumulate(input.type, raw, previous, input.nullable);
-      } catch (err) {
-        if (err instanceof CoercionError) throw new InvalidArgumentError(err.message);
-        throw err;
-      }
-    });
-  // Query and header parameters have no --data to come from, so commander enforces them.
-  if (input.required && input.location !== 'body') option.makeOptionMandatory();
-  return option;
+  return [
+    {
+      long: input.flag,
+      value: `<${input.type}>`,
+      key,
+      group,
+      description,
+      parse: (raw, previous) => accumulate(input.type, raw, previous, input.nullable),
+      // Query and header parameters have no --data to come from, so the parser enforces them.
+      mandatory: input.required && input.location !== 'body',
+    },
+  ];
 }
 
 function annotate(description: string, type: string, requirement: string): string {

@@ -1,5 +1,6 @@
 // `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin.
-// The registry dependencies are linked from this checkout instead of downloaded.
+// The registry dependencies (yaml, and the SDK's openapi-fetch) are linked from this checkout
+// instead of downloaded.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { once } from 'node:events';
@@ -36,7 +37,6 @@ beforeAll(async () => {
   const fromCli = createRequire(join(REPO, 'cli/package.json'));
   const fromSdk = createRequire(join(REPO, 'sdk/package.json'));
   for (const [dep, req] of [
-    ['commander', fromCli],
     ['yaml', fromCli],
     ['openapi-fetch', fromSdk],
   ] as const) {

@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from 'express';
 import { operations, type OperationId } from '../../../generated/operations.js';
 import { authenticate } from './authenticate.js';
+import { invalidFieldValue } from './errors.js';
 import type { Deps, Handler, Handlers, RequestContext } from './handler.js';
 
 export function expressPath(openApiPath: string): string {
@@ -21,6 +22,32 @@ function contextOf(req: Request, res: Response, deps: Deps): RequestContext {
   };
 }
 
+/** The JSON pointer of the first string holding U+0000, which PostgreSQL text cannot store. */
+export function findNul(value: unknown, pointer = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? pointer || '/' : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const hit = findNul(value[i], `${pointer}/${i}`);
+      if (hit !== null) return hit;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findNul(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+      if (hit !== null) return hit;
+    }
+  }
+  return null;
+}
+
+function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
+  const hit = findNul(value);
+  if (hit === null) return;
+  const pointer = location === 'body' ? hit : hit.slice(1);
+  throw invalidFieldValue('Text must not contain the NUL character (U+0000).', [
+    { location, pointer, message: 'contains U+0000' },
+  ]);
+}
+
 export function bindOperations(handlers: Handlers, deps: Deps): Router {
   const router = Router();
   for (const id of Object.keys(operations) as OperationId[]) {
@@ -29,6 +56,9 @@ export function bindOperations(handlers: Handlers, deps: Deps): Router {
     router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
       res.locals.routeTemplate = op.path;
       const ctx = contextOf(req, res, deps);
+      refuseNul('path', req.params);
+      refuseNul('query', req.query);
+      refuseNul('body', req.body);
       const auth = op.security.length > 0 ? await authenticate(req.get('authorization'), ctx) : null;
       const result = (await handler({
         path: req.params as never,

@@ -16,7 +16,6 @@ const TITLES: Record<ErrorCode, string> = {
   'elevation-required': 'Elevation required',
   'not-found': 'Not found',
   'method-not-allowed': 'Method not allowed',
-  'unsupported-media-type': 'Unsupported media type',
   'payload-too-large': 'Payload too large',
   'operation-in-progress': 'Operation in progress',
   'screen-held': 'Screen held',

@@ -44,7 +44,10 @@ function fromValidator(err: ValidatorError): ApiError | null {
     case 413:
       return new ApiError(413, 'payload-too-large', 'The request body is too large.');
     case 415:
-      return new ApiError(415, 'unsupported-media-type', err.message);
+      // A missing or non-JSON body fails the contract like any other body problem (DECISIONS.md §2).
+      return new ApiError(400, 'invalid-request', 'The request body must be JSON (Content-Type: application/json).', {
+        errors: [{ location: 'header', pointer: 'content-type', message: 'must be application/json with a JSON body' }],
+      });
     default:
       // A response that breaks the spec, or anything else the validator reports, is our fault.
       return null;
@@ -55,7 +58,7 @@ function fromBodyParser(err: { type?: string; status?: number }): ApiError | nul
   if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid-request', 'The body is not valid JSON.');
   if (err.type === 'entity.too.large') return new ApiError(413, 'payload-too-large', 'The request body is too large.');
   if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
-    return new ApiError(415, 'unsupported-media-type', 'Unsupported body encoding.');
+    return new ApiError(400, 'invalid-request', 'The request body must be UTF-8 JSON.');
   }
   return null;
 }

@@ -7,7 +7,9 @@ import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.j
 export function openApiValidator(spec: object, validateResponses: boolean): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as OpenAPIV3.DocumentV3_1,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    // No coercion: a JSON body's types are the client's to get right ("5" is not 5). The validator still
+    // reads path, query and header values, which arrive as text, as their declared types.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
     validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     validateFormats: true,
