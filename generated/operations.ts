@@ -84,37 +84,43 @@ export const operations = {
           "name": "error_id",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         },
         {
           "name": "message",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         },
         {
           "name": "digest",
           "required": false,
           "type": "string",
-          "description": "The front-end framework's build-time digest."
+          "description": "The front-end framework's build-time digest.",
+          "nullable": true
         },
         {
           "name": "stack",
           "required": false,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": true
         },
         {
           "name": "url",
           "required": false,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": true
         },
         {
           "name": "user_agent",
           "required": false,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": true
         }
       ]
     },
@@ -225,7 +231,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid."
       }
     ],
     "body": {
@@ -236,13 +242,15 @@ export const operations = {
           "name": "email",
           "required": true,
           "type": "email",
-          "description": "An email address; compared case-insensitively."
+          "description": "An email address; compared case-insensitively.",
+          "nullable": false
         },
         {
           "name": "password",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         }
       ]
     },
@@ -273,13 +281,15 @@ export const operations = {
           "name": "challenge_id",
           "required": true,
           "type": "uuid",
-          "description": ""
+          "description": "",
+          "nullable": false
         },
         {
           "name": "code",
           "required": true,
           "type": "string",
-          "description": "The 6-digit code from the mail."
+          "description": "The 6-digit code from the mail.",
+          "nullable": false
         }
       ]
     },
@@ -309,7 +319,8 @@ export const operations = {
           "name": "refresh_token",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         }
       ]
     },
@@ -362,7 +373,8 @@ export const operations = {
           "name": "refresh_token",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         }
       ]
     },
@@ -395,19 +407,22 @@ export const operations = {
           "name": "current_password",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         },
         {
           "name": "new_password",
           "required": true,
           "type": "string",
-          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address are refused with `invalid-field-value`.",
+          "nullable": false
         },
         {
           "name": "current_session_id",
           "required": false,
           "type": "uuid",
-          "description": "A session of the caller's to keep signed in; every other session is signed out."
+          "description": "A session of the caller's to keep signed in; every other session is signed out.",
+          "nullable": true
         }
       ]
     },
@@ -435,7 +450,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid."
       }
     ],
     "body": {
@@ -446,31 +461,36 @@ export const operations = {
           "name": "email",
           "required": true,
           "type": "email",
-          "description": "An email address; compared case-insensitively."
+          "description": "An email address; compared case-insensitively.",
+          "nullable": false
         },
         {
           "name": "password",
           "required": true,
           "type": "string",
-          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address are refused with `invalid-field-value`.",
+          "nullable": false
         },
         {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": true
         },
         {
           "name": "language",
           "required": false,
           "type": "string",
-          "description": "A BCP-47-like language tag (`en`, `de-AT`); mails use it where a translation exists."
+          "description": "A BCP-47-like language tag (`en`, `de-AT`); mails use it where a translation exists.",
+          "nullable": false
         },
         {
           "name": "origin",
           "required": false,
           "type": "string",
-          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of the configured allowed origins; a malformed or disallowed origin is refused with 400 `invalid-field-value`. Omitted or null, links point at the platform dashboard.",
+          "nullable": true
         }
       ]
     },
@@ -501,7 +521,8 @@ export const operations = {
           "name": "token",
           "required": true,
           "type": "string",
-          "description": "The token from the emailed link."
+          "description": "The token from the emailed link.",
+          "nullable": false
         }
       ]
     },
@@ -529,7 +550,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "The solved captcha challenge, required when the public captcha configuration of the request's"
+        "description": "The solved captcha challenge, required when the public captcha configuration of the request's host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid."
       }
     ],
     "body": {
@@ -540,13 +561,15 @@ export const operations = {
           "name": "email",
           "required": true,
           "type": "email",
-          "description": "An email address; compared case-insensitively."
+          "description": "An email address; compared case-insensitively.",
+          "nullable": false
         },
         {
           "name": "origin",
           "required": false,
           "type": "string",
-          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of the configured allowed origins; a malformed or disallowed origin is refused with 400 `invalid-field-value`. Omitted or null, links point at the platform dashboard.",
+          "nullable": true
         }
       ]
     },
@@ -579,7 +602,8 @@ export const operations = {
           "name": "origin",
           "required": false,
           "type": "string",
-          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of"
+          "description": "The front end's origin (`https://host[:port]`) that emailed links point at. It must be one of the configured allowed origins; a malformed or disallowed origin is refused with 400 `invalid-field-value`. Omitted or null, links point at the platform dashboard.",
+          "nullable": true
         }
       ]
     },
@@ -610,13 +634,15 @@ export const operations = {
           "name": "password",
           "required": true,
           "type": "string",
-          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address are refused with `invalid-field-value`.",
+          "nullable": false
         },
         {
           "name": "token",
           "required": true,
           "type": "string",
-          "description": ""
+          "description": "",
+          "nullable": false
         }
       ]
     },
@@ -649,7 +675,8 @@ export const operations = {
           "name": "new_password",
           "required": true,
           "type": "string",
-          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address"
+          "description": "8 to 1,024 characters, never truncated. Very common passwords and the account's own address are refused with `invalid-field-value`.",
+          "nullable": false
         }
       ]
     },

@@ -1,12 +1,12 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { credentialProfiles, readCredentials, writeCredentials } from '../src/credentials.js';
 import { CliError } from '../src/errors.js';
+import { tempDir } from './support/run-cli.js';
 
-const dir = () => join(mkdtempSync(join(tmpdir(), 'svcctl-creds-')), 'nested', 'svcctl');
+const dir = () => join(tempDir('svcctl-creds-'), 'nested', 'svcctl');
 const file = (d: string) => join(d, 'credentials.yaml');
 const mode = (path: string) => statSync(path).mode & 0o777;
 

@@ -1,14 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir } from '../src/config-dir.js';
 import { updateProfileConfig } from '../src/config-file.js';
 import { writeCredentials } from '../src/credentials.js';
 import { UsageError } from '../src/errors.js';
 import { DEFAULT_BASE_URL, normalizeBaseUrl, resolveSettings } from '../src/settings.js';
+import { tempDir } from './support/run-cli.js';
 
-const dir = () => mkdtempSync(join(tmpdir(), 'svcctl-settings-'));
+const dir = () => tempDir('svcctl-settings-');
 
 describe('normalizeBaseUrl', () => {
   it.each([

@@ -15,6 +15,8 @@ export interface IndexedBodyField {
   required: boolean;
   type: string;
   description: string;
+  /** The field accepts JSON null. */
+  nullable: boolean;
 }
 
 export interface IndexedOperation {
@@ -59,6 +61,14 @@ function typeName(spec: Json, schema: unknown): string {
   return typeof t === 'string' ? t : 'json';
 }
 
+/** The whole description on one line, for --help. */
+const oneLine = (d: unknown): string => String(d ?? '').replace(/\s+/g, ' ').trim();
+
+function isNullable(spec: Json, schema: unknown): boolean {
+  const s = deref(spec, schema);
+  return (Array.isArray(s.type) && s.type.includes('null')) || (Array.isArray(s.enum) && s.enum.includes(null));
+}
+
 export function cliWords(operationId: string, override: unknown): string[] {
   if (typeof override === 'string') return override.trim().split(/\s+/);
   return operationId.split(/(?=[A-Z])/).map((w) => w.toLowerCase());
@@ -90,7 +100,8 @@ export function buildOperationIndex(spec: Json): IndexedOperation[] {
             name,
             required: required.has(name),
             type: typeName(spec, prop),
-            description: String(deref(spec, prop).description ?? '').split('\n')[0] ?? '',
+            description: oneLine(deref(spec, prop).description),
+            nullable: isNullable(spec, prop),
           })),
         };
       }
@@ -111,7 +122,7 @@ export function buildOperationIndex(spec: Json): IndexedOperation[] {
           in: p.in as IndexedParameter['in'],
           required: p.required === true,
           type: typeName(spec, p.schema),
-          description: String(p.description ?? '').split('\n')[0] ?? '',
+          description: oneLine(p.description),
         })),
         body,
         successStatus: Number(success),

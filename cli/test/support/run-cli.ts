@@ -2,10 +2,11 @@
 // directory, never the developer's own, and no SVCCTL_* variables leaking in from the shell.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { CLI_BIN } from './build.js';
 
 export interface CliResult {
@@ -22,8 +23,16 @@ export interface CliRun {
   cwd?: string;
 }
 
+const created: string[] = [];
+// Registered while the test file imports this module, so it runs after that file's tests.
+afterAll(() => {
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'svcctl-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  created.push(dir);
+  return dir;
 }
 
 /** A fresh HOME with the config directory inside it. */
