@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../generated/operations.js';
 import { handlers } from '../../server/src/handlers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { newAccount } from '../support/auth.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { closedObjectSlots, openObjectSchemas, withFieldAt } from './closed-objects.js';
 import { checkProperty } from './property.js';
 import { hostileInputs, invalidInputCases, toRequest, validInput, type OperationInput } from './request.js';
@@ -22,11 +24,20 @@ const validator = createSchemaValidator(doc);
 const checker = createResponseChecker(doc, validator);
 
 let app: TestApp;
+let smtp: TestSmtp;
+/** A real signed-in session, so secured operations are exercised past authentication too. */
+let signedIn: Record<string, string>;
 beforeAll(async () => {
+  smtp = await startTestSmtp();
   // Rate limits scaled out of reach: a tripped limit would turn property runs into 429s.
-  app = await startTestApp({ env: { SOURCE_RATE_LIMIT_SCALE: '1000' } });
+  app = await startTestApp({ env: { SOURCE_RATE_LIMIT_SCALE: '1000', SMTP_URL: smtp.url } });
+  const { session } = await newAccount(app, smtp, 'conformance');
+  signedIn = { Authorization: `Bearer ${session.token}` };
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await smtp.close();
+});
 
 const apiBase = () => `${app.baseUrl}${apiPrefix(doc)}`;
 
@@ -188,6 +199,41 @@ for (const op of ops) {
           } else if (errors && !errors.some((e) => e.location === location)) {
             problems.push(`no errors[] entry in ${location}: ${show(res)}`);
           }
+        }
+        expect(problems, reason).toEqual([]);
+      });
+    });
+  });
+}
+
+// Secured operations again, signed in: past authentication the same rules hold.
+for (const op of ops.filter((o) => o.requiresAuth)) {
+  describe(`${op.operationId} signed in`, () => {
+    it('valid inputs never answer 5xx, an undocumented status or invalid-request', async () => {
+      await checkProperty(op, validInput(op, resolve), hostileInputs(op, resolve), async (input) => {
+        const res = await call(op, input, signedIn);
+        const problems = checker.violations(op, res);
+        if (res.status >= 500) problems.push(`answered ${show(res)}`);
+        if (res.status === 401) problems.push(`the session was refused: ${show(res)}`);
+        if (res.status === 400 && problemOf(res).code === 'invalid-request') {
+          problems.push(`a valid request was refused: ${show(res)}`);
+        }
+        expect(problems).toEqual([]);
+      });
+    });
+
+    it('invalid inputs get 400 invalid-request', async () => {
+      const cases = invalidInputCases(op, resolve, validator);
+      if (cases.length === 0) return;
+      const examples = cases.map((c) => fc.sample(c, { numRuns: 1, seed: 7 })[0]!);
+      await checkProperty(op, fc.oneof(...cases), examples, async ({ location, reason, input }) => {
+        const res = await call(op, input, signedIn);
+        const problems = checker.violations(op, res);
+        const { code, errors } = problemOf(res);
+        if (res.status !== 400 || code !== 'invalid-request') {
+          problems.push(`want 400 invalid-request, got ${show(res)}`);
+        } else if (errors && !errors.some((e) => e.location === location)) {
+          problems.push(`no errors[] entry in ${location}: ${show(res)}`);
         }
         expect(problems, reason).toEqual([]);
       });
