@@ -46,7 +46,9 @@ async function bundle(): Promise<Record<string, unknown>> {
 async function outputs(): Promise<Map<string, string>> {
   const spec = await bundle();
   const files = new Map<string, string>();
-  files.set('generated/openapi.json', `${JSON.stringify(spec, null, 2)}\n`);
+  // JSON has no comments: the do-not-edit notice is an extension field, first in the document.
+  const marked = { 'x-generated': header('spec/openapi.yaml', '').trim(), ...spec };
+  files.set('generated/openapi.json', `${JSON.stringify(marked, null, 2)}\n`);
 
   const ast = await openapiTS(spec as never, { exportType: true, alphabetize: false });
   const types = header('spec/openapi.yaml') + astToString(ast);
