@@ -1,6 +1,7 @@
 // Sign-in end to end: signup → verify → login → mailed code → session, over real SMTP, and every
 // refusal of the way checked to change nothing.
 import { createClient, SvcApiError } from '@svcplatform/sdk';
+import argon2 from 'argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { codeIn, logIn, newAccount, signUp, tokenIn, uniqueEmail } from '../support/auth.js';
@@ -171,6 +172,17 @@ describe('passwords', () => {
     const short = await refusal(anon.authPasswordSignup({ body: { email, password: 'short' } }));
     expect([short.status, short.code]).toEqual([400, 'invalid-request']);
     expect(await userRow(email)).toBeUndefined();
+  });
+
+  it('re-hashes a password stored with older parameters when its owner signs in', async () => {
+    const { email } = await newAccount(app, smtp, 'rehash');
+    const weak = await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+    await app.sql`update users set password_hash = ${weak} where email = ${email}`;
+    await logIn(app, smtp, email, PASSWORD);
+    const hash = (await userRow(email))!.password_hash!;
+    expect(hash).not.toBe(weak);
+    expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    await logIn(app, smtp, email, PASSWORD);
   });
 
   it('accepts a 1,024-character password and never truncates it', async () => {
