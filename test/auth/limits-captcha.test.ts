@@ -97,6 +97,26 @@ describe('rate limits', () => {
     expect(smtp.messages.slice(before).filter((m) => m.to.includes(email))).toHaveLength(3);
   });
 
+  it('makes a tripped signup limit look like success: nothing created, nothing sent', async () => {
+    await app.sql`delete from rate_limit_buckets`;
+    const email = uniqueEmail('signup-limit');
+    const before = smtp.messages.length;
+    const answers = new Set<string>();
+    for (let i = 0; i < 5; i += 1) {
+      const res = await fetch(`${app.baseUrl}/api/v2/auth/password/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'a fine passphrase' }),
+      });
+      answers.add(`${res.status} ${res.headers.get('retry-after')} ${await res.text()}`);
+    }
+    expect(answers).toEqual(new Set(['200 null {"accepted":true}']));
+    await new Promise((r) => setTimeout(r, 500));
+    // Three per address per hour: one verification link, then two notices to the new owner.
+    expect(smtp.messages.slice(before).filter((m) => m.to.includes(email))).toHaveLength(3);
+    expect(await app.sql`select 1 from users where email = ${email}`).toHaveLength(1);
+  });
+
   it('scales per-source limits with SOURCE_RATE_LIMIT_SCALE but never per-address ones', async () => {
     const scaled = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '0.1' }, databaseUrl: app.databaseUrl });
     try {
