@@ -2,7 +2,7 @@
 // lets an in-flight request finish, then stops the database it started.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,4 +88,32 @@ it('refuses bad configuration with a message naming each problem', { timeout: 30
   expect(err).toContain('PORT must be an integer');
   expect(err).toContain('SOURCE_RATE_LIMIT_SCALE must be a positive number');
   expect(err).toContain('DATABASE_URL must be a postgres: or postgresql: URL');
+});
+
+// As root the database runs as a system user; as an ordinary user it runs as that user. Both work.
+it.skipIf(process.getuid?.() !== 0)('starts as an ordinary user too', { timeout: 120_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-nobody-'));
+  await chmod(dir, 0o777);
+  try {
+    const child = spawn('su', ['nobody', '-s', '/bin/sh', '-c', `exec "${process.execPath}" --import tsx server/src/main.ts`], {
+      env: { ...process.env, PORT: '0', DATA_DIR: join(dir, 'data'), HOME: dir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /API\s+(http:\/\/[\d.:]+)\/api\/v2/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('exit', (code) => reject(new Error(`exited ${code}:\n${out}`)));
+    });
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const exit = exited(child);
+    child.kill('SIGTERM');
+    await exit;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -25,7 +25,10 @@ export function requestLog(logger: Logger) {
     res.on('finish', () => {
       const openapi = (req as { openapi?: { openApiRoute?: string } }).openapi;
       const route =
-        (res.locals.routeTemplate as string | undefined) ?? openapi?.openApiRoute?.replace(/^\/api\/v2/, '');
+        (res.locals.routeTemplate as string | undefined) ??
+        openapi?.openApiRoute?.replace(/^\/api\/v2/, '') ??
+        // Routes outside the API (/healthz, /docs) are plain Express routes.
+        (req.route?.path as string | undefined);
       logger.info(
         {
           request_id: res.locals.requestId as string,
