@@ -4,7 +4,17 @@ import type { CommandSpec } from './argv/spec.js';
 import { pathParameters, type CliOperation } from './operation.js';
 
 /** Commands that are not operations; an operation whose first word is one of these is unreachable. */
-export const BUILTIN_COMMANDS = ['api', 'config', 'help'] as const;
+export const BUILTIN_COMMANDS = [
+  'api',
+  'config',
+  'help',
+  'login',
+  'logout',
+  'session',
+  'sessions',
+  'password',
+  'signup',
+] as const;
 
 export interface CommandNode {
   readonly word: string;

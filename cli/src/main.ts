@@ -10,6 +10,7 @@ import { CommandLineError, parseCommandLine } from './argv/parse.js';
 import type { CommandSpec } from './argv/spec.js';
 import { apiCommand } from './commands/api-command.js';
 import { configCommand } from './commands/config-command.js';
+import { signInCommands } from './commands/sign-in-commands.js';
 import { buildCommandTree, treeCommands } from './command-tree.js';
 import { UsageError } from './errors.js';
 import { ExitCode, exitCodeHelp } from './exit-codes.js';
@@ -22,19 +23,21 @@ const DESCRIPTION = [
   'svcctl: the command line for the hosting control plane API.',
   '',
   "Commands are generated from the API's operations: path parameters are positional arguments, query parameters and body fields are --flags, and every command explains itself with --help.",
+  '',
+  "Sign in with 'svcctl login': the session is saved for the profile and refreshed as needed. An API token given with --token or SVCCTL_TOKEN is used instead when present.",
 ].join('\n');
 
 const EPILOG = `
 Global options may come before the command words or after them.
 Environment: SVCCTL_BASE_URL, SVCCTL_PROFILE, SVCCTL_TOKEN, SVCCTL_OUTPUT, SVCCTL_CONFIG_DIR.
-Files: config.yaml and credentials.yaml in $SVCCTL_CONFIG_DIR, else $XDG_CONFIG_HOME/svcctl,
-else ~/.config/svcctl.
+Files: config.yaml and credentials.yaml (the session of 'svcctl login', mode 0600) in
+$SVCCTL_CONFIG_DIR, else $XDG_CONFIG_HOME/svcctl, else ~/.config/svcctl.
 
 ${exitCodeHelp()}`;
 
 export function rootCommand(): CommandSpec {
   const { root } = buildCommandTree(Object.values(operations as Record<string, CliOperation>));
-  const commands = [...treeCommands(root, 'API commands:'), apiCommand, configCommand];
+  const commands = [...signInCommands, ...treeCommands(root, 'API commands:'), apiCommand, configCommand];
   return { name: PROGRAM, summary: '', term: PROGRAM, description: DESCRIPTION, subcommands: () => commands };
 }
 

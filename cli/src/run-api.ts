@@ -1,14 +1,14 @@
 // `svcctl api`: sends one request through the SDK's raw (openapi-fetch) client, so authentication
 // and User-Agent are the same as for generated commands, and turns failures into the SDK's error
 // types so they print and exit like every other command's.
-import { apiErrorFromResponse, SvcNetworkError, SvcTimeoutError } from '@svcplatform/sdk';
+import { apiErrorFromResponse, isSvcApiError, SvcNetworkError, SvcTimeoutError } from '@svcplatform/sdk';
 import type { ParsedInput } from './argv/spec.js';
 import { readData } from './data-source.js';
 import { parseApiRequest } from './api-request.js';
 import { UsageError } from './errors.js';
 import type { GlobalFlags } from './global-options.js';
 import { writeResult } from './output/write-result.js';
-import { openClient } from './sdk-client.js';
+import { isSessionClient, openClient } from './sdk-client.js';
 import { resolveSettings } from './settings.js';
 
 const TIMEOUT_MS = 30_000;
@@ -25,27 +25,43 @@ export async function runApi(input: ParsedInput): Promise<void> {
   const body = opts.data === undefined ? undefined : await readData(opts.data);
   const client = await openClient(settings);
   const url = `${client.baseUrl}${request.path}`;
-  let result: { data?: unknown; error?: unknown; response: Response };
-  try {
-    result = await client.raw.request(
-      request.method.toLowerCase() as 'get',
-      request.path as never,
-      {
-        params: { query: request.query },
-        body,
-        headers: request.headers,
-        parseAs: 'arrayBuffer',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      } as never,
-    );
-  } catch (err) {
-    if (err instanceof DOMException && err.name === 'TimeoutError') {
-      throw new SvcTimeoutError(request.method, url, TIMEOUT_MS);
+  type Result = { data?: unknown; error?: unknown; response: Response };
+  const send = async (): Promise<Result> => {
+    try {
+      return await client.raw.request(
+        request.method.toLowerCase() as 'get',
+        request.path as never,
+        {
+          params: { query: request.query },
+          body,
+          headers: request.headers,
+          parseAs: 'arrayBuffer',
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        } as never,
+      );
+    } catch (err) {
+      if (err instanceof DOMException && err.name === 'TimeoutError') {
+        throw new SvcTimeoutError(request.method, url, TIMEOUT_MS);
+      }
+      // undici reports every transport failure as this TypeError, with the reason in `cause`.
+      if (err instanceof TypeError && err.message === 'fetch failed')
+        throw new SvcNetworkError(request.method, url, err);
+      throw err;
     }
-    // undici reports every transport failure as this TypeError, with the reason in `cause`.
-    if (err instanceof TypeError && err.message === 'fetch failed')
-      throw new SvcNetworkError(request.method, url, err);
-    throw err;
+  };
+  let result = await send();
+  // The raw client sends the session's access token but never refreshes it. When it is refused, a
+  // secured operation through the session client refreshes the pair (and saves it) if the session
+  // still stands; the request then goes out once more, with the new token.
+  if (result.response.status === 401 && isSessionClient(client)) {
+    const before = client.tokens()?.token;
+    try {
+      await client.authSessionGet();
+    } catch (err) {
+      if (!isSvcApiError(err) || err.status !== 401) throw err;
+    }
+    const after = client.tokens()?.token;
+    if (after && after !== before) result = await send();
   }
   const { response } = result;
   if (!response.ok) throw apiErrorFromResponse(response, result.error, null);

@@ -8,7 +8,7 @@ import { isBinaryResponse, type CliOperation } from './operation.js';
 import { checkBinaryTarget, writeResult } from './output/write-result.js';
 import { buildRequest } from './request-input.js';
 import { openClient } from './sdk-client.js';
-import { resolveSettings } from './settings.js';
+import { requireSignIn, resolveSettings } from './settings.js';
 
 export async function runOperation(
   op: CliOperation,
@@ -22,6 +22,7 @@ export async function runOperation(
   const data = opts.data === undefined ? undefined : await readData(opts.data);
   const values = bound.map(({ input: flag, key }) => ({ input: flag, value: input.options[key] }));
   const { path, query, headers, body } = buildRequest(op, input.args, values, data);
+  if (op.security.length > 0) requireSignIn(settings);
   const client = await openClient(settings);
   const result = await client.request(op.operationId, {
     path,

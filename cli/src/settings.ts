@@ -1,9 +1,12 @@
 // The effective settings of one run. Precedence, highest first: command-line flag, environment
 // variable, the profile in config.yaml / credentials.yaml, built-in default.
+import type { SessionTokens } from '@svcplatform/sdk';
 import { configDir, type Env } from './config-dir.js';
 import { readProfileConfig } from './config-file.js';
 import { readCredentials } from './credentials.js';
-import { UsageError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
+import { sessionOf } from './session-store.js';
 import { OUTPUT_FORMATS, type GlobalFlags, type OutputFormat } from './global-options.js';
 
 /** DECISIONS.md §5: the server listens on 127.0.0.1:8080 unless told otherwise. */
@@ -16,6 +19,12 @@ export interface Settings {
   token: string | undefined;
   /** Where the token came from, for `svcctl config get`; never the token itself. */
   tokenSource: '--token' | 'SVCCTL_TOKEN' | 'credentials.yaml' | null;
+  /**
+   * The profile's signed-in session (`svcctl login`) when the token comes from credentials.yaml and
+   * is one; requests then go through the SDK's session client, which refreshes it. Null otherwise:
+   * a token given with --token or SVCCTL_TOKEN, or a saved API token, is sent as it is.
+   */
+  session: SessionTokens | null;
   outputFormat: OutputFormat;
   quiet: boolean;
   configDir: string;
@@ -35,16 +44,18 @@ export async function resolveSettings(flags: GlobalFlags, ctx: SettingsContext =
   const dir = configDir(env);
   const profile = resolveProfile(flags, env);
   const stored = await readProfileConfig(dir, profile);
+  const saved = flags.token || env.SVCCTL_TOKEN ? undefined : await readCredentials(profile, dir);
   const [token, tokenSource] = flags.token
     ? [flags.token, '--token' as const]
     : env.SVCCTL_TOKEN
       ? [env.SVCCTL_TOKEN, 'SVCCTL_TOKEN' as const]
-      : [stringOrUndefined((await readCredentials(profile, dir))?.token), 'credentials.yaml' as const];
+      : [stringOrUndefined(saved?.token), 'credentials.yaml' as const];
   return {
     profile,
     baseUrl: normalizeBaseUrl(flags.baseUrl || env.SVCCTL_BASE_URL || stored.base_url || DEFAULT_BASE_URL),
     token: token || undefined,
     tokenSource: token ? tokenSource : null,
+    session: sessionOf(saved),
     outputFormat:
       flags.outputFormat ??
       envFormat(env) ??
@@ -53,6 +64,15 @@ export async function resolveSettings(flags: GlobalFlags, ctx: SettingsContext =
     quiet: flags.quiet === true,
     configDir: dir,
   };
+}
+
+/** For commands that need a signed-in caller: without any token the server would only refuse them. */
+export function requireSignIn(settings: Settings): void {
+  if (settings.token) return;
+  throw new CliError(
+    `not signed in (profile "${settings.profile}"): run 'svcctl login', or give an API token with --token or SVCCTL_TOKEN`,
+    ExitCode.auth,
+  );
 }
 
 /** Accepts `https://host`, `https://host/` and `https://host/api/v2`; returns `https://host`. */

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../generated/operations.js';
+import { apiCommand } from '../src/commands/api-command.js';
+import { configCommand } from '../src/commands/config-command.js';
+import { signInCommands } from '../src/commands/sign-in-commands.js';
 import { BUILTIN_COMMANDS, buildCommandTree, describeGroup } from '../src/command-tree.js';
 import type { CliOperation } from '../src/operation.js';
 
@@ -23,6 +26,11 @@ const op = (operationId: string, cli: string[]): CliOperation => ({
 describe('the generated index', () => {
   it('gives every operation its own command words', () => {
     expect(buildCommandTree(index).conflicts).toEqual([]);
+  });
+
+  it('reserves the word of every built-in command', () => {
+    const builtins = [...signInCommands, apiCommand, configCommand].map((c) => c.name);
+    for (const name of builtins) expect(BUILTIN_COMMANDS).toContain(name);
   });
 
   it('uses no word that a built-in command owns', () => {

@@ -43,6 +43,7 @@ describe('resolveSettings', () => {
       baseUrl: DEFAULT_BASE_URL,
       token: undefined,
       tokenSource: null,
+      session: null,
       outputFormat: 'table',
       quiet: false,
       configDir: d,
@@ -90,6 +91,28 @@ describe('resolveSettings', () => {
       token: 'flag-token',
       tokenSource: '--token',
     });
+  });
+
+  it('has the saved session when the token comes from it, and none for --token or SVCCTL_TOKEN', async () => {
+    const d = dir();
+    await writeCredentials('default', { token: 'jwt', refresh_token: 'svc_rt_1', session_id: 'sid' }, d);
+    const env = { SVCCTL_CONFIG_DIR: d };
+    expect(await resolveSettings({}, { env })).toMatchObject({
+      token: 'jwt',
+      tokenSource: 'credentials.yaml',
+      session: { token: 'jwt', refreshToken: 'svc_rt_1', sessionId: 'sid' },
+    });
+    expect(await resolveSettings({ token: 'svc_pat_x' }, { env })).toMatchObject({
+      token: 'svc_pat_x',
+      session: null,
+    });
+    expect(await resolveSettings({}, { env: { ...env, SVCCTL_TOKEN: 'svc_pat_y' } })).toMatchObject({
+      token: 'svc_pat_y',
+      session: null,
+    });
+    // A saved API token is sent as it is.
+    await writeCredentials('default', { token: 'svc_pat_saved' }, d);
+    expect(await resolveSettings({}, { env })).toMatchObject({ token: 'svc_pat_saved', session: null });
   });
 
   it('refuses a bad SVCCTL_OUTPUT', async () => {
