@@ -14,7 +14,7 @@ export const syntheticPath = (n: number): string => `/bench/${area(n)}/{id}/thin
 export const syntheticUrl = (n: number, id = '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f'): string =>
   `/api/v2/bench/${area(n)}/${id}/things?limit=10`;
 
-/** What every synthetic operation answers (the handler is shared: one Express route serves them all). */
+/** What every synthetic operation answers (one handler serves them all, see server.ts). */
 export function syntheticBody(areaName: string, ownerId: string) {
   return {
     area: areaName,

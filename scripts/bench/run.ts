@@ -4,7 +4,14 @@
 // (cli/scripts/startup-bench.ts) and login timing (scripts/bench/login-timing.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
-//                    [--skip-login-timing]
+//                    [--skip-login-timing] [--cpu-prof=DIR] [--quick]
+//
+// --quick measures the full stack against the bare route only (no test-mode or unpatched cases, no
+// scaling, start-up or login timing): the loop to use while working on the request pipeline.
+//
+// --cpu-prof=DIR writes V8 CPU profiles of each server child into DIR/SERVER-NAME/ (the largest is the
+// main thread), to be opened in Chrome's DevTools or summarised with
+// `node scripts/bench/profile-summary.mjs FILE`.
 //
 // Every server runs in its own child process (scripts/bench/server.ts) on 127.0.0.1; autocannon runs
 // here, so load generator and server each get a core. The cases of a comparison are measured in
@@ -42,8 +49,11 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
     'skip-startup': { type: 'boolean', default: false },
     'skip-login-timing': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+    quick: { type: 'boolean', default: false },
   },
 });
+const quick = args.quick;
 const duration = Number(args.duration);
 const slices = Math.max(1, Math.round(Number(args.slices)));
 const connections = Math.max(1, Math.round(Number(args.connections)));
@@ -95,7 +105,11 @@ async function startServer(
   kind: 'full' | 'bare' | 'inflated',
   env: { nodeEnv: 'production' | 'test'; databaseUrl: string; stockValidator?: string },
 ): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/server.ts'), kind], {
+  const profile = args['cpu-prof']
+    ? // A directory per server: the module loader's thread writes a profile of its own beside the main one.
+      ['--cpu-prof', `--cpu-prof-dir=${join(args['cpu-prof'], name)}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'scripts/bench/server.ts'), kind], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: {
@@ -261,19 +275,21 @@ async function main(): Promise<number> {
     const db = { databaseUrl: pg.url };
     // The first full app builds /docs into the cache the others then read.
     const full = await startServer('full', 'full', { ...db, nodeEnv: 'production' });
-    const [bare, fullTest, fullStock, inflated, inflatedStock] = await Promise.all([
-      startServer('bare', 'bare', { ...db, nodeEnv: 'production' }),
-      startServer('full-test', 'full', { ...db, nodeEnv: 'test' }),
-      startServer('full-stock', 'full', { ...db, nodeEnv: 'production', stockValidator }),
-      startServer('inflated', 'inflated', { ...db, nodeEnv: 'production' }),
-      startServer('inflated-stock', 'inflated', { ...db, nodeEnv: 'production', stockValidator }),
-    ]);
+    const bare = await startServer('bare', 'bare', { ...db, nodeEnv: 'production' });
+    const [fullTest, fullStock, inflated, inflatedStock] = quick
+      ? []
+      : await Promise.all([
+          startServer('full-test', 'full', { ...db, nodeEnv: 'test' }),
+          startServer('full-stock', 'full', { ...db, nodeEnv: 'production', stockValidator }),
+          startServer('inflated', 'inflated', { ...db, nodeEnv: 'production' }),
+          startServer('inflated-stock', 'inflated', { ...db, nodeEnv: 'production', stockValidator }),
+        ]);
     for (const s of [full, fullTest, inflated]) {
-      if (s.validator !== patchedValidator)
+      if (s && s.validator !== patchedValidator)
         throw new Error(`${s.name} loaded ${s.validator}, not ${patchedValidator}`);
     }
     for (const s of [fullStock, inflatedStock]) {
-      if (s.validator !== stockValidator)
+      if (s && s.validator !== stockValidator)
         throw new Error(`${s.name} loaded ${s.validator}, not ${stockValidator}`);
     }
 
@@ -283,7 +299,7 @@ async function main(): Promise<number> {
     for (const path of [capabilities, incidents]) {
       const expected = await getJson(`${bare.base}${path}`);
       for (const s of [full, fullTest, fullStock]) {
-        if (!isDeepStrictEqual(await getJson(`${s.base}${path}`), expected))
+        if (s && !isDeepStrictEqual(await getJson(`${s.base}${path}`), expected))
           throw new Error(`${s.name} and bare differ on ${path}`);
       }
     }
@@ -291,58 +307,29 @@ async function main(): Promise<number> {
     if (listed.length !== INCIDENTS)
       throw new Error(`expected ${INCIDENTS} ongoing incidents, got ${listed.length}`);
 
-    // The validator scans routes in its own order (sorted, static before parametrised): find where
-    // the first and the last synthetic operation sit in that scan.
-    const scan = await scanOrder(patchedValidator);
-    const position = (n: number) => scan.indexOf(`/api/v2${syntheticPath(n).replace(/\{([^}]+)\}/g, ':$1')}`);
-    const firstOp = 0;
-    const lastOp = SYNTHETIC_OPERATIONS - 1;
-    if (!(position(firstOp) >= 0 && position(lastOp) > position(firstOp))) {
-      throw new Error("the synthetic operations are not where expected in the validator's route scan");
-    }
-    for (const s of [inflated, inflatedStock]) {
-      for (const n of [firstOp, lastOp]) await getJson(`${s.base}${syntheticUrl(n)}`);
-    }
-
-    const groups: { title: string; cases: Case[]; report: (cases: Case[]) => void }[] = [];
+    const groups: Group[] = [];
     for (const path of [capabilities, incidents]) {
       groups.push({
         title: `GET ${path}`,
         cases: [
           newCase('bare Express route (same query, same JSON)', bare, path),
           newCase('full stack', full, path),
-          newCase('full stack, response validation on (test)', fullTest, path),
-          newCase('full stack, unpatched validator', fullStock, path),
+          ...(fullTest && fullStock
+            ? [
+                newCase('full stack, response validation on (test)', fullTest, path),
+                newCase('full stack, unpatched validator', fullStock, path),
+              ]
+            : []),
         ],
         report: ([b, f, t, s]) => {
           row(b!);
           compared(f!, b!, 'bare', TARGET_FULL_VS_BARE, `${path}: full stack / bare`);
-          compared(t!, b!, 'bare');
-          compared(s!, b!, 'bare');
+          if (t) compared(t, b!, 'bare');
+          if (s) compared(s, b!, 'bare');
         },
       });
     }
-    groups.push({
-      title:
-        `Scaling: bundled spec + ${SYNTHETIC_OPERATIONS} synthetic operations (${scan.length} routes); ` +
-        `first synthetic op at scan position ${position(firstOp) + 1}, last at ${position(lastOp) + 1}`,
-      cases: [
-        newCase(`first op  ${syntheticPath(firstOp)}`, inflated, syntheticUrl(firstOp)),
-        newCase(`last op   ${syntheticPath(lastOp)}`, inflated, syntheticUrl(lastOp)),
-        newCase('first op, unpatched 5.6.2', inflatedStock, syntheticUrl(firstOp)),
-        newCase('last op, unpatched 5.6.2', inflatedStock, syntheticUrl(lastOp)),
-      ],
-      report: ([pf, pl, sf, sl]) => {
-        row(pf!);
-        compared(pl!, pf!, 'first', TARGET_LAST_VS_FIRST, 'scaling (patched): last op / first op');
-        row(sf!);
-        compared(sl!, sf!, 'first');
-        lines.push(
-          `  patched / unpatched req/s: first op ${fmt(rps(pf!) / rps(sf!))} x, last op ${fmt(rps(pl!) / rps(sl!))} x;` +
-            ` cpu per request: first op ${fmt(cpuPerRequest(sf!) / cpuPerRequest(pf!))} x, last op ${fmt(cpuPerRequest(sl!) / cpuPerRequest(pl!))} x less`,
-        );
-      },
-    });
+    if (inflated && inflatedStock) groups.push(await scalingGroup(inflated, inflatedStock, patchedValidator));
 
     const started = Date.now();
     for (const g of groups) await measure(g.cases);
@@ -362,8 +349,8 @@ async function main(): Promise<number> {
     await cleanUp();
   }
 
-  if (!args['skip-startup']) await startup();
-  if (!args['skip-login-timing']) await loginTiming();
+  if (!args['skip-startup'] && !quick) await startup();
+  if (!args['skip-login-timing'] && !quick) await loginTiming();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -376,6 +363,50 @@ async function main(): Promise<number> {
   lines.push(missed.length === 0 ? 'all targets met' : `MISSED: ${missed.join('; ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return missed.length > 0 && !args['no-fail'] ? 1 : 0;
+}
+
+interface Group {
+  title: string;
+  cases: Case[];
+  report: (cases: Case[]) => void;
+}
+
+/** The first and the last synthetic operation of the inflated spec, patched and unpatched validator. */
+async function scalingGroup(inflated: Server, inflatedStock: Server, patchedValidator: string): Promise<Group> {
+  // The validator scans routes in its own order (sorted, static before parametrised): find where
+  // the first and the last synthetic operation sit in that scan.
+  const scan = await scanOrder(patchedValidator);
+  const position = (n: number) => scan.indexOf(`/api/v2${syntheticPath(n).replace(/\{([^}]+)\}/g, ':$1')}`);
+  const firstOp = 0;
+  const lastOp = SYNTHETIC_OPERATIONS - 1;
+  if (!(position(firstOp) >= 0 && position(lastOp) > position(firstOp))) {
+    throw new Error("the synthetic operations are not where expected in the validator's route scan");
+  }
+  for (const s of [inflated, inflatedStock]) {
+    for (const n of [firstOp, lastOp]) await getJson(`${s.base}${syntheticUrl(n)}`);
+  }
+
+  return {
+    title:
+      `Scaling: bundled spec + ${SYNTHETIC_OPERATIONS} synthetic operations (${scan.length} routes); ` +
+      `first synthetic op at scan position ${position(firstOp) + 1}, last at ${position(lastOp) + 1}`,
+    cases: [
+      newCase(`first op  ${syntheticPath(firstOp)}`, inflated, syntheticUrl(firstOp)),
+      newCase(`last op   ${syntheticPath(lastOp)}`, inflated, syntheticUrl(lastOp)),
+      newCase('first op, unpatched 5.6.2', inflatedStock, syntheticUrl(firstOp)),
+      newCase('last op, unpatched 5.6.2', inflatedStock, syntheticUrl(lastOp)),
+    ],
+    report: ([pf, pl, sf, sl]) => {
+      row(pf!);
+      compared(pl!, pf!, 'first', TARGET_LAST_VS_FIRST, 'scaling (patched): last op / first op');
+      row(sf!);
+      compared(sl!, sf!, 'first');
+      lines.push(
+        `  patched / unpatched req/s: first op ${fmt(rps(pf!) / rps(sf!))} x, last op ${fmt(rps(pl!) / rps(sl!))} x;` +
+          ` cpu per request: first op ${fmt(cpuPerRequest(sf!) / cpuPerRequest(pf!))} x, last op ${fmt(cpuPerRequest(sl!) / cpuPerRequest(pl!))} x less`,
+      );
+    },
+  };
 }
 
 /** The validator's own route order for the inflated spec, from its own loader. */

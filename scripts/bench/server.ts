@@ -15,8 +15,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createRequire, register } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { pathToFileURL } from 'node:url';
+import type { ValidatedRequest } from '../../server/src/http/validator.js';
 
 type Kind = 'full' | 'bare' | 'inflated';
 const kind = process.argv[2] as Kind;
@@ -48,10 +49,11 @@ const { toIncident } = await import('../../server/src/features/public/mappers.js
 const { systemClock } = await import('../../server/src/http/handler.js');
 const { createLogger, requestLog } = await import('../../server/src/http/logging.js');
 const { notFoundFallback, problemHandler } = await import('../../server/src/http/problems.js');
-const { requestId } = await import('../../server/src/http/request-id.js');
+const { jsonBody } = await import('../../server/src/http/json-body.js');
+const { series } = await import('../../server/src/http/series.js');
 const { openApiValidator } = await import('../../server/src/http/validator.js');
 const { bundledSpec } = await import('../../server/src/spec.js');
-const { inflateSpec, syntheticBody } = await import('./inflated-spec.js');
+const { inflateSpec, SYNTHETIC_OPERATIONS, syntheticBody, syntheticPath } = await import('./inflated-spec.js');
 
 const config = loadConfig({
   NODE_ENV: env('BENCH_NODE_ENV'),
@@ -59,9 +61,9 @@ const config = loadConfig({
   DATA_DIR: env('BENCH_DATA_DIR'),
   LOG_LEVEL: 'info',
 });
-// The request log is written as in production (one line per request, synchronously), to /dev/null
-// instead of stdout so that the parent does not pay for reading it.
-const log = createLogger(config.logLevel, destination({ dest: '/dev/null', sync: true }));
+// The request log is written as in production (one line per request, asynchronously: see
+// createLogger), to /dev/null instead of stdout so that the parent does not pay for reading it.
+const log = createLogger(config.logLevel, destination({ dest: '/dev/null', sync: false }));
 const sql = connect(config.databaseUrl!, { max: 10 });
 
 function bareApp(): Express {
@@ -89,18 +91,26 @@ function inflatedApp(): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxyHops);
   app.set('etag', false);
-  app.use(requestId);
   app.use(requestLog(log));
-  app.use('/api/v2', express.json({ limit: '256kb', type: ['application/json', 'application/*+json'] }));
-  app.use(openApiValidator(inflateSpec(bundledSpec), config.validateResponses));
-  // One Express route serves every synthetic operation, so that only the validator's route scan
-  // depends on the operation's position (Express's own router is not what is measured here).
-  const synthetic = express.Router();
-  synthetic.get('/bench/:area/:id/things', (req, res) => {
-    res.locals.routeTemplate = '/bench/{area}/{id}/things';
-    res.json(syntheticBody(req.params.area!, req.params.id!));
-  });
-  app.use('/api/v2', synthetic);
+  // Synthetic operations are dispatched as the spec's own are (server/src/http/bind.ts): on the route
+  // the validator matched, looked up in a map, so that only the validator's route scan depends on the
+  // operation's position.
+  const areas = new Map<string, string>();
+  for (let n = 0; n < SYNTHETIC_OPERATIONS; n += 1) {
+    const path = syntheticPath(n);
+    areas.set(`/api/v2${path}`, path.split('/')[2]!);
+  }
+  const synthetic = (req: Request, res: Response, next: NextFunction) => {
+    const openapi = (req as ValidatedRequest).openapi;
+    const area = openapi && req.method === 'GET' ? areas.get(openapi.openApiRoute) : undefined;
+    if (area === undefined) {
+      next();
+      return;
+    }
+    res.locals.routeTemplate = openapi!.openApiRoute.slice('/api/v2'.length);
+    res.json(syntheticBody(area, openapi!.pathParams.id as string));
+  };
+  app.use(series([jsonBody('/api/v2'), openApiValidator(inflateSpec(bundledSpec), config.validateResponses), synthetic]));
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return app;

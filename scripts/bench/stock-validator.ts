@@ -15,6 +15,7 @@ const MARKER = PATCH_FILE;
 /** sha256 of the files the patch touches, as published in express-openapi-validator-5.6.2.tgz. */
 const PUBLISHED_SHA256: Record<string, string> = {
   'dist/middlewares/openapi.metadata.js': 'c03c297d5d40e61001e1a96452b678e3c04553643287fcb57960d66167956af0',
+  'dist/openapi.validator.js': '4aeeccbf0932a2c1978aac7a82e1c6c6b48ac7925709c3b318a65b77e20d8f99',
 };
 
 interface PatchEffect {

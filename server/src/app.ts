@@ -11,7 +11,8 @@ import { getOrCreateSecret, SECRET_NAMES } from './auth/crypto/server-secrets.js
 import { KeyRing } from './auth/crypto/signing-keys.js';
 import { requestLog } from './http/logging.js';
 import { notFoundFallback, problemHandler } from './http/problems.js';
-import { requestId } from './http/request-id.js';
+import { jsonBody } from './http/json-body.js';
+import { series } from './http/series.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as allHandlers } from './handlers.js';
 import { bundledSpec } from './spec.js';
@@ -54,7 +55,7 @@ export function createApp(options: AppOptions): App {
   app.set('trust proxy', config.trustProxyHops);
   app.set('etag', false);
 
-  app.use(requestId);
+  // Request id (X-Request-Id) and the request's log line.
   app.use(requestLog(log));
 
   app.get('/healthz', (_req, res) => {
@@ -89,9 +90,15 @@ export function createApp(options: AppOptions): App {
     res.json(bundledSpec);
   });
 
-  app.use('/api/v2', express.json({ limit: '256kb', type: ['application/json', 'application/*+json'] }));
-  app.use(openApiValidator(bundledSpec, config.validateResponses));
-  app.use('/api/v2', bindOperations(options.handlers ?? allHandlers, deps));
+  // One layer: the JSON body, if any; the validator, which answers 404/405 for unknown routes under
+  // /api/v2 and checks the rest against the spec; then the operation it matched.
+  app.use(
+    series([
+      jsonBody('/api/v2'),
+      openApiValidator(bundledSpec, config.validateResponses),
+      bindOperations(options.handlers ?? allHandlers, deps),
+    ]),
+  );
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return { express: app, docsReady };

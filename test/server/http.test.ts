@@ -74,6 +74,25 @@ describe('failures', () => {
     const huge = await post(JSON.stringify({ error_id: 'x', message: 'm'.repeat(300_000) }));
     expect([huge.status, ((await huge.json()) as { code: string }).code]).toEqual([413, 'payload-too-large']);
   });
+
+  it('reads a body sent in chunks (no Content-Length) as one sent whole', async () => {
+    const chunked = (text: string) =>
+      fetch(`${app.baseUrl}/api/v2/public/client-errors`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new Blob([text]).stream(),
+        duplex: 'half',
+      } as RequestInit);
+    const malformed = await chunked('{"error_id":');
+    expect([malformed.status, ((await malformed.json()) as { code: string }).code]).toEqual([400, 'invalid-request']);
+    const unknownField = await chunked(JSON.stringify({ error_id: 'x', message: 'm', extra: 1 }));
+    expect(unknownField.status).toBe(400);
+  });
+
+  it('parses no body outside /api/v2: a malformed one there is simply not found', async () => {
+    const res = await fetch(`${app.baseUrl}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":' });
+    expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([404, 'not-found']);
+  });
 });
 
 describe('request log', () => {

@@ -1,25 +1,60 @@
-// Binds every operation of the index to its handler on an Express router, with the route template
-// recorded for the request log.
-import { Router, type Request, type Response } from 'express';
+// Binds every operation of the index to its handler. A request runs the operation the validator
+// matched and checked it against (req.openapi, see validator.ts), found in a map: one route match per
+// request whatever the number of operations, and the handler that runs is always the one whose
+// contract was checked.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operations, type OperationId } from '../../../generated/operations.js';
 import { authenticate } from './authenticate.js';
 import { invalidFieldValue } from './errors.js';
 import type { Deps, Handler, Handlers, RequestContext } from './handler.js';
+import type { ValidatedRequest } from './validator.js';
 
-export function expressPath(openApiPath: string): string {
-  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
-}
+/**
+ * A handler's RequestContext: the app's dependencies and what it knows of the request, the latter
+ * read on first use (most handlers read none of it, and req.ip and req.hostname work through the
+ * proxy-trust rules on every read).
+ */
+class HttpContext implements RequestContext {
+  readonly sql: Deps['sql'];
+  readonly config: Deps['config'];
+  readonly clock: Deps['clock'];
+  readonly log: Deps['log'];
+  readonly keys: Deps['keys'];
+  readonly pepper: Deps['pepper'];
+  readonly requestId: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly #req: Request;
+  #ip: string | undefined;
+  #host: string | undefined;
 
-function contextOf(req: Request, res: Response, deps: Deps): RequestContext {
-  return {
-    ...deps,
-    requestId: res.locals.requestId as string,
-    ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
-    userAgent: req.get('user-agent') ?? null,
-    host: (req.hostname ?? '').toLowerCase(),
-    headers: req.headers,
-    header: (name) => req.get(name),
-  };
+  constructor(deps: Deps, req: Request, requestId: string) {
+    this.sql = deps.sql;
+    this.config = deps.config;
+    this.clock = deps.clock;
+    this.log = deps.log;
+    this.keys = deps.keys;
+    this.pepper = deps.pepper;
+    this.requestId = requestId;
+    this.headers = req.headers;
+    this.#req = req;
+  }
+
+  get ip(): string {
+    return (this.#ip ??= this.#req.ip ?? this.#req.socket.remoteAddress ?? 'unknown');
+  }
+
+  get userAgent(): string | null {
+    return this.#req.get('user-agent') ?? null;
+  }
+
+  get host(): string {
+    return (this.#host ??= (this.#req.hostname ?? '').toLowerCase());
+  }
+
+  header(name: string): string | undefined {
+    return this.#req.get(name);
+  }
 }
 
 /** The JSON pointer of the first string holding U+0000, which PostgreSQL text cannot store. */
@@ -48,31 +83,63 @@ function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
   ]);
 }
 
-export function bindOperations(handlers: Handlers, deps: Deps): Router {
-  const router = Router();
+interface Bound {
+  /** The spec path, for the request log. */
+  path: string;
+  secured: boolean;
+  handler: Handler<OperationId>;
+}
+
+type Result = { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
+
+/**
+ * The middleware that runs the operation the validator matched (mount it right after the validator,
+ * in the same layer: Express resets req.params between layers). A request the validator matched to no
+ * operation (outside `basePath`) passes on.
+ */
+export function bindOperations(handlers: Handlers, deps: Deps, basePath = '/api/v2'): RequestHandler {
+  // the validator's openApiRoute (base path + spec path), then the upper-case method
+  const table = new Map<string, Map<string, Bound>>();
   for (const id of Object.keys(operations) as OperationId[]) {
     const op = operations[id];
-    const handler = handlers[id] as Handler<OperationId>;
-    router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
-      res.locals.routeTemplate = op.path;
-      const ctx = contextOf(req, res, deps);
-      refuseNul('path', req.params);
-      refuseNul('query', req.query);
-      refuseNul('body', req.body);
-      const auth = op.security.length > 0 ? await authenticate(req.get('authorization'), ctx) : null;
-      const result = (await handler({
-        path: req.params as never,
-        query: req.query as never,
-        body: req.body as never,
-        auth: auth as never,
-        ctx,
-      })) as { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
-      if (result.headers) res.set(result.headers);
-      res.status(result.status);
-      if (result.body === undefined) res.end();
-      else if (Buffer.isBuffer(result.body)) res.type(result.contentType ?? 'application/octet-stream').send(result.body);
-      else res.json(result.body);
+    const route = `${basePath}${op.path}`;
+    let methods = table.get(route);
+    if (!methods) table.set(route, (methods = new Map()));
+    methods.set(op.method.toUpperCase(), {
+      path: op.path,
+      secured: op.security.length > 0,
+      handler: handlers[id] as Handler<OperationId>,
     });
   }
-  return router;
+
+  async function run(bound: Bound, params: Record<string, unknown>, req: Request, res: Response): Promise<void> {
+    res.locals.routeTemplate = bound.path;
+    const ctx = new HttpContext(deps, req, res.locals.requestId as string);
+    refuseNul('path', params);
+    refuseNul('query', req.query);
+    refuseNul('body', req.body);
+    const auth = bound.secured ? await authenticate(req.headers.authorization, ctx) : null;
+    const result = (await bound.handler({
+      path: params as never,
+      query: req.query as never,
+      body: req.body as never,
+      auth: auth as never,
+      ctx,
+    })) as Result;
+    if (result.headers) res.set(result.headers);
+    res.status(result.status);
+    if (result.body === undefined) res.end();
+    else if (Buffer.isBuffer(result.body)) res.type(result.contentType ?? 'application/octet-stream').send(result.body);
+    else res.json(result.body);
+  }
+
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const openapi = (req as ValidatedRequest).openapi;
+    const bound = openapi && table.get(openapi.openApiRoute)?.get(req.method);
+    if (!bound) {
+      next();
+      return;
+    }
+    run(bound, openapi.pathParams, req, res).catch(next);
+  };
 }

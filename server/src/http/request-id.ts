@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 
-// An incoming id is echoed only when it is short and plain, so it cannot inject into logs or headers.
+// An incoming id is echoed only when it is short and plain, so it cannot inject into logs or headers
+// (Node joins repeated headers with ", ", which is not plain).
 const SANE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.get('x-request-id');
-  const id = incoming && SANE.test(incoming) ? incoming : randomUUID();
+/** Gives the request its id (an incoming sane X-Request-Id, or a new UUID) in res.locals and X-Request-Id. */
+export function assignRequestId(req: Request, res: Response): void {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && SANE.test(incoming) ? incoming : randomUUID();
   res.locals.requestId = id;
   res.setHeader('X-Request-Id', id);
-  next();
 }
