@@ -110,7 +110,7 @@ function inflatedApp(): Express {
     res.locals.routeTemplate = openapi!.openApiRoute.slice('/api/v2'.length);
     res.json(syntheticBody(area, openapi!.pathParams.id as string));
   };
-  app.use(series([jsonBody('/api/v2'), openApiValidator(inflateSpec(bundledSpec), config.validateResponses), synthetic]));
+  app.use(series([jsonBody('/api/v2'), ...openApiValidator(inflateSpec(bundledSpec), config.validateResponses), synthetic]));
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return app;

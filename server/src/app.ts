@@ -95,7 +95,7 @@ export function createApp(options: AppOptions): App {
   app.use(
     series([
       jsonBody('/api/v2'),
-      openApiValidator(bundledSpec, config.validateResponses),
+      ...openApiValidator(bundledSpec, config.validateResponses),
       bindOperations(options.handlers ?? allHandlers, deps),
     ]),
   );

@@ -127,7 +127,8 @@ export function bindOperations(handlers: Handlers, deps: Deps, basePath = '/api/
       ctx,
     })) as Result;
     if (result.headers) res.set(result.headers);
-    res.status(result.status);
+    // (res.status() would check the code: these come from the handlers' typed results.)
+    res.statusCode = result.status;
     if (result.body === undefined) res.end();
     else if (Buffer.isBuffer(result.body)) res.type(result.contentType ?? 'application/octet-stream').send(result.body);
     else res.json(result.body);

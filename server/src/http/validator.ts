@@ -3,17 +3,17 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import type { OpenAPIV3, OpenApiRequestMetadata } from 'express-openapi-validator/dist/framework/types.js';
-import { series } from './series.js';
 
 /** What the validator leaves on a request whose route it matched (the operation bind.ts runs). */
 export type ValidatedRequest = Request & { openapi?: OpenApiRequestMetadata };
 
 /**
- * The validator's middlewares (route metadata: 404 for unknown routes under the base path and 405 for
- * other methods of a known one; request validation; response validation when asked) as one layer.
+ * The validator's middlewares, in order (route metadata: 404 for unknown routes under the base path
+ * and 405 for other methods of a known one; request validation; response validation when asked), to
+ * be run in one layer (series.ts).
  */
-export function openApiValidator(spec: object, validateResponses: boolean): RequestHandler {
-  const steps = OpenApiValidator.middleware({
+export function openApiValidator(spec: object, validateResponses: boolean): RequestHandler[] {
+  return OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as OpenAPIV3.DocumentV3_1,
     // No coercion: a JSON body's types are the client's to get right ("5" is not 5). The validator still
     // reads path, query and header values, which arrive as text, as their declared types.
@@ -25,5 +25,4 @@ export function openApiValidator(spec: object, validateResponses: boolean): Requ
     // Uploads are parsed by the operation that takes them, not buffered for every route.
     fileUploader: false,
   }) as RequestHandler[];
-  return series(steps);
 }
