@@ -3,11 +3,14 @@
 // stock lookup finds: the first route, in the validator's own order, whose matcher accepts the path.
 import { createRequire } from 'node:module';
 import * as fc from 'fast-check';
-import { pathToRegexp } from 'path-to-regexp';
 import { describe, expect, it } from 'vitest';
 import { bundledSpec } from '../../server/src/spec.js';
 
 const require = createRequire(import.meta.url);
+// The matcher library the validator itself loads, called as it calls it.
+const { pathToRegexp } = createRequire(require.resolve('express-openapi-validator'))('path-to-regexp') as {
+  pathToRegexp: (path: string, options: { sensitive: boolean; strict: boolean }) => { regexp: RegExp };
+};
 const { OpenApiSpecLoader } = require('express-openapi-validator/dist/framework/openapi.spec.loader.js') as {
   OpenApiSpecLoader: new (opts: object) => { load(): Promise<unknown> };
 };
