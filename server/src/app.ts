@@ -58,6 +58,21 @@ export function createApp(options: AppOptions): App {
   // Request id (X-Request-Id) and the request's log line.
   app.use(requestLog(log));
 
+  app.get('/api/v2/openapi.json', (_req, res) => {
+    res.json(bundledSpec);
+  });
+
+  // One layer: the JSON body, if any; the validator, which answers 404/405 for unknown routes under
+  // /api/v2 and checks the rest against the spec; then the operation it matched.
+  app.use(
+    series([
+      jsonBody('/api/v2'),
+      ...openApiValidator(bundledSpec, config.validateResponses),
+      bindOperations(options.handlers ?? allHandlers, deps),
+    ]),
+  );
+  // Probes and docs after the API: a request to the API does not try their routes first, and the
+  // API layer passes anything outside /api/v2 on at once.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -86,19 +101,6 @@ export function createApp(options: AppOptions): App {
     }
     res.set('Content-Security-Policy', DOCS_CSP).type('html').send(docsHtml);
   });
-  app.get('/api/v2/openapi.json', (_req, res) => {
-    res.json(bundledSpec);
-  });
-
-  // One layer: the JSON body, if any; the validator, which answers 404/405 for unknown routes under
-  // /api/v2 and checks the rest against the spec; then the operation it matched.
-  app.use(
-    series([
-      jsonBody('/api/v2'),
-      ...openApiValidator(bundledSpec, config.validateResponses),
-      bindOperations(options.handlers ?? allHandlers, deps),
-    ]),
-  );
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return { express: app, docsReady };

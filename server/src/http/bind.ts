@@ -57,19 +57,22 @@ class HttpContext implements RequestContext {
   }
 }
 
+/** Whether `value` holds a string with U+0000 anywhere (no allocation: almost no request has one). */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(hasNul);
+  for (const key in value) if (Object.hasOwn(value, key) && hasNul((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
 /** The JSON pointer of the first string holding U+0000, which PostgreSQL text cannot store. */
 export function findNul(value: unknown, pointer = ''): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? pointer || '/' : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) {
-      const hit = findNul(value[i], `${pointer}/${i}`);
-      if (hit !== null) return hit;
-    }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findNul(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-      if (hit !== null) return hit;
-    }
+  if (!hasNul(value)) return null;
+  if (typeof value === 'string') return pointer || '/';
+  for (const [k, v] of Object.entries(value as object)) {
+    const hit = findNul(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    if (hit !== null) return hit;
   }
   return null;
 }
