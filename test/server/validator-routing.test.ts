@@ -1,5 +1,5 @@
 // The validator's route lookup as patched (patches/express-openapi-validator+5.6.2.patch: matchers
-// built once, candidates narrowed to the routes of the path's area) finds exactly the route that the
+// built once, candidates found in a tree of the routes' segments) finds exactly the route that the
 // stock lookup finds: the first route, in the validator's own order, whose matcher accepts the path.
 import { createRequire } from 'node:module';
 import * as fc from 'fast-check';
@@ -26,7 +26,20 @@ const { applyOpenApiMetadata } = require('express-openapi-validator/dist/middlew
 const operation = { responses: { '204': { description: 'done' } } };
 // The API's own paths, plus paths whose area (the segment after /api/v2) is a parameter or shares a
 // prefix with another area, so that every kind of candidate list is exercised.
-const extraPaths = ['/{area}', '/{area}/things', '/{area}/things/{id}', '/public-ish/x', '/me/{what}', '/publicx', '/a.b~c/d'];
+// Segments that mix a parameter with text are tried apart from the tree, overlapping tree routes.
+const extraPaths = [
+  '/{area}',
+  '/{area}/things',
+  '/{area}/things/{id}',
+  '/public-ish/x',
+  '/me/{what}',
+  '/publicx',
+  '/a.b~c/d',
+  '/files/{name}',
+  '/files/{name}.txt',
+  '/files/readme.txt',
+  '/v{version}/things',
+];
 const spec = structuredClone(bundledSpec) as { paths: Record<string, object> };
 for (const path of extraPaths) spec.paths[path] = { get: operation };
 
