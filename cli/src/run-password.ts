@@ -5,7 +5,7 @@ import { Prompter } from './prompt.js';
 import { openClient, openPublicClient } from './sdk-client.js';
 import { forgetCredentials } from './session-store.js';
 import { requireSignIn, resolveSettings, type Settings } from './settings.js';
-import { readSecret, say, valueOrAsk } from './sign-in-input.js';
+import { readEmailAndPassword, readSecret, say, valueOrAsk } from './sign-in-input.js';
 
 async function withPrompter<T>(fn: (prompter: Prompter) => Promise<T>): Promise<T> {
   const prompter = new Prompter();
@@ -151,21 +151,9 @@ export async function runSignup(input: ParsedInput): Promise<void> {
   const settings = await settingsOf(input);
   const interactive = opts.nonInteractive !== true;
   await withPrompter(async (prompter) => {
-    const email = await valueOrAsk(prompter, opts.email, {
+    const { email, password } = await readEmailAndPassword(prompter, settings, opts, {
       interactive,
-      flag: '--email',
-      question: 'Email: ',
-      what: 'email address',
-    });
-    const password = await readSecret(prompter, settings, {
-      interactive,
-      value: opts.password,
-      flag: '--password',
-      fromStdin: opts.passwordStdin,
-      stdinFlag: '--password-stdin',
-      question: 'Password: ',
       repeat: 'Repeat the password: ',
-      what: 'password',
     });
     const client = await openPublicClient(settings);
     await client.authPasswordSignup({

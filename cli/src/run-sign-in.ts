@@ -10,7 +10,7 @@ import { Prompter } from './prompt.js';
 import { openSessionClient } from './sdk-client.js';
 import { forgetCredentials, readSession, sessionOf } from './session-store.js';
 import { resolveSettings, type Settings } from './settings.js';
-import { CODE_PATTERN, printJson, readSecret, say, valueOrAsk } from './sign-in-input.js';
+import { CODE_PATTERN, printJson, readEmailAndPassword, say } from './sign-in-input.js';
 
 type Session = components['schemas']['Session'];
 
@@ -59,21 +59,9 @@ export async function runLogin(input: ParsedInput): Promise<void> {
     let challengeId = opts.challengeId;
     let email: string | undefined;
     if (challengeId === undefined) {
-      email = await valueOrAsk(prompter, opts.email, {
-        interactive,
-        flag: '--email',
-        question: 'Email: ',
-        what: 'email address',
-      });
-      const password = await readSecret(prompter, settings, {
-        interactive,
-        value: opts.password,
-        flag: '--password',
-        fromStdin: opts.passwordStdin,
-        stdinFlag: '--password-stdin',
-        question: 'Password: ',
-        what: 'password',
-      });
+      const credentials = await readEmailAndPassword(prompter, settings, opts, { interactive });
+      email = credentials.email;
+      const { password } = credentials;
       const challenge = await client.login(
         email,
         password,

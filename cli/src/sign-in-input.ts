@@ -85,3 +85,36 @@ export async function readSecret(
   if (secret === '') throw new UsageError(`the ${what} is empty`);
   return secret;
 }
+
+/** The `--email`, `--password` and `--password-stdin` options of login and signup. */
+export interface CredentialOptions {
+  email?: string;
+  password?: string;
+  passwordStdin?: boolean;
+}
+
+/** An email address and a password, from the options or asked for; `repeat` asks a new password twice. */
+export async function readEmailAndPassword(
+  prompter: Prompter,
+  settings: Settings,
+  opts: CredentialOptions,
+  how: { interactive: boolean; repeat?: string },
+): Promise<{ email: string; password: string }> {
+  const email = await valueOrAsk(prompter, opts.email, {
+    interactive: how.interactive,
+    flag: '--email',
+    question: 'Email: ',
+    what: 'email address',
+  });
+  const password = await readSecret(prompter, settings, {
+    interactive: how.interactive,
+    value: opts.password,
+    flag: '--password',
+    fromStdin: opts.passwordStdin,
+    stdinFlag: '--password-stdin',
+    question: 'Password: ',
+    ...(how.repeat !== undefined ? { repeat: how.repeat } : {}),
+    what: 'password',
+  });
+  return { email, password };
+}
