@@ -170,6 +170,8 @@ interface Case {
   cpuMicros: number;
   latencies: number[];
   failures: number;
+  /** Requests per second of each slice, in round order. */
+  sliceRates: number[];
 }
 
 const newCase = (label: string, server: Server, path: string): Case => ({
@@ -181,6 +183,7 @@ const newCase = (label: string, server: Server, path: string): Case => ({
   cpuMicros: 0,
   latencies: [],
   failures: 0,
+  sliceRates: [],
 });
 
 const rps = (c: Case) => c.requests / c.seconds;
@@ -202,6 +205,7 @@ async function measure(group: Case[]): Promise<void> {
       c.requests += r['2xx'];
       c.seconds += r.duration;
       c.failures += r.non2xx + r.errors + r.timeouts;
+      c.sliceRates.push(r['2xx'] / r.duration);
     }
   }
 }
@@ -235,6 +239,13 @@ function compared(c: Case, base: Case, baseName: string, target?: number, what?:
     verdict = `>= ${fmt(target)} ${ok ? 'ok' : 'MISSED'}`;
   }
   row(c, `${fmt(ratio)} x ${baseName}`, fmt(cpuRatio), verdict);
+  // How much the machine moved under the figure: the ratio of each round's two slices, run back to back.
+  const rounds = c.sliceRates.map((rate, i) => rate / base.sliceRates[i]!).sort((a, b) => a - b);
+  if (rounds.length > 2) {
+    lines.push(
+      `    per round: median ${fmt(quantile(rounds, 0.5))}, range ${fmt(rounds[0]!)}-${fmt(rounds[rounds.length - 1]!)} over ${rounds.length} rounds`,
+    );
+  }
 }
 
 // ---- main --------------------------------------------------------------------------------------
