@@ -17,6 +17,7 @@ const PUBLISHED_SHA256: Record<string, string> = {
   'dist/middlewares/openapi.metadata.js': 'c03c297d5d40e61001e1a96452b678e3c04553643287fcb57960d66167956af0',
   'dist/openapi.validator.js': '4aeeccbf0932a2c1978aac7a82e1c6c6b48ac7925709c3b318a65b77e20d8f99',
   'dist/middlewares/parsers/req.parameter.mutator.js': '47fd274775ad50f8dba34b87249c774a28a4c02b2be2f76aff4fc7a126dde812',
+  'dist/middlewares/openapi.request.validator.js': '612f10cbd40caf9c9a6d17ab339d2084c6a5cc5dcdeaccd47b67d87374375b33',
 };
 
 interface PatchEffect {
