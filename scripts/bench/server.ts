@@ -52,7 +52,7 @@ const { notFoundFallback, problemHandler } = await import('../../server/src/http
 const { jsonBody } = await import('../../server/src/http/json-body.js');
 const { series } = await import('../../server/src/http/series.js');
 const { openApiValidator } = await import('../../server/src/http/validator.js');
-const { bundledSpec } = await import('../../server/src/spec.js');
+const { API_BASE_PATH, bundledSpec } = await import('../../server/src/spec.js');
 const { inflateSpec, SYNTHETIC_OPERATIONS, syntheticBody, syntheticPath } = await import('./inflated-spec.js');
 
 const config = loadConfig({
@@ -98,7 +98,7 @@ function inflatedApp(): Express {
   const areas = new Map<string, string>();
   for (let n = 0; n < SYNTHETIC_OPERATIONS; n += 1) {
     const path = syntheticPath(n);
-    areas.set(`/api/v2${path}`, path.split('/')[2]!);
+    areas.set(`${API_BASE_PATH}${path}`, path.split('/')[2]!);
   }
   const synthetic = (req: Request, res: Response, next: NextFunction) => {
     const openapi = (req as ValidatedRequest).openapi;
@@ -107,10 +107,10 @@ function inflatedApp(): Express {
       next();
       return;
     }
-    res.locals.routeTemplate = openapi!.openApiRoute.slice('/api/v2'.length);
+    res.locals.routeTemplate = openapi!.openApiRoute.slice(API_BASE_PATH.length);
     res.json(syntheticBody(area, openapi!.pathParams.id as string));
   };
-  app.use(series([jsonBody('/api/v2'), ...openApiValidator(inflateSpec(bundledSpec), config.validateResponses), synthetic]));
+  app.use(series([jsonBody(API_BASE_PATH), ...openApiValidator(inflateSpec(bundledSpec), config.validateResponses), synthetic]));
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return app;

@@ -15,7 +15,7 @@ import { jsonBody } from './http/json-body.js';
 import { series } from './http/series.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as allHandlers } from './handlers.js';
-import { bundledSpec } from './spec.js';
+import { API_BASE_PATH, bundledSpec } from './spec.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -58,7 +58,7 @@ export function createApp(options: AppOptions): App {
   // Request id (X-Request-Id) and the request's log line.
   app.use(requestLog(log));
 
-  app.get('/api/v2/openapi.json', (_req, res) => {
+  app.get(`${API_BASE_PATH}/openapi.json`, (_req, res) => {
     res.json(bundledSpec);
   });
 
@@ -66,9 +66,9 @@ export function createApp(options: AppOptions): App {
   // /api/v2 and checks the rest against the spec; then the operation it matched.
   app.use(
     series([
-      jsonBody('/api/v2'),
+      jsonBody(API_BASE_PATH),
       ...openApiValidator(bundledSpec, config.validateResponses),
-      bindOperations(options.handlers ?? allHandlers, deps),
+      bindOperations(options.handlers ?? allHandlers, deps, API_BASE_PATH),
     ]),
   );
   // Probes and docs after the API: a request to the API does not try their routes first, and the

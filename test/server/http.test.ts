@@ -89,6 +89,19 @@ describe('failures', () => {
     expect(unknownField.status).toBe(400);
   });
 
+  it('refuses U+0000 anywhere in a body with a pointer to it, and stores nothing', async () => {
+    const before = await app.sql`select count(*)::int as n from client_errors`;
+    const res = await fetch(`${app.baseUrl}/api/v2/public/client-errors`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ error_id: 'nul-test', message: 'a\u0000b' }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { errors: { location: string; pointer: string }[] };
+    expect(body.errors).toEqual([expect.objectContaining({ location: 'body', pointer: '/message' })]);
+    expect(await app.sql`select count(*)::int as n from client_errors`).toEqual(before);
+  });
+
   it('parses no body outside /api/v2: a malformed one there is simply not found', async () => {
     const res = await fetch(`${app.baseUrl}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":' });
     expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([404, 'not-found']);

@@ -66,20 +66,21 @@ function hasNul(value: unknown): boolean {
   return false;
 }
 
-/** The JSON pointer of the first string holding U+0000, which PostgreSQL text cannot store. */
-export function findNul(value: unknown, pointer = ''): string | null {
-  if (!hasNul(value)) return null;
-  if (typeof value === 'string') return pointer || '/';
-  for (const [k, v] of Object.entries(value as object)) {
-    const hit = findNul(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+/** The JSON pointer of the first string holding U+0000 (called once hasNul found one). */
+function nulPointer(value: unknown, pointer = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? pointer || '/' : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [k, v] of Object.entries(value)) {
+    const hit = nulPointer(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
     if (hit !== null) return hit;
   }
   return null;
 }
 
+/** PostgreSQL text cannot store U+0000: a request that holds one anywhere is refused. */
 function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
-  const hit = findNul(value);
-  if (hit === null) return;
+  if (!hasNul(value)) return;
+  const hit = nulPointer(value)!;
   const pointer = location === 'body' ? hit : hit.slice(1);
   throw invalidFieldValue('Text must not contain the NUL character (U+0000).', [
     { location, pointer, message: 'contains U+0000' },
@@ -100,7 +101,7 @@ type Result = { status: number; body?: unknown; contentType?: string; headers?: 
  * in the same layer: Express resets req.params between layers). A request the validator matched to no
  * operation (outside `basePath`) passes on.
  */
-export function bindOperations(handlers: Handlers, deps: Deps, basePath = '/api/v2'): RequestHandler {
+export function bindOperations(handlers: Handlers, deps: Deps, basePath: string): RequestHandler {
   // the validator's openApiRoute (base path + spec path), then the upper-case method
   const table = new Map<string, Map<string, Bound>>();
   for (const id of Object.keys(operations) as OperationId[]) {

@@ -5,7 +5,7 @@
 import express, { type RequestHandler } from 'express';
 
 /** Requests above this are refused with 413 (payload-too-large) before they are parsed. */
-export const JSON_BODY_LIMIT = '256kb';
+const JSON_BODY_LIMIT = '256kb';
 
 export function jsonBody(basePath: string): RequestHandler {
   const parse = express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });

@@ -3,22 +3,22 @@
 import type { NextFunction, Request, Response } from 'express';
 import { destination as fileDestination, pino, type DestinationStream, type Logger } from 'pino';
 import { assignRequestId } from './request-id.js';
+import { API_BASE_PATH } from '../spec.js';
 import type { ValidatedRequest } from './validator.js';
 
 /**
  * The process's logger: JSON lines on standard output (or `destination`, for tests). Lines are
- * written asynchronously: a line never waits for the write of the one before, and lines logged while
- * a write is under way go out together in the next one, so a busy server does not pay a system call
- * per request line. What is still buffered is written out when the process exits (pino flushes its
- * destination on exit), whether it stops or crashes.
+ * written asynchronously (a request never waits for standard output to take its line; lines logged
+ * while a write is under way go out together in the next one), and what is still buffered is written
+ * out when the process exits: pino flushes its destination on exit, whether the process stops or
+ * crashes.
  */
 export function createLogger(level: string, destination: DestinationStream = fileDestination({ dest: 1, sync: false })): Logger {
   return pino(
     {
       level,
       base: undefined,
-      // pino's own `time`, milliseconds since the epoch: formatting an ISO date for every line costs
-      // more than the rest of a request line.
+      // `time` is pino's own, milliseconds since the epoch (no ISO date formatted for every line).
       // Belt and braces: these keys are never logged on purpose, and are masked if one slips in.
       redact: {
         paths: ['authorization', 'password', 'token', 'refresh_token', 'secret', '*.authorization', '*.password', '*.token', '*.secret'],
@@ -32,12 +32,13 @@ export function createLogger(level: string, destination: DestinationStream = fil
 const STARTED = Symbol('request started');
 type Timed = Response & { [STARTED]: number };
 
-// One listener for every response, not a closure per request: `this` is the response.
+/** The route template the request matched, without the base path. */
 function routeOf(res: Response): string {
   const req = res.req as ValidatedRequest;
   return (
     (res.locals.routeTemplate as string | undefined) ??
-    req.openapi?.openApiRoute.replace(/^\/api\/v2/, '') ??
+    // Matched by the validator but refused before its operation ran (400).
+    req.openapi?.openApiRoute.slice(API_BASE_PATH.length) ??
     // Routes outside the API (/healthz, /docs) are plain Express routes.
     (req.route?.path as string | undefined) ??
     '(unmatched)'
@@ -52,6 +53,7 @@ export function requestLog(logger: Logger) {
   // The line's keys are fixed and none is a credential (the route template, never the URL), so it is
   // written by a child without the redaction pass, which costs as much as the rest of the line.
   const lines = logger.child({}, { redact: [] });
+  // One listener for every response, not a closure per request: `this` is the response.
   function onFinish(this: Timed): void {
     lines.info(
       {
