@@ -3,7 +3,6 @@
 // Run alone with `npx tsx scripts/bench/login-timing.ts`, or as part of `npm run bench`.
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createUser } from '../../server/src/features/auth/store.js';
 import { createLogger } from '../../server/src/http/logging.js';
+import { createHttpServer } from '../../server/src/http/server.js';
 
 export interface LoginTiming {
   samples: number;
@@ -37,7 +37,7 @@ export async function measureLoginTiming(samples = 40): Promise<LoginTiming> {
     await migrate(sql);
     const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: dir, SOURCE_RATE_LIMIT_SCALE: '100000' });
     const app = createApp({ sql, config, log: createLogger('warn', destination({ dest: '/dev/null', sync: true })) });
-    const server = createServer(app.express).listen(0, '127.0.0.1');
+    const server = createHttpServer(app.express).listen(0, '127.0.0.1');
     await once(server, 'listening');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2`;
     const now = new Date();

@@ -102,7 +102,7 @@ let cpuRequests = 0;
 
 async function startServer(
   name: string,
-  kind: 'full' | 'bare' | 'inflated',
+  kind: 'full' | 'bare' | 'bare-served' | 'inflated',
   env: { nodeEnv: 'production' | 'test'; databaseUrl: string; stockValidator?: string },
 ): Promise<Server> {
   const profile = args['cpu-prof']
@@ -287,6 +287,7 @@ async function main(): Promise<number> {
     // The first full app builds /docs into the cache the others then read.
     const full = await startServer('full', 'full', { ...db, nodeEnv: 'production' });
     const bare = await startServer('bare', 'bare', { ...db, nodeEnv: 'production' });
+    const bareServed = await startServer('bare-served', 'bare-served', { ...db, nodeEnv: 'production' });
     const [fullTest, fullStock, inflated, inflatedStock] = quick
       ? []
       : await Promise.all([
@@ -309,7 +310,7 @@ async function main(): Promise<number> {
     const incidents = '/api/v2/public/incidents';
     for (const path of [capabilities, incidents]) {
       const expected = await getJson(`${bare.base}${path}`);
-      for (const s of [full, fullTest, fullStock]) {
+      for (const s of [bareServed, full, fullTest, fullStock]) {
         if (s && !isDeepStrictEqual(await getJson(`${s.base}${path}`), expected))
           throw new Error(`${s.name} and bare differ on ${path}`);
       }
@@ -325,6 +326,7 @@ async function main(): Promise<number> {
         cases: [
           newCase('bare Express route (same query, same JSON)', bare, path),
           newCase('full stack', full, path),
+          newCase('bare route served as the full stack is', bareServed, path),
           ...(fullTest && fullStock
             ? [
                 newCase('full stack, response validation on (test)', fullTest, path),
@@ -332,9 +334,13 @@ async function main(): Promise<number> {
               ]
             : []),
         ],
-        report: ([b, f, t, s]) => {
+        report: ([b, f, bs, t, s]) => {
           row(b!);
           compared(f!, b!, 'bare', TARGET_FULL_VS_BARE, `${path}: full stack / bare`);
+          // No target: what validation, logging and request ids cost when both sides are served alike
+          // (createHttpServer makes Express itself faster, the bare route included).
+          row(bs!);
+          compared(f!, bs!, 'served');
           if (t) compared(t, b!, 'bare');
           if (s) compared(s, b!, 'bare');
         },

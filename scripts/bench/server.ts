@@ -1,7 +1,7 @@
 // Child process of `npm run bench`: serves one variant on an ephemeral loopback port, so the load
 // generator (the parent) and the server under test each get their own core.
 //
-//   node --import tsx scripts/bench/server.ts <full|bare|inflated>
+//   node --import tsx scripts/bench/server.ts <full|bare|bare-served|inflated>
 //
 // BENCH_DATABASE_URL   the database (the parent starts it and inserts the incidents)
 // BENCH_NODE_ENV       production (no response validation) or test (response validation on)
@@ -19,9 +19,9 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { pathToFileURL } from 'node:url';
 import type { ValidatedRequest } from '../../server/src/http/validator.js';
 
-type Kind = 'full' | 'bare' | 'inflated';
+type Kind = 'full' | 'bare' | 'bare-served' | 'inflated';
 const kind = process.argv[2] as Kind;
-if (!['full', 'bare', 'inflated'].includes(kind)) throw new Error(`unknown server kind "${kind}"`);
+if (!['full', 'bare', 'bare-served', 'inflated'].includes(kind)) throw new Error(`unknown server kind "${kind}"`);
 const env = (name: string): string => {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set`);
@@ -48,6 +48,7 @@ const { listOngoingIncidents } = await import('../../server/src/features/public/
 const { toIncident } = await import('../../server/src/features/public/mappers.js');
 const { systemClock } = await import('../../server/src/http/handler.js');
 const { createLogger, requestLog } = await import('../../server/src/http/logging.js');
+const { createHttpServer } = await import('../../server/src/http/server.js');
 const { notFoundFallback, problemHandler } = await import('../../server/src/http/problems.js');
 const { jsonBody } = await import('../../server/src/http/json-body.js');
 const { series } = await import('../../server/src/http/series.js');
@@ -122,13 +123,16 @@ if (kind === 'full') {
   // /docs is built in the background on first start (redocly, seconds of CPU): not while measuring.
   await app.docsReady;
   handler = app.express;
-} else if (kind === 'bare') {
+} else if (kind === 'bare' || kind === 'bare-served') {
   handler = bareApp();
 } else {
   handler = inflatedApp();
 }
 
-const server = createServer(handler);
+// The full and inflated apps are served as main.ts serves them, by createHttpServer (requests made with
+// Express's prototypes); the bare route as Express apps usually are, by node:http's createServer, and
+// (bare-served) by createHttpServer too, to show what the stack costs on the same footing.
+const server = kind === 'bare' ? createServer(handler) : createHttpServer(handler);
 server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 

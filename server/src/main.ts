@@ -1,7 +1,6 @@
 // `npm start`: read config, start the embedded PostgreSQL when no DATABASE_URL is given, migrate,
 // listen. SIGTERM/SIGINT drain in-flight requests, then stop the database this process started.
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -9,6 +8,7 @@ import { connect } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createLogger } from './http/logging.js';
+import { createHttpServer } from './http/server.js';
 import { startMailer } from './mail/sender.js';
 
 function readConfig(): Config {
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
 
   const app = createApp({ sql, config, log });
   const mailer = await startMailer({ sql, config, log });
-  const server = createServer(app.express);
+  const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
   const addr = server.address();

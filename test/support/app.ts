@@ -1,7 +1,7 @@
 // The whole app on an ephemeral loopback port, on a fresh database cloned from the migrated template.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
+import { createHttpServer } from '../../server/src/http/server.js';
 import { startMailer } from '../../server/src/mail/sender.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
 
@@ -75,7 +76,7 @@ export async function startTestApp(
   const clock = options.clock ?? new TestClock();
   const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock, handlers: options.handlers });
   const mailer = await startMailer({ sql, config, log: createLogger(config.logLevel, sink), clock, pollMs: 500 });
-  const server: Server = createServer(app.express);
+  const server: Server = createHttpServer(app.express);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

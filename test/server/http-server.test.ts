@@ -1,0 +1,67 @@
+// createHttpServer(): requests and responses are born with the app's prototypes (so Express's
+// setPrototypeOf changes nothing) and behave as Node's own in every other way.
+import { once } from 'node:events';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../../server/src/http/server.js';
+
+const app = express();
+app.use(express.json());
+app.post('/echo/:id', (req, res) => {
+  res.set('X-Seen', String(req.get('x-test'))).status(201).json({ id: req.params.id, query: req.query, body: req.body });
+});
+app.get('/stream', (_req, res) => {
+  res.write('a');
+  setTimeout(() => res.end('b'), 5);
+});
+
+const server = createHttpServer(app);
+// Seen before Express handles the request (a listener prepended to the app's).
+const arrivals: { request: boolean; response: boolean; nodeTypes: boolean }[] = [];
+server.prependListener('request', (req, res) => {
+  arrivals.push({
+    request: Object.getPrototypeOf(req) === app.request,
+    response: Object.getPrototypeOf(res) === app.response,
+    nodeTypes: req instanceof IncomingMessage && res instanceof ServerResponse,
+  });
+});
+let base = '';
+
+beforeAll(async () => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+describe('createHttpServer', () => {
+  it("creates requests and responses with the app's prototypes", async () => {
+    arrivals.length = 0;
+    const res = await fetch(`${base}/stream`);
+    expect(await res.text()).toBe('ab');
+    expect(arrivals).toEqual([{ request: true, response: true, nodeTypes: true }]);
+  });
+
+  it('serves requests as Express on a plain server does: params, query, headers, body, status', async () => {
+    const res = await fetch(`${base}/echo/7?a=1&b=two`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test': 'yes' },
+      body: JSON.stringify({ n: 1 }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-seen')).toBe('yes');
+    expect(await res.json()).toEqual({ id: '7', query: { a: '1', b: 'two' }, body: { n: 1 } });
+  });
+
+  it('keeps connections alive across requests', async () => {
+    const ports = new Set<number>();
+    server.on('connection', (socket) => ports.add(socket.remotePort!));
+    for (let i = 0; i < 3; i += 1) expect((await fetch(`${base}/stream`)).status).toBe(200);
+    expect(ports.size).toBeLessThanOrEqual(1);
+  });
+});
