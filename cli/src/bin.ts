@@ -7,5 +7,8 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-// exitCode, not exit(): pending writes to a piped stdout are flushed before the process ends.
-process.exitCode = await main(process.argv.slice(2));
+// exitCode, not exit(): pending writes to a piped stdout are flushed before the process ends. (No
+// top-level await: the build bundles this file as CommonJS, see scripts/build.mjs.)
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

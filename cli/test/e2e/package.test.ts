@@ -1,8 +1,9 @@
-// `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin.
+// `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin
+// (dist/svcctl.cjs, the CLI bundled with the SDK; yaml is loaded from the dependencies when used).
 // The registry dependencies (yaml, and the SDK's openapi-fetch) are linked from this checkout
 // instead of downloaded.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   ] as const) {
     symlinkSync(packageRoot(req.resolve(dep)), join(modules, dep));
   }
-  installed = join(modules, '@svcplatform/svcctl/dist/bin.js');
+  installed = join(modules, '@svcplatform/svcctl/dist/svcctl.cjs');
   stub = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('[{"id":"i1","title":"Packed"}]');
@@ -72,4 +73,12 @@ it('runs a generated command through the packed SDK', async () => {
   const r = await runCliAt(installed, ['public', 'incidents', 'list', '-o', 'table', '--base-url', stubUrl]);
   expect(r.stderr).toBe('');
   expect(r.stdout).toBe('ID  TITLE\ni1  Packed\n');
+});
+
+it('reads its version beside the bundle and loads yaml from its dependencies when asked', async () => {
+  const version = await runCliAt(installed, ['--version']);
+  expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO, 'cli/package.json'), 'utf8')).version);
+  const r = await runCliAt(installed, ['public', 'incidents', 'list', '-o', 'yaml', '--base-url', stubUrl]);
+  expect(r.stderr).toBe('');
+  expect(r.stdout).toBe('- id: i1\n  title: Packed\n');
 });

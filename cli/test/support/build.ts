@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-export const CLI_BIN = join(REPO, 'cli/dist/bin.js');
+export const CLI_BIN = join(REPO, 'cli/dist/svcctl.cjs');
 
 const LOCK = join(REPO, '.tmp', 'cli-test-build.lock');
 const LOCK_STALE_MS = 180_000;
