@@ -32,6 +32,9 @@ buildSync({
   platform: 'node',
   format: 'cjs',
   target: 'node20.19',
+  // Without the paths that point type checking at the SDK's source: the bundle takes the SDK's built
+  // dist/, as an installed svcctl resolves it.
+  tsconfig: join(root, 'tsconfig.build.json'),
   // (dist/bin.js's own #!/usr/bin/env node line is kept as the bundle's first line.)
   // The modules read files beside themselves through import.meta.url (cli-version.ts: ../package.json);
   // the bundle sits in dist/ as they do, so its own URL resolves the same paths.

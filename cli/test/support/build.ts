@@ -1,7 +1,7 @@
 // The CLI tests run the built binary, as users do. Builds the SDK and svcctl when their sources are
 // newer than their output; a lock directory keeps parallel test files from building at once.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +29,13 @@ export function ensureBuilt(): void {
         'cli/package.json',
         'cli/tsconfig.build.json',
         'cli/tsconfig.json',
-        'sdk/dist/index.d.ts',
+        'cli/scripts/build.mjs',
+        // The bin bundles the SDK's build.
+        'sdk/dist',
       ])
     ) {
-      run([tsc(), '-p', join(REPO, 'cli/tsconfig.build.json')]);
-      chmodSync(CLI_BIN, 0o755);
+      // The CLI's build script: tsc, then the bundle (dist/svcctl.cjs).
+      run([join(REPO, 'cli/scripts/build.mjs')]);
     }
   });
 }
