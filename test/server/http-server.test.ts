@@ -2,6 +2,7 @@
 // setPrototypeOf changes nothing) and behave as Node's own in every other way.
 import { once } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,19 @@ const app = express();
 app.use(express.json());
 app.post('/echo/:id', (req, res) => {
   res.set('X-Seen', String(req.get('x-test'))).status(201).json({ id: req.params.id, query: req.query, body: req.body });
+});
+// V8's own view of an object's shape (natives syntax, allowed here at run time for these two checks).
+setFlagsFromString('--allow-natives-syntax');
+const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
+const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+const SYMBOL_KEYED = Symbol('symbol-keyed');
+const shapes: { req: object; res: object; fast: boolean }[] = [];
+app.get('/shape', (req, res) => {
+  // What the stack does to every request: properties added by name and under a symbol key.
+  (res as unknown as Record<symbol, number>)[SYMBOL_KEYED] = 1;
+  (req as unknown as Record<string, unknown>).openapi = { route: '/shape' };
+  shapes.push({ req, res, fast: hasFastProperties(req) && hasFastProperties(res) });
+  res.json({});
 });
 app.get('/stream', (_req, res) => {
   res.write('a');
@@ -45,6 +59,14 @@ describe('createHttpServer', () => {
     const res = await fetch(`${base}/stream`);
     expect(await res.text()).toBe('ab');
     expect(arrivals).toEqual([{ request: true, response: true, nodeTypes: true }]);
+  });
+
+  it('keeps requests and responses fast objects that share their hidden class', async () => {
+    shapes.length = 0;
+    for (let i = 0; i < 3; i += 1) expect((await fetch(`${base}/shape`)).status).toBe(200);
+    expect(shapes.map((s) => s.fast)).toEqual([true, true, true]);
+    expect(haveSameMap(shapes[1]!.req, shapes[2]!.req)).toBe(true);
+    expect(haveSameMap(shapes[1]!.res, shapes[2]!.res)).toBe(true);
   });
 
   it('serves requests as Express on a plain server does: params, query, headers, body, status', async () => {

@@ -33,6 +33,13 @@ export function createHttpServer(app: Express): Server {
     (ServerResponse as unknown as (this: ServerResponse, ...args: unknown[]) => void).apply(this, args);
   }
   AppResponse.prototype = app.response;
+  // Static inheritance, as `class extends` sets up. V8 sizes an object's in-object property slots from
+  // its constructor and the constructors it inherits from: without this link a request would get a
+  // handful, and the first property stored under a computed key once more than 12 live outside the
+  // object (Node's own res[kUniqueHeaders], the router's req[matchedRoute], on every request) turns it
+  // into a slow dictionary-mode object. With it, both stay fast objects from start to finish.
+  Object.setPrototypeOf(AppRequest, IncomingMessage);
+  Object.setPrototypeOf(AppResponse, ServerResponse);
   return createServer(
     {
       IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
