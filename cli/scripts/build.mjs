@@ -2,10 +2,11 @@
 // executable: dist/svcctl.cjs, the CLI and its dependencies in one CommonJS file.
 //
 // Why one CommonJS file: `svcctl --help` must start in under 150 ms, and most of that is Node's own
-// start-up. Loading the CLI as ES modules added ~45 ms over `node -e 0` (the ESM loader alone adds
-// ~15 ms for an empty file, then a dozen modules resolved and linked one by one); the bundle adds
-// ~25 ms (measured with `npm run bench`, which times both against `node -e 0`). dist/*.js stays the
-// package's ES module build for anything that imports it.
+// start-up. Loading the CLI as ES modules took ~40–45 ms over `node -e 0` (the ESM loader alone adds
+// ~11–15 ms for an empty file, then a dozen modules resolved and linked one by one); the bundle takes
+// ~10–15 ms (timed against `node -e 0` in the same runs, as `npm run bench` does). dist/*.js stays the
+// package's ES module build for anything that imports it. dist/bin.js's `#!/usr/bin/env node` line
+// stays the bundle's first line.
 import { spawnSync } from 'node:child_process';
 import process from 'node:process';
 import { chmodSync, rmSync } from 'node:fs';
@@ -35,7 +36,6 @@ buildSync({
   // Without the paths that point type checking at the SDK's source: the bundle takes the SDK's built
   // dist/, as an installed svcctl resolves it.
   tsconfig: join(root, 'tsconfig.build.json'),
-  // (dist/bin.js's own #!/usr/bin/env node line is kept as the bundle's first line.)
   // The modules read files beside themselves through import.meta.url (cli-version.ts: ../package.json);
   // the bundle sits in dist/ as they do, so its own URL resolves the same paths.
   define: { 'import.meta.url': '__svcctl_module_url' },

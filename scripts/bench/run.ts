@@ -1,13 +1,15 @@
-// `npm run bench`: HTTP throughput of the full stack against a bare Express route doing the same work,
-// the validator's scaling with a route's position in a ~170-route spec (patched and unpatched
-// express-openapi-validator side by side), then, when their scripts exist, `svcctl --help` start-up
-// (cli/scripts/startup-bench.ts) and login timing (scripts/bench/login-timing.ts).
+// `npm run bench`: HTTP throughput of the full stack against a bare Express route doing the same work
+// (served as Express apps usually are, and as the API is), the validator's scaling with a route's
+// position in a ~170-route spec (patched and unpatched express-openapi-validator side by side), then,
+// when their scripts exist, `svcctl --help` start-up (cli/scripts/startup-bench.ts) and login timing
+// (scripts/bench/login-timing.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--cpu-prof=DIR] [--quick]
 //
-// --quick measures the full stack against the bare route only (no test-mode or unpatched cases, no
-// scaling, start-up or login timing): the loop to use while working on the request pipeline.
+// --quick measures the full stack against the bare route only, served both ways (no test-mode or
+// unpatched cases, no scaling, start-up or login timing): the loop to use while working on the
+// request pipeline.
 //
 // --cpu-prof=DIR writes V8 CPU profiles of each server child into DIR/SERVER-NAME/ (the largest is the
 // main thread), to be opened in Chrome's DevTools or summarised with
