@@ -4,11 +4,13 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
-import { bindOperations } from './http/bind.js';
+import { bindOperations, type BindableOperation } from './http/bind.js';
 import { buildDocs, DOCS_CSP } from './http/docs.js';
 import { systemClock, type Clock, type Deps, type Handlers } from './http/handler.js';
 import { getOrCreateSecret, SECRET_NAMES } from './auth/crypto/server-secrets.js';
 import { KeyRing } from './auth/crypto/signing-keys.js';
+import { secretBoxFor } from './secrets/key-file.js';
+import type { SecretBox } from './secrets/secret-box.js';
 import { requestLog } from './http/logging.js';
 import { notFoundFallback, problemHandler } from './http/problems.js';
 import { jsonBody } from './http/json-body.js';
@@ -23,6 +25,10 @@ export interface AppOptions {
   log: Logger;
   clock?: Clock;
   handlers?: Handlers;
+  /** Defaults to ENCRYPTION_KEY, else the data directory's key file. */
+  box?: SecretBox;
+  /** Tests only: another spec and its operation index (a test-only route) instead of the bundled one. */
+  contract?: { spec: object; operations: Record<string, BindableOperation> };
 }
 
 export interface App {
@@ -35,12 +41,14 @@ export function createApp(options: AppOptions): App {
   const { sql, config, log } = options;
   const clock = options.clock ?? systemClock;
   let pepper: Promise<Buffer> | null = null;
+  const box = options.box ?? secretBoxFor(config);
   const deps: Deps = {
     sql,
     config,
     log,
     clock,
-    keys: new KeyRing(sql, clock),
+    box,
+    keys: new KeyRing(sql, clock, box),
     // Read once per process, on first use, and kept.
     pepper: () => {
       pepper ??= getOrCreateSecret(sql, SECRET_NAMES.refreshSuccessor).catch((err: unknown) => {
@@ -67,8 +75,8 @@ export function createApp(options: AppOptions): App {
   app.use(
     series([
       jsonBody(API_BASE_PATH),
-      ...openApiValidator(bundledSpec, config.validateResponses),
-      bindOperations(options.handlers ?? allHandlers, deps, API_BASE_PATH),
+      ...openApiValidator(options.contract?.spec ?? bundledSpec, config.validateResponses),
+      bindOperations(options.handlers ?? allHandlers, deps, API_BASE_PATH, options.contract?.operations),
     ]),
   );
   // Probes and docs after the API: a request to the API does not try their routes first, and the

@@ -42,7 +42,18 @@ export interface Config {
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
   logLevel: string;
+  /** ENCRYPTION_KEY: base64 32-byte keys, comma-separated; the first seals, all open. Empty: the key file. */
+  encryptionKeys: Buffer[];
+  /** ELEVATION_METHODS: the elevation methods this deployment offers (default all three). */
+  elevationMethods: ElevationMethodName[];
+  /** PLATFORM_NAME: how the platform names itself (authenticator apps, passkey prompts). */
+  platformName: string;
+  /** WebAuthn relying party: id (WEBAUTHN_RP_ID, default the host of PUBLIC_BASE_URL) and accepted origins. */
+  webauthn: { rpId: string; rpName: string; origins: string[] };
 }
+
+export const ELEVATION_METHOD_NAMES = ['pin', 'totp', 'webauthn'] as const;
+export type ElevationMethodName = (typeof ELEVATION_METHOD_NAMES)[number];
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -134,6 +145,31 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const encryptionKeys: Buffer[] = [];
+  for (const [i, raw] of (opt('ENCRYPTION_KEY') ?? '').split(',').map((k) => k.trim()).filter(Boolean).entries()) {
+    const key = /^[A-Za-z0-9+/_-]+=*$/.test(raw) ? Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64') : null;
+    if (key?.length === 32) encryptionKeys.push(key);
+    else problems.push(`ENCRYPTION_KEY entry ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
+  }
+  if (environment === 'production' && encryptionKeys.length === 0 && opt('ENCRYPTION_KEY') === null) {
+    problems.push('ENCRYPTION_KEY is required when NODE_ENV=production (openssl rand -base64 32)');
+  }
+  const elevationMethods: ElevationMethodName[] = [];
+  const methodsRaw = opt('ELEVATION_METHODS');
+  for (const name of (methodsRaw ?? ELEVATION_METHOD_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+    const known = ELEVATION_METHOD_NAMES.find((m) => m === name);
+    if (known) {
+      if (!elevationMethods.includes(known)) elevationMethods.push(known);
+    } else problems.push(`ELEVATION_METHODS names unknown method "${name}" (known: ${ELEVATION_METHOD_NAMES.join(', ')})`);
+  }
+  const rpId = (opt('WEBAUTHN_RP_ID') ?? safeHost(publicBaseUrl)).toLowerCase();
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(rpId)) problems.push(`WEBAUTHN_RP_ID must be a host name, got "${rpId}"`);
+
+  const platformName = str('PLATFORM_NAME', 'Hosting control plane');
+  if (platformName.length > 64 || /[\u0000-\u001f:]/.test(platformName)) {
+    problems.push('PLATFORM_NAME must be at most 64 characters, without control characters or ":"');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -154,7 +190,31 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),
+    encryptionKeys,
+    elevationMethods,
+    platformName,
+    webauthn: {
+      rpId,
+      rpName: platformName,
+      origins: [...new Set([safeOrigin(publicBaseUrl), ...allowedOrigins, new URL(dashboardUrl).origin])].filter(Boolean),
+    },
   };
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'localhost';
+  }
+}
+
+function safeOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
 }
 
 /** Strips the password from a URL so it can appear in a message or a log line. */

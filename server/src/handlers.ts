@@ -1,13 +1,23 @@
 // The root handler map, typed against every operationId of the spec.
 import type { Handlers } from './http/handler.js';
+import { assetHandlers } from './features/assets/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
+import { avatarHandlers } from './features/me/avatar.js';
+import { meHandlers } from './features/me/handlers.js';
 import { publicHandlers } from './features/public/handlers.js';
+import { sudoHandlers } from './features/sudo/handlers.js';
+import { webauthnHandlers } from './features/sudo/webauthn.js';
 
 export const handlers: Handlers = {
   ...publicHandlers,
+  ...assetHandlers,
   ...loginHandlers,
   ...sessionHandlers,
   ...passwordHandlers,
+  ...meHandlers,
+  ...avatarHandlers,
+  ...sudoHandlers,
+  ...webauthnHandlers,
 };

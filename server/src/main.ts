@@ -10,6 +10,8 @@ import { migrate } from './db/migrate.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
 import { startMailer } from './mail/sender.js';
+import { secretBoxFor } from './secrets/key-file.js';
+import { sealLegacySecrets } from './secrets/seal-legacy.js';
 
 function readConfig(): Config {
   try {
@@ -39,7 +41,11 @@ async function main(): Promise<void> {
   const applied = await migrate(sql);
   if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
 
-  const app = createApp({ sql, config, log });
+  const box = secretBoxFor(config);
+  const sealed = await sealLegacySecrets(sql, box);
+  if (sealed > 0) log.info({ sealed }, 'secrets stored in the clear were sealed with the encryption key');
+
+  const app = createApp({ sql, config, log, box });
   const mailer = await startMailer({ sql, config, log });
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);

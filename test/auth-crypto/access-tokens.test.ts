@@ -18,7 +18,7 @@ import {
 } from '../../server/src/auth/crypto/access-tokens.js';
 import { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import { createTestDatabase, TestClock } from '../support/app.js';
+import { createTestDatabase, TestClock, testBox } from '../support/app.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: Sql;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   sql = connect(db.url, { max: 2 });
   clock = new TestClock();
-  ring = new KeyRing(sql, clock);
+  ring = new KeyRing(sql, clock, testBox);
   ({ kid, privateKey } = await ring.currentSigningKey());
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import {
 } from '../../server/src/auth/crypto/access-tokens.js';
 import { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import { createTestDatabase, TestClock } from '../support/app.js';
+import { createTestDatabase, TestClock, testBox } from '../support/app.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const ROTATE_MS = 30 * DAY;
@@ -37,7 +37,7 @@ describe('several processes', () => {
   it('starting together sign with one key and verify each other', async () => {
     await reset();
     const clock = new TestClock();
-    const rings = pools.map((p) => new KeyRing(p, clock));
+    const rings = pools.map((p) => new KeyRing(p, clock, testBox));
     const keys = await Promise.all(rings.map((r) => r.currentSigningKey()));
     expect(new Set(keys.map((k) => k.kid)).size).toBe(1);
     expect(await keyRows()).toHaveLength(1);
@@ -56,8 +56,8 @@ describe('several processes', () => {
   it('verify a key that another process made after they started', async () => {
     await reset();
     const clock = new TestClock();
-    const early = new KeyRing(pools[0]!, clock);
-    const maker = new KeyRing(pools[1]!, clock);
+    const early = new KeyRing(pools[0]!, clock, testBox);
+    const maker = new KeyRing(pools[1]!, clock, testBox);
     // `early` has looked for keys before any existed.
     expect(await early.verificationKey('A'.repeat(43))).toBeNull();
     const { token } = await signAccessToken(maker, { sub: 'u', sid: 's' }, clock.now());
@@ -67,7 +67,7 @@ describe('several processes', () => {
   it('rotating at the same moment agree on one new key', async () => {
     await reset();
     const clock = new TestClock();
-    const rings = pools.map((p) => new KeyRing(p, clock));
+    const rings = pools.map((p) => new KeyRing(p, clock, testBox));
     const first = await rings[0]!.currentSigningKey();
     clock.advance(ROTATE_MS);
     const next = await Promise.all(rings.map((r) => r.currentSigningKey()));
@@ -81,8 +81,8 @@ describe('rotation', () => {
   it('signs with a new key after rotateAfter; the old one verifies its tokens until they expire', async () => {
     await reset();
     const clock = new TestClock();
-    const ring = new KeyRing(pools[0]!, clock);
-    const other = new KeyRing(pools[1]!, clock);
+    const ring = new KeyRing(pools[0]!, clock, testBox);
+    const other = new KeyRing(pools[1]!, clock, testBox);
     const first = await ring.currentSigningKey();
     const [row] = await keyRows();
     expect(row!.retire_after.getTime() - row!.created_at.getTime()).toBe(ROTATE_MS);
@@ -130,7 +130,7 @@ describe('rotation', () => {
   it('stops verifying a key deleted by hand once the cache time has passed', async () => {
     await reset();
     const clock = new TestClock();
-    const ring = new KeyRing(pools[0]!, clock, { cacheTtlSeconds: 60 });
+    const ring = new KeyRing(pools[0]!, clock, testBox, { cacheTtlSeconds: 60 });
     const { token } = await signAccessToken(ring, { sub: 'u', sid: 's' }, clock.now());
     expect((await verifyAccessToken(ring, token, clock.now())).sub).toBe('u');
     await pools[1]!`delete from signing_keys`;
@@ -146,11 +146,11 @@ describe('options', () => {
     ['fractional seconds', { maxTokenTtlSeconds: 1.5 }],
     ['a negative cache time', { cacheTtlSeconds: -1 }],
   ])('refuses %s', (_name, options) => {
-    expect(() => new KeyRing(pools[0]!, new TestClock(), options)).toThrow(RangeError);
+    expect(() => new KeyRing(pools[0]!, new TestClock(), testBox, options)).toThrow(RangeError);
   });
 
   it('refuses to sign a token that would outlive its key', async () => {
-    const ring = new KeyRing(pools[0]!, new TestClock());
+    const ring = new KeyRing(pools[0]!, new TestClock(), testBox);
     await expect(signAccessToken(ring, { sub: 'u', sid: 's', ttlSeconds: 3601 }, new Date())).rejects.toThrow(
       RangeError,
     );

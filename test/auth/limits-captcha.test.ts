@@ -155,7 +155,7 @@ describe('captcha', () => {
         hostname: host,
         provider: 'hcaptcha',
         site_key: 'site-key',
-        secret: 'captcha-secret',
+        secret_sealed: await app.box.seal('captcha-secret', 'captcha-secret'),
         verify_url: verifyUrl,
         enabled: true,
         protected_actions: ['login', 'signup'],

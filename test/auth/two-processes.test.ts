@@ -1,14 +1,14 @@
 // Two API processes on one database behave as one: keys and limits live in PostgreSQL.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createClient, SvcApiError } from '@svcplatform/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { newAccount, uniqueEmail } from '../support/auth.js';
+import { startSecondProcess, type SecondProcess } from '../support/second-process.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let other: ChildProcess;
+let other: SecondProcess;
 let otherUrl: string;
 
 beforeAll(async () => {
@@ -16,23 +16,11 @@ beforeAll(async () => {
   // The test clock is frozen; the second process runs on real time, so set ours to now.
   app = await startTestApp({ env: { SMTP_URL: smtp.url } });
   app.clock.set(new Date());
-  other = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-    env: { ...process.env, PORT: '0', DATABASE_URL: app.databaseUrl, SMTP_URL: smtp.url, NODE_ENV: 'test', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  otherUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    other.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /API\s+(http:\/\/[\d.:]+)\/api\/v2/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    other.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    other.on('exit', (code) => reject(new Error(`second process exited ${code}: ${out}`)));
-  });
+  other = await startSecondProcess(app, { SMTP_URL: smtp.url });
+  otherUrl = other.baseUrl;
 }, 60_000);
 afterAll(async () => {
-  other.kill('SIGTERM');
+  await other.stop();
   await app.close();
   await smtp.close();
 });

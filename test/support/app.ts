@@ -1,19 +1,24 @@
 // The whole app on an ephemeral loopback port, on a fresh database cloned from the migrated template.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
-import { createApp } from '../../server/src/app.js';
+import { createApp, type AppOptions } from '../../server/src/app.js';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createHttpServer } from '../../server/src/http/server.js';
 import { startMailer } from '../../server/src/mail/sender.js';
+import { secretBoxFor } from '../../server/src/secrets/key-file.js';
+import { SecretBox } from '../../server/src/secrets/secret-box.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
+
+/** A box with a key of its own, for tests that build parts without an app. */
+export const testBox = SecretBox.of([randomBytes(32)]);
 
 export class TestClock implements Clock {
   constructor(private current = new Date('2026-11-21T12:00:00.000Z')) {}
@@ -36,6 +41,8 @@ export interface TestApp {
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
   databaseUrl: string;
+  /** The app's own secret box (the test data directory's key file unless ENCRYPTION_KEY is given). */
+  box: SecretBox;
   close(): Promise<void>;
 }
 
@@ -54,7 +61,13 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
 }
 
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: TestClock; databaseUrl?: string; handlers?: Handlers } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: TestClock;
+    databaseUrl?: string;
+    handlers?: Handlers;
+    contract?: AppOptions['contract'];
+  } = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const url = options.databaseUrl ?? db!.url;
@@ -74,7 +87,16 @@ export async function startTestApp(
     },
   });
   const clock = options.clock ?? new TestClock();
-  const app = createApp({ sql, config, log: createLogger(config.logLevel, sink), clock, handlers: options.handlers });
+  const box = secretBoxFor(config);
+  const app = createApp({
+    sql,
+    config,
+    log: createLogger(config.logLevel, sink),
+    clock,
+    handlers: options.handlers,
+    box,
+    contract: options.contract,
+  });
   const mailer = await startMailer({ sql, config, log: createLogger(config.logLevel, sink), clock, pollMs: 500 });
   const server: Server = createHttpServer(app.express);
   server.listen(0, '127.0.0.1');
@@ -87,6 +109,7 @@ export async function startTestApp(
     clock,
     logs,
     databaseUrl: url,
+    box,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -131,7 +131,8 @@ export type paths = {
          * @description Streams a publicly readable asset (catalog icons, reseller icons and link-preview images,
          *     avatars, organization icons), cacheable for a day. Owner-scoped kinds (support attachments,
          *     service configurations, server backups) answer 403 `forbidden`; they are read through the
-         *     signed-in asset route. No caller identity is read, even when one is presented.
+         *     signed-in asset route. No caller identity is read, even when one is presented. Answers carry
+         *     an `ETag`; `If-None-Match` with a current one answers 304.
          */
         get: operations["publicAssetGet"];
         put?: never;
@@ -193,7 +194,7 @@ export type paths = {
         put?: never;
         /**
          * Rotate a refresh token
-         * @description Spends the refresh token and answers a new pair with the same `session_id`. Presenting a spent token revokes the whole session (RFC 9700 reuse detection), except that a retry of the same token within 10 seconds (two tabs refreshing at once) gets the same successor back. Refresh tokens live at most 30 days and expire after a configurable idle time.
+         * @description Spends the refresh token and answers a new pair with the same `session_id`. Presenting a spent token revokes the whole session (RFC 9700 reuse detection), except that a retry of the same token within 10 seconds (two tabs refreshing at once) gets the same successor back. Refresh tokens live at most 30 days and expire after a configurable idle time. No credentials are required; an elevated access token of the same session sent in `Authorization` (even one past its own expiry) carries its elevated window over to the new token, as long as the window has not passed.
          */
         post: operations["authRefresh"];
         delete?: never;
@@ -382,6 +383,427 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The caller's identity. Not elevation-gated.
+         */
+        get: operations["meGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update my profile
+         * @description Changes the fields given; omitted (or null) fields stay as they are. A name that is too short,
+         *     too long, wrongly shaped or offensive, and a country code that names no country, are 400
+         *     `invalid-field-value`; a different billing country once onboarding is complete and one is
+         *     stored is 422 `billing-country-already-set`.
+         */
+        patch: operations["meUpdate"];
+        trace?: never;
+    };
+    "/me/complete-onboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete onboarding
+         * @description Marks the account onboarded; no new token is issued. A second call is 422 `onboarding-already-completed` and changes nothing.
+         */
+        post: operations["meOnboardingComplete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload my avatar
+         * @description Multipart with one part `file`: a JPEG, PNG, WebP or GIF (first frame), recognised by its
+         *     bytes; anything else (SVG, HTML, a PDF named .png) is 415 `unsupported-media-type`. Larger
+         *     than 10 MB is 413; more than 40 megapixels, or undecodable, is 400 `invalid-field-value`. The
+         *     image is turned upright, stripped of metadata and stored as a 512×512 WebP under a new asset
+         *     id; the avatar's source becomes `uploaded`, so no provider sync replaces it. At most 10
+         *     uploads per 10 minutes per caller (429).
+         */
+        put: operations["meAvatarUpload"];
+        post?: never;
+        /**
+         * Remove my avatar
+         * @description Removes the avatar; 204 also when there is none. No provider picture is synced in its place.
+         */
+        delete: operations["meAvatarDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/avatar/source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Use a linked provider's picture as my avatar
+         * @description Copies the stored picture of a linked OAuth provider into a new avatar, replacing any avatar,
+         *     uploaded or not. 422 `avatar-source-unavailable` while that provider is not linked or holds no
+         *     stored picture.
+         */
+        put: operations["meAvatarSourceSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/discovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What I have already discovered
+         * @description The discovery keys the caller has marked seen, with when each was first marked; `{seen: {}}` when none, never 404.
+         */
+        get: operations["meDiscoveryGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/discovery/seen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark discovery keys seen
+         * @description Records each key's first sighting; a key marked again keeps its first time. One malformed key,
+         *     or more than 20, refuses the whole call (400, naming the key) and writes nothing. About 30
+         *     calls a minute per caller (429).
+         */
+        post: operations["meDiscoveryMark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream an asset
+         * @description Streams a public asset (avatars, organization and reseller icons, catalog icons), or an
+         *     owner-only one (support attachments, service configurations, server backups) of an
+         *     organization the caller belongs to; anything else answers 404 exactly as an unknown id. Answers
+         *     are privately cacheable for 5 minutes and carry an `ETag`; `If-None-Match` with a current one
+         *     answers 304.
+         */
+        get: operations["assetGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Elevation status
+         * @description Whether the presented access token is elevated and until when (null once passed), the methods
+         *     this deployment offers and the methods the caller has enrolled.
+         */
+        get: operations["sudoStatusGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up a PIN and elevate
+         * @description Stores the PIN (argon2id) and answers an elevated token (one hour; elevated eight hours). A method this deployment does not offer is 403 `forbidden`. Setting up the first method needs a signed-in session (not an API token); adding another method, or replacing one, needs an elevated session (403 `elevation-required`).
+         *     Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoSetup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/elevate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Elevate with the PIN
+         * @description A correct PIN answers a new access token valid one hour, elevated for eight hours; the presented
+         *     token stays valid and un-elevated and the refresh token is not rotated. A wrong PIN and an account
+         *     without a PIN answer the same 400 `invalid-field-value`. After 100 consecutive failures the PIN is
+         *     locked until the next sign-in and the owner is mailed (NIST SP 800-63B §5.2.2).
+         *     Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoElevate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove an elevation method
+         * @description Removes an enrolled method (the PIN, the TOTP secret, or every passkey); needs an elevated session
+         *     (403 `elevation-required`). Removing a method that is not enrolled changes nothing.
+         */
+        post: operations["sudoDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/exit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Leave the elevated mode
+         * @description Answers a new un-elevated access token of the same session; drop the elevated one. Other tokens
+         *     already issued keep their own claims until they expire.
+         */
+        post: operations["sudoExit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/totp/enroll-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start TOTP enrollment
+         * @description Makes a new pending TOTP secret (RFC 6238: SHA-1, 6 digits, 30 seconds) valid 5 minutes, replacing
+         *     any pending one. A method this deployment does not offer is 403 `forbidden`. Setting up the first method needs a signed-in session (not an API token); adding another method, or replacing one, needs an elevated session (403 `elevation-required`).
+         */
+        post: operations["sudoTotpEnrollOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/totp/enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish TOTP enrollment and elevate
+         * @description A correct current code for the pending secret (within 5 minutes) enrolls it and elevates. A wrong
+         *     code, or no pending secret, is 400 `invalid-field-value` with the reason. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoTotpEnroll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/totp/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Elevate with a TOTP code
+         * @description A correct code elevates; one step (30 s) of clock drift either way is allowed and every code is
+         *     accepted once only. A wrong code, a used code and an account without TOTP answer the same 400
+         *     `invalid-field-value`. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoTotpVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/webauthn/register-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start passkey registration
+         * @description WebAuthn creation options with a single-use challenge valid 5 minutes. A method this deployment does not offer is 403 `forbidden`. Setting up the first method needs a signed-in session (not an API token); adding another method, or replacing one, needs an elevated session (403 `elevation-required`).
+         */
+        post: operations["sudoWebauthnRegisterOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/webauthn/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a passkey and elevate
+         * @description Verifies the browser's registration against the caller's unexpired challenge (spent by the
+         *     attempt), stores the passkey and elevates. An invalid or stale ceremony is 400
+         *     `invalid-field-value` with the reason. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoWebauthnRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/webauthn/authenticate-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start passkey authentication
+         * @description WebAuthn request options listing the caller's passkeys, with a single-use challenge valid 5
+         *     minutes. An account with no passkey is 400 `invalid-field-value` saying so.
+         */
+        post: operations["sudoWebauthnAuthenticateOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sudo/webauthn/authenticate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Elevate with a passkey
+         * @description Verifies the assertion against the caller's unexpired challenge (spent by the attempt) and the
+         *     stored passkey, checks and stores its signature counter, and elevates. Every failure answers the
+         *     same 400 `invalid-field-value`. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         */
+        post: operations["sudoWebauthnAuthenticate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/sessions": {
         parameters: {
             query?: never;
@@ -447,7 +869,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -653,6 +1075,141 @@ export type components = {
         PasswordSetRequest: {
             new_password: components["schemas"]["NewPassword"];
         };
+        /** @enum {string} */
+        SystemPermission: "manage_users" | "view_all_orders" | "manage_services" | "manage_billing" | "manage_public_content" | "manage_applications";
+        /** @description The signed-in caller's identity. */
+        Me: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            name: string;
+            /** @description An unvalidated BCP-47-like tag (`en`, `de-AT`). */
+            language: string;
+            is_onboarded: boolean;
+            /** @description Whether notifications are also relayed as chat direct messages, on top of the in-app center. */
+            chat_notifications_enabled: boolean;
+            /** @description Platform permissions (`manage_users`, `view_all_orders`, ...). Empty for customers; a non-empty list is what makes a person staff. */
+            system_permissions: components["schemas"]["SystemPermission"][];
+            /**
+             * Format: uuid
+             * @description Read it through `/assets/{id}` or `/public/assets/{id}`; a new id on every replacement.
+             */
+            avatar_asset_id: string | null;
+            /** @description ISO 3166-1 alpha-2, upper case; null until set. */
+            billing_country_code: string | null;
+            /** @description Null when no address is known. */
+            email: string | null;
+        };
+        /** @description Every field is optional; an omitted field (or a null one) is left as it is. */
+        MeUpdateRequest: {
+            /**
+             * @description 2 to 64 characters after trimming surrounding spaces; letters (any script), digits, spaces and
+             *     `.,'-_&()` only, starting with a letter or digit, no runs of spaces. Names a maintained
+             *     profanity matcher flags are refused. Refusals are 400 `invalid-field-value`.
+             */
+            name?: string | null;
+            /** @description A BCP-47-like tag; its shape is checked, not its registration. */
+            language?: string | null;
+            chat_notifications_enabled?: boolean | null;
+            /**
+             * @description ISO 3166-1 alpha-2, case-insensitive; a code that names no country is 400
+             *     `invalid-field-value`. Once onboarding is complete and a country is stored, a different
+             *     country is refused with 422 `billing-country-already-set` (the same one is accepted and changes nothing).
+             */
+            billing_country_code?: string | null;
+        };
+        AvatarUpload: {
+            /**
+             * Format: binary
+             * @description A JPEG, PNG, WebP or GIF (its first frame), recognised by its bytes, not its name or declared
+             *     type; at most 10 MB and 40 megapixels.
+             */
+            file: string;
+        };
+        AvatarSourceRequest: {
+            /** @description A linked OAuth provider's id whose stored picture becomes the avatar. */
+            provider_id: string;
+        };
+        DiscoveryLedger: {
+            /** @description Discovery key → when it was first marked seen. */
+            seen: {
+                [key: string]: string;
+            };
+        };
+        DiscoverySeenRequest: {
+            /**
+             * @description 1 to 20 keys of the form `<kind>:<path>`: lowercase `[a-z0-9/_-]` after the colon, at most 96
+             *     characters in all, kind one of `nav`, `tab`, `product`, `ui`. One bad key refuses the whole
+             *     call (400 `invalid-field-value` naming it) and nothing is written.
+             */
+            keys: string[];
+        };
+        /** @enum {string} */
+        ElevationMethod: "pin" | "webauthn" | "totp";
+        ElevationStatus: {
+            /** @description Whether the presented access token is elevated now. */
+            is_elevated: boolean;
+            /**
+             * Format: date-time
+             * @description The end of the elevated window; null when not elevated (also once it has passed).
+             */
+            elevated_until: string | null;
+            /** @description Methods this deployment offers. */
+            available_methods: components["schemas"]["ElevationMethod"][];
+            /** @description Methods the caller has set up, whether or not the deployment still offers them. */
+            enrolled_methods: components["schemas"]["ElevationMethod"][];
+        };
+        /** @description Six ASCII digits. */
+        Pin: string;
+        PinRequest: {
+            pin: components["schemas"]["Pin"];
+        };
+        ElevatedToken: {
+            /**
+             * Format: date-time
+             * @description Eight hours after the elevation.
+             */
+            elevated_until: string;
+            /** @description A new access token carrying `elevated_until`, valid one hour. The presented token stays valid and un-elevated; the refresh token is not rotated. */
+            token: string;
+        };
+        /** @enum {string} */
+        ElevationMethodRequest: "pin" | "webauthn" | "totp";
+        DisableRequest: {
+            method: components["schemas"]["ElevationMethodRequest"];
+        };
+        PlainToken: {
+            /** @description A new un-elevated access token of the same session. */
+            token: string;
+        };
+        TotpEnrollOptions: {
+            /** @description The account label shown in the authenticator app. */
+            account: string;
+            issuer: string;
+            /** @description `otpauth://totp/...` for a QR code (SHA-1, 6 digits, 30 seconds). */
+            otpauth_url: string;
+            /** @description The base32 secret, for typing in by hand. Pending for 5 minutes. */
+            secret: string;
+        };
+        TotpCodeRequest: {
+            /** @description The authenticator app's current 6-digit code. */
+            code: string;
+        };
+        /**
+         * @description WebAuthn options as JSON (`PublicKeyCredentialCreationOptionsJSON` for registration,
+         *     `PublicKeyCredentialRequestOptionsJSON` for authentication): pass them to
+         *     `navigator.credentials` through `PublicKeyCredential.parseCreationOptionsFromJSON` /
+         *     `parseRequestOptionsFromJSON`. The challenge is single use and valid 5 minutes.
+         */
+        WebAuthnOptions: {
+            /** @description base64url */
+            challenge: string;
+        };
+        WebAuthnCredentialRequest: {
+            /** @description The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`). */
+            credential: Record<string, never>;
+        };
         SessionEntry: {
             /**
              * Format: uuid
@@ -703,6 +1260,16 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The copy the caller holds (`If-None-Match`) is current; no body. */
+        NotModified: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                ETag: components["headers"]["ETag"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Authenticated or anonymous, but not allowed to read this (`forbidden`). */
         Forbidden: {
             headers: {
@@ -747,12 +1314,54 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The caller's identity. */
+        Me: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Me"];
+            };
+        };
+        /** @description The request body is larger than the operation accepts (`payload-too-large`). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The upload is not one of the accepted formats, judged by its bytes (`unsupported-media-type`). */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Elevated; use the new access token. */
+        ElevatedToken: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ElevatedToken"];
+            };
+        };
     };
     parameters: {
         /** @description A DNS hostname, matched case-insensitively and without a trailing root dot. */
         Hostname: string;
         /** @description The asset's id. Ids are random, not content hashes; a replaced image gets a new id. */
         AssetId: string;
+        /** @description An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes. */
+        IfNoneMatch: string;
         /**
          * @description The solved captcha challenge, required when the public captcha configuration of the request's
          *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
@@ -767,6 +1376,8 @@ export type components = {
         "X-Request-Id": string;
         /** @description Caching directives for the streamed content. */
         "Cache-Control": string;
+        /** @description A strong validator of the bytes; send it back in `If-None-Match` for a 304. */
+        ETag: string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
     };
@@ -924,7 +1535,10 @@ export interface operations {
     publicAssetGet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The asset's id. Ids are random, not content hashes; a replaced image gets a new id. */
                 id: components["parameters"]["AssetId"];
@@ -938,6 +1552,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -945,6 +1560,7 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1296,6 +1912,483 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeUpdateRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meOnboardingComplete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meAvatarUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarUpload"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meAvatarDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, or there was none. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meAvatarSourceSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AvatarSourceRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Me"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meDiscoveryGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ledger. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryLedger"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meDiscoveryMark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiscoverySeenRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    assetGet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The asset's id. Ids are random, not content hashes; a replaced image gets a new id. */
+                id: components["parameters"]["AssetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset's bytes, with its own content type. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                    "application/octet-stream": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoStatusGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ElevationStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoElevate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoDisable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisableRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoExit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new un-elevated token. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlainToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoTotpEnrollOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, for an authenticator app. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoTotpEnroll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoTotpVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoWebauthnRegisterOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Creation options (PublicKeyCredentialCreationOptionsJSON). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoWebauthnRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebAuthnCredentialRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoWebauthnAuthenticateOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request options (PublicKeyCredentialRequestOptionsJSON). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sudoWebauthnAuthenticate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebAuthnCredentialRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ElevatedToken"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -205,6 +205,13 @@ export const operations = {
         "required": true,
         "type": "uuid",
         "description": "The asset's id. Ids are random, not content hashes; a replaced image gets a new id."
+      },
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes."
       }
     ],
     "body": null,
@@ -683,6 +690,637 @@ export const operations = {
     "successStatus": 200,
     "responseType": "application/json"
   },
+  "meGet": {
+    "operationId": "meGet",
+    "method": "get",
+    "path": "/me",
+    "summary": "Who am I",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "show"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meUpdate": {
+    "operationId": "meUpdate",
+    "method": "patch",
+    "path": "/me",
+    "summary": "Update my profile",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "update"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": "2 to 64 characters after trimming surrounding spaces; letters (any script), digits, spaces and `.,'-_&()` only, starting with a letter or digit, no runs of spaces. Names a maintained profanity matcher flags are refused. Refusals are 400 `invalid-field-value`.",
+          "nullable": true
+        },
+        {
+          "name": "language",
+          "required": false,
+          "type": "string",
+          "description": "A BCP-47-like tag; its shape is checked, not its registration.",
+          "nullable": true
+        },
+        {
+          "name": "chat_notifications_enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "billing_country_code",
+          "required": false,
+          "type": "string",
+          "description": "ISO 3166-1 alpha-2, case-insensitive; a code that names no country is 400 `invalid-field-value`. Once onboarding is complete and a country is stored, a different country is refused with 422 `billing-country-already-set` (the same one is accepted and changes nothing).",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meOnboardingComplete": {
+    "operationId": "meOnboardingComplete",
+    "method": "post",
+    "path": "/me/complete-onboarding",
+    "summary": "Complete onboarding",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "onboarding",
+      "complete"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meAvatarUpload": {
+    "operationId": "meAvatarUpload",
+    "method": "put",
+    "path": "/me/avatar",
+    "summary": "Upload my avatar",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "avatar",
+      "upload"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "multipart/form-data",
+      "fields": [
+        {
+          "name": "file",
+          "required": true,
+          "type": "binary",
+          "description": "A JPEG, PNG, WebP or GIF (its first frame), recognised by its bytes, not its name or declared type; at most 10 MB and 40 megapixels.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meAvatarDelete": {
+    "operationId": "meAvatarDelete",
+    "method": "delete",
+    "path": "/me/avatar",
+    "summary": "Remove my avatar",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "avatar",
+      "delete"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "meAvatarSourceSet": {
+    "operationId": "meAvatarSourceSet",
+    "method": "put",
+    "path": "/me/avatar/source",
+    "summary": "Use a linked provider's picture as my avatar",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "me",
+      "avatar",
+      "source"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "provider_id",
+          "required": true,
+          "type": "string",
+          "description": "A linked OAuth provider's id whose stored picture becomes the avatar.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meDiscoveryGet": {
+    "operationId": "meDiscoveryGet",
+    "method": "get",
+    "path": "/me/discovery",
+    "summary": "What I have already discovered",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "discovery",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meDiscoveryMark": {
+    "operationId": "meDiscoveryMark",
+    "method": "post",
+    "path": "/me/discovery/seen",
+    "summary": "Mark discovery keys seen",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "discovery",
+      "mark"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "keys",
+          "required": true,
+          "type": "string[]",
+          "description": "1 to 20 keys of the form `<kind>:<path>`: lowercase `[a-z0-9/_-]` after the colon, at most 96 characters in all, kind one of `nav`, `tab`, `product`, `ui`. One bad key refuses the whole call (400 `invalid-field-value` naming it) and nothing is written.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 204,
+    "responseType": null
+  },
+  "assetGet": {
+    "operationId": "assetGet",
+    "method": "get",
+    "path": "/assets/{id}",
+    "summary": "Stream an asset",
+    "tags": [
+      "me"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "assets",
+      "get"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The asset's id. Ids are random, not content hashes; a replaced image gets a new id."
+      },
+      {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "image/*"
+  },
+  "sudoStatusGet": {
+    "operationId": "sudoStatusGet",
+    "method": "get",
+    "path": "/auth/sudo/status",
+    "summary": "Elevation status",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "status"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoSetup": {
+    "operationId": "sudoSetup",
+    "method": "post",
+    "path": "/auth/sudo/setup",
+    "summary": "Set up a PIN and elevate",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "setup"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "pin",
+          "required": true,
+          "type": "string",
+          "description": "Six ASCII digits.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoElevate": {
+    "operationId": "sudoElevate",
+    "method": "post",
+    "path": "/auth/sudo/elevate",
+    "summary": "Elevate with the PIN",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "elevate"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "pin",
+          "required": true,
+          "type": "string",
+          "description": "Six ASCII digits.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoDisable": {
+    "operationId": "sudoDisable",
+    "method": "post",
+    "path": "/auth/sudo/disable",
+    "summary": "Remove an elevation method",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "disable"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "method",
+          "required": true,
+          "type": "pin|webauthn|totp",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 204,
+    "responseType": null
+  },
+  "sudoExit": {
+    "operationId": "sudoExit",
+    "method": "post",
+    "path": "/auth/sudo/exit",
+    "summary": "Leave the elevated mode",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "exit"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoTotpEnrollOptions": {
+    "operationId": "sudoTotpEnrollOptions",
+    "method": "post",
+    "path": "/auth/sudo/totp/enroll-options",
+    "summary": "Start TOTP enrollment",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "totp",
+      "enroll-options"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoTotpEnroll": {
+    "operationId": "sudoTotpEnroll",
+    "method": "post",
+    "path": "/auth/sudo/totp/enroll",
+    "summary": "Finish TOTP enrollment and elevate",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "totp",
+      "enroll"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "code",
+          "required": true,
+          "type": "string",
+          "description": "The authenticator app's current 6-digit code.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoTotpVerify": {
+    "operationId": "sudoTotpVerify",
+    "method": "post",
+    "path": "/auth/sudo/totp/verify",
+    "summary": "Elevate with a TOTP code",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "totp",
+      "verify"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "code",
+          "required": true,
+          "type": "string",
+          "description": "The authenticator app's current 6-digit code.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoWebauthnRegisterOptions": {
+    "operationId": "sudoWebauthnRegisterOptions",
+    "method": "post",
+    "path": "/auth/sudo/webauthn/register-options",
+    "summary": "Start passkey registration",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "webauthn",
+      "register-options"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoWebauthnRegister": {
+    "operationId": "sudoWebauthnRegister",
+    "method": "post",
+    "path": "/auth/sudo/webauthn/register",
+    "summary": "Register a passkey and elevate",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "webauthn",
+      "register"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "credential",
+          "required": true,
+          "type": "object",
+          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoWebauthnAuthenticateOptions": {
+    "operationId": "sudoWebauthnAuthenticateOptions",
+    "method": "post",
+    "path": "/auth/sudo/webauthn/authenticate-options",
+    "summary": "Start passkey authentication",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "webauthn",
+      "authenticate-options"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "sudoWebauthnAuthenticate": {
+    "operationId": "sudoWebauthnAuthenticate",
+    "method": "post",
+    "path": "/auth/sudo/webauthn/authenticate",
+    "summary": "Elevate with a passkey",
+    "tags": [
+      "sudo"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "auth",
+      "sudo",
+      "webauthn",
+      "authenticate"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "credential",
+          "required": true,
+          "type": "object",
+          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "meSessionsList": {
     "operationId": "meSessionsList",
     "method": "get",
@@ -737,6 +1375,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meSessionsList" | "meSessionDelete";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "meSessionsList" | "meSessionDelete";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -23,6 +23,10 @@ const TITLES: Record<ErrorCode, string> = {
   'quota-exceeded': 'Quota exceeded',
   'rate-limited': 'Too many requests',
   'capability-not-available': 'Capability not available',
+  'unsupported-media-type': 'Unsupported media type',
+  'onboarding-already-completed': 'Onboarding already completed',
+  'billing-country-already-set': 'Billing country already set',
+  'avatar-source-unavailable': 'Avatar source unavailable',
   'internal-error': 'Internal error',
 };
 
@@ -53,6 +57,12 @@ export const invalidFieldValue = (detail: string, errors?: ValidationIssue[]) =>
   new ApiError(400, 'invalid-field-value', detail, errors ? { errors } : {});
 export const notFound = (detail = 'The resource does not exist.') => new ApiError(404, 'not-found', detail);
 export const forbidden = (detail = 'You may not access this resource.') => new ApiError(403, 'forbidden', detail);
+export const elevationRequired = (
+  detail = 'This needs an elevated session: elevate with your PIN, TOTP or a passkey first.',
+) => new ApiError(403, 'elevation-required', detail);
+export const unprocessable = (code: ErrorCode, detail: string, details?: string | Record<string, unknown>) =>
+  new ApiError(422, code, detail, details === undefined ? {} : { details });
+export const unsupportedMediaType = (detail: string) => new ApiError(415, 'unsupported-media-type', detail);
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'rate-limited', 'Too many requests; retry later.', {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },

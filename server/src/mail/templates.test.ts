@@ -18,6 +18,7 @@ const SAMPLE: MailData = {
     resetLink: 'https://app.example.com/forgot',
   },
   password_changed: {},
+  elevation_pin_locked: { failures: 100 },
 };
 
 describe('mailLanguage', () => {

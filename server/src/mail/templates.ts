@@ -13,6 +13,8 @@ export interface MailData {
    * while the API answers exactly as for a new address (seed document 1, "Anti-enumeration"). */
   signup_existing_account: { loginLink: string; resetLink: string };
   password_changed: Record<string, never>;
+  /** The absolute cap on failed elevation attempts was reached and the PIN is locked (NIST SP 800-63B §5.2.2). */
+  elevation_pin_locked: { failures: number };
 }
 
 export type MailKind = keyof MailData;
@@ -208,6 +210,22 @@ const TEMPLATES: Templates = {
         [
           'Wenn Sie das waren, ist nichts weiter zu tun. Wenn nicht, setzen Sie Ihr Passwort sofort zurück und wenden Sie sich an den Support.',
         ],
+      ],
+    }),
+  },
+  elevation_pin_locked: {
+    en: (d) => ({
+      subject: 'Your elevation PIN was locked',
+      paragraphs: [
+        [`Someone entered a wrong elevation PIN or code for your account ${d.failures} times in a row, so your PIN has been locked.`],
+        ['Sign in again to unlock it. If these attempts were not yours, someone may be using one of your sessions: change your password and end your other sessions.'],
+      ],
+    }),
+    de: (d) => ({
+      subject: 'Ihre Bestätigungs-PIN wurde gesperrt',
+      paragraphs: [
+        [`Für Ihr Konto wurde ${d.failures}-mal hintereinander eine falsche PIN oder ein falscher Code eingegeben; Ihre PIN wurde deshalb gesperrt.`],
+        ['Melden Sie sich erneut an, um sie zu entsperren. Waren Sie das nicht, nutzt womöglich jemand eine Ihrer Sitzungen: Ändern Sie Ihr Passwort und beenden Sie Ihre anderen Sitzungen.'],
       ],
     }),
   },

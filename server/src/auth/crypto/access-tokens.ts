@@ -99,7 +99,18 @@ export async function signAccessToken(
  * claim, so a tampered token is `bad_signature` whatever its claims say. Failures of the database
  * (key lookup) are not AccessTokenErrors and propagate: they are not the caller's fault.
  */
-export async function verifyAccessToken(ring: KeyRing, token: string, now: Date): Promise<AccessTokenClaims> {
+export async function verifyAccessToken(
+  ring: KeyRing,
+  token: string,
+  now: Date,
+  options: {
+    /**
+     * Accept a token up to this many seconds past its `exp` (its signature, issuer and audience are
+     * still checked). Only for reading an expired elevated token's claims at refresh.
+     */
+    expiredToleranceSeconds?: number;
+  } = {},
+): Promise<AccessTokenClaims> {
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new AccessTokenError('malformed');
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
@@ -122,6 +133,7 @@ export async function verifyAccessToken(ring: KeyRing, token: string, now: Date)
       audience: ACCESS_TOKEN_AUDIENCE,
       requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
       currentDate: now,
+      ...(options.expiredToleranceSeconds ? { clockTolerance: options.expiredToleranceSeconds } : {}),
     }));
   } catch (cause) {
     throw new AccessTokenError(reasonOf(cause), { cause });

@@ -9,6 +9,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'j
 import type { CryptoKey, JWK } from 'jose';
 import type { Sql } from '../../db/client.js';
 import type { Clock } from '../../http/handler.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
 import {
   deleteExpiredSigningKeys,
   findCurrentSigningKey,
@@ -71,6 +72,8 @@ export class KeyRing {
   constructor(
     private readonly sql: Sql,
     private readonly clock: Clock,
+    /** Seals private halves before they are stored, and opens them (DECISIONS.md §3). */
+    private readonly box: SecretBox,
     options: Partial<KeyRingOptions> = {},
   ) {
     this.options = Object.freeze({ ...DEFAULT_KEY_RING_OPTIONS, ...options });
@@ -127,13 +130,13 @@ export class KeyRing {
         // Read again under the lock: a process that held it before us may have made the key.
         const existing = await findCurrentSigningKey(tx, now);
         if (existing) return existing;
-        const created = await newSigningKeyRow(now, this.options);
+        const created = await newSigningKeyRow(now, this.options, this.box);
         await insertSigningKey(tx, created);
         return created;
       }));
     const key: SigningKey = {
       kid: row.kid,
-      privateKey: await importKey(row.private_jwk),
+      privateKey: await importKey(await this.#privateJwk(row)),
       retireAfter: row.retire_after,
     };
     this.#signing = { value: key, fetchedAt: now.getTime() };
@@ -155,13 +158,20 @@ export class KeyRing {
     return key;
   }
 
+  async #privateJwk(row: SigningKeyRow): Promise<JWK> {
+    if (row.private_jwk_sealed) return JSON.parse(await this.box.openText('signing-key', row.private_jwk_sealed)) as JWK;
+    // A key stored before sealing existed; sealLegacySecrets seals it at start-up.
+    if (row.private_jwk) return row.private_jwk;
+    throw new Error(`signing key ${row.kid} has no private half`);
+  }
+
   #fresh(entry: Cached<unknown>, now: Date): boolean {
     const age = now.getTime() - entry.fetchedAt;
     return age >= 0 && age < this.options.cacheTtlSeconds * 1000;
   }
 }
 
-async function newSigningKeyRow(now: Date, options: KeyRingOptions): Promise<SigningKeyRow> {
+async function newSigningKeyRow(now: Date, options: KeyRingOptions, box: SecretBox): Promise<SigningKeyRow> {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk, 'sha256');
@@ -171,7 +181,8 @@ async function newSigningKeyRow(now: Date, options: KeyRingOptions): Promise<Sig
     alg: SIGNING_ALG,
     // kid, alg and use ride along so that the public half can be published as a JWKS as it is.
     public_jwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' },
-    private_jwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG },
+    private_jwk: null,
+    private_jwk_sealed: await box.seal('signing-key', JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG })),
     created_at: now,
     retire_after: retireAfter,
     expires_at: new Date(retireAfter.getTime() + options.maxTokenTtlSeconds * 1000),

@@ -25,7 +25,9 @@ export interface SigningKeyRow {
   kid: string;
   alg: 'EdDSA';
   public_jwk: JWK;
-  private_jwk: JWK;
+  /** Only on rows stored before private halves were sealed (migration 0005). */
+  private_jwk: JWK | null;
+  private_jwk_sealed: string | null;
   created_at: Date;
   retire_after: Date;
   expires_at: Date;
@@ -37,7 +39,7 @@ export interface SigningKeyRow {
  */
 export async function findCurrentSigningKey(db: Db, now: Date): Promise<SigningKeyRow | undefined> {
   const [row]: [SigningKeyRow?] = await db`
-    select kid, alg, public_jwk, private_jwk, created_at, retire_after, expires_at from signing_keys
+    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from signing_keys
     where retire_after > ${now}
     order by created_at desc, kid
     limit 1`;
@@ -47,15 +49,15 @@ export async function findCurrentSigningKey(db: Db, now: Date): Promise<SigningK
 /** A key by kid, whatever its age: the caller decides whether it still verifies. */
 export async function findSigningKey(db: Db, kid: string): Promise<SigningKeyRow | undefined> {
   const [row]: [SigningKeyRow?] = await db`
-    select kid, alg, public_jwk, private_jwk, created_at, retire_after, expires_at from signing_keys
+    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from signing_keys
     where kid = ${kid}`;
   return row;
 }
 
 export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void> {
   await db`
-    insert into signing_keys (kid, alg, public_jwk, private_jwk, created_at, retire_after, expires_at)
-    values (${row.kid}, ${row.alg}, ${db.json(row.public_jwk as JSONValue)}, ${db.json(row.private_jwk as JSONValue)},
+    insert into signing_keys (kid, alg, public_jwk, private_jwk_sealed, created_at, retire_after, expires_at)
+    values (${row.kid}, ${row.alg}, ${db.json(row.public_jwk as JSONValue)}, ${row.private_jwk_sealed},
       ${row.created_at}, ${row.retire_after}, ${row.expires_at})`;
 }
 
@@ -68,4 +70,14 @@ export async function lockSigningKeyCreation(db: Db): Promise<void> {
 export async function deleteExpiredSigningKeys(db: Db, now: Date): Promise<number> {
   const rows = await db`delete from signing_keys where expires_at <= ${now} returning kid`;
   return rows.length;
+}
+
+/** Keys whose private half is still stored in the clear (written before migration 0005). */
+export async function listUnsealedSigningKeys(db: Db): Promise<{ kid: string; private_jwk: JWK }[]> {
+  return db<{ kid: string; private_jwk: JWK }[]>`
+    select kid, private_jwk from signing_keys where private_jwk is not null and private_jwk_sealed is null`;
+}
+
+export async function sealSigningKey(db: Db, kid: string, sealed: string): Promise<void> {
+  await db`update signing_keys set private_jwk_sealed = ${sealed}, private_jwk = null where kid = ${kid}`;
 }

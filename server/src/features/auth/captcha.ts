@@ -18,10 +18,11 @@ export async function requireCaptcha(ctx: RequestContext, action: string): Promi
   if (!token) throw refused('This action needs a solved captcha in X-Captcha-Token.');
   let success = false;
   try {
+    const secret = await ctx.box.openText('captcha-secret', row.secret_sealed!);
     const res = await fetch(row.verify_url!, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ secret: row.secret!, response: token, remoteip: ctx.ip, sitekey: row.site_key! }),
+      body: new URLSearchParams({ secret, response: token, remoteip: ctx.ip, sitekey: row.site_key! }),
       signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
     });
     success = res.ok && ((await res.json()) as { success?: unknown }).success === true;

@@ -20,5 +20,9 @@ export const CODE_TTL_SECONDS = 10 * MIN;
 export const REFRESH_ABSOLUTE_TTL_SECONDS = 30 * 24 * 3600;
 export const REFRESH_GRACE_SECONDS = 10;
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * MIN;
+/** An elevated access token lives one hour (seed: "PIN elevation ... access token 1 hour"). */
+export const ELEVATED_TOKEN_TTL_SECONDS = 60 * MIN;
+/** The elevated window, the same for every method (seed: "PIN elevation window 8 hours"). */
+export const ELEVATION_WINDOW_SECONDS = 8 * 60 * MIN;
 export const VERIFY_LINK_TTL_SECONDS = 48 * 3600;
 export const RESET_LINK_TTL_SECONDS = 60 * MIN;

@@ -9,6 +9,7 @@ import { hit, scaled } from '../../ratelimit/limiter.js';
 import { requireCaptcha } from './captcha.js';
 import { CODE_MAX_ATTEMPTS, CODE_TTL_SECONDS, LOGIN_PER_ADDRESS, LOGIN_PER_SOURCE, VERIFY_PER_SOURCE } from './limits.js';
 import { toAuthUser } from './mappers.js';
+import { unlockAfterSignIn } from '../sudo/store.js';
 import { issueSession } from './session-tokens.js';
 import * as store from './store.js';
 
@@ -70,6 +71,8 @@ export const loginHandlers: AreaHandlers<'authLogin' | 'authLoginVerify'> = {
       if (!user) return null;
       // The code reached the mailbox: that proves the address.
       await store.markEmailVerified(tx, user.id, now);
+      // A fresh sign-in lifts the PIN lock of the absolute elevation-failure cap (sudo/elevation.ts).
+      await unlockAfterSignIn(tx, user.id, now);
       return { ...(await issueSession(tx, ctx, user.id)), user: toAuthUser(user) };
     });
     if (!session) throw invalidCredentials('The code is wrong, spent or expired; sign in again for a new one.');

@@ -3,7 +3,7 @@ import { signAccessToken } from '../../auth/crypto/access-tokens.js';
 import { digestToken, newRefreshToken, successorRefreshToken } from '../../auth/crypto/tokens.js';
 import type { Db } from '../../db/client.js';
 import type { RequestContext } from '../../http/handler.js';
-import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_ABSOLUTE_TTL_SECONDS, REFRESH_GRACE_SECONDS } from './limits.js';
+import { ACCESS_TOKEN_TTL_SECONDS, ELEVATED_TOKEN_TTL_SECONDS, REFRESH_ABSOLUTE_TTL_SECONDS, REFRESH_GRACE_SECONDS } from './limits.js';
 import * as store from './store.js';
 
 const after = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000);
@@ -41,7 +41,13 @@ export type RotateOutcome =
  * so a retry of the same token inside the grace window (two tabs refreshing at once) is handed the
  * same successor without any plaintext being stored; outside it, a spent token is reuse.
  */
-export async function rotateRefreshToken(tx: Db, ctx: RequestContext, presented: string): Promise<RotateOutcome> {
+export async function rotateRefreshToken(
+  tx: Db,
+  ctx: RequestContext,
+  presented: string,
+  /** The elevated window of an access token sent along, carried over when it is of this session. */
+  elevation: { sessionId: string; until: Date } | null = null,
+): Promise<RotateOutcome> {
   const now = ctx.clock.now();
   const found = await store.lockRefreshToken(tx, digestToken(presented));
   if (!found) return { kind: 'refused' };
@@ -63,9 +69,12 @@ export async function rotateRefreshToken(tx: Db, ctx: RequestContext, presented:
     await store.insertRefreshToken(tx, session.id, successorDigest, now);
     await store.touchSession(tx, session.id, after(now, ctx.config.refreshIdleTtlSeconds), now, ctx.ip);
   }
+  const carried = elevation && elevation.sessionId === session.id && elevation.until > now ? elevation.until : null;
   const access = await signAccessToken(
     ctx.keys,
-    { sub: session.user_id, sid: session.id, ttlSeconds: ACCESS_TOKEN_TTL_SECONDS },
+    carried
+      ? { sub: session.user_id, sid: session.id, elevatedUntil: carried, ttlSeconds: ELEVATED_TOKEN_TTL_SECONDS }
+      : { sub: session.user_id, sid: session.id, ttlSeconds: ACCESS_TOKEN_TTL_SECONDS },
     now,
   );
   return { kind: 'rotated', token: access.token, refresh_token: successor, session_id: session.id };

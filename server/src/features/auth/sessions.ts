@@ -1,7 +1,9 @@
 // Refresh, the current session, logout and the caller's session list.
+import { AccessTokenError, verifyAccessToken } from '../../auth/crypto/access-tokens.js';
 import { digestToken } from '../../auth/crypto/tokens.js';
 import { unauthenticated } from '../../http/authenticate.js';
-import type { AreaHandlers } from '../../http/handler.js';
+import type { AreaHandlers, RequestContext } from '../../http/handler.js';
+import { ELEVATION_WINDOW_SECONDS } from './limits.js';
 import { toAuthUser, toSessionEntry } from './mappers.js';
 import { rotateRefreshToken } from './session-tokens.js';
 import * as store from './store.js';
@@ -10,7 +12,8 @@ export const sessionHandlers: AreaHandlers<
   'authRefresh' | 'authSessionGet' | 'authLogout' | 'meSessionsList' | 'meSessionDelete'
 > = {
   async authRefresh({ body, ctx }) {
-    const outcome = await ctx.sql.begin((tx) => rotateRefreshToken(tx, ctx, body.refresh_token));
+    const elevation = await elevationSentAlong(ctx);
+    const outcome = await ctx.sql.begin((tx) => rotateRefreshToken(tx, ctx, body.refresh_token, elevation));
     if (outcome.kind === 'reuse') {
       // RFC 9700 §4.14.2: a spent token presented again may be stolen; end the whole family.
       await store.revokeSession(ctx.sql, outcome.sessionId, 'refresh_token_reuse', ctx.clock.now());
@@ -52,3 +55,23 @@ export const sessionHandlers: AreaHandlers<
     return { status: 204 };
   },
 };
+
+/**
+ * The elevated window of an access token sent in Authorization with a refresh (seed document 1,
+ * "Authentication": refresh carries elevation forward only then). The token may have expired (it
+ * lives an hour, the window eight), but its signature must hold and its window must still be open;
+ * anything else carries nothing and does not fail the refresh.
+ */
+async function elevationSentAlong(ctx: RequestContext): Promise<{ sessionId: string; until: Date } | null> {
+  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(ctx.header('authorization') ?? '');
+  if (!match) return null;
+  try {
+    const claims = await verifyAccessToken(ctx.keys, match[1]!, ctx.clock.now(), {
+      expiredToleranceSeconds: ELEVATION_WINDOW_SECONDS,
+    });
+    return claims.elevatedUntil ? { sessionId: claims.sid, until: claims.elevatedUntil } : null;
+  } catch (err) {
+    if (err instanceof AccessTokenError) return null;
+    throw err;
+  }
+}

@@ -52,7 +52,7 @@ const NO_CAPTCHA: Schemas['PublicCaptchaConfig'] = {
 /** Enabled only when switched on and fully keyed; the secret never leaves this function. */
 export function toPublicCaptchaConfig(r: CaptchaConfigRow | undefined): Schemas['PublicCaptchaConfig'] {
   if (!r) return NO_CAPTCHA;
-  const enabled = r.enabled && !!r.site_key && !!r.secret && !!r.verify_url;
+  const enabled = r.enabled && !!r.site_key && !!r.secret_sealed && !!r.verify_url;
   return {
     enabled,
     provider: r.provider,
