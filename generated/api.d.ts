@@ -730,7 +730,12 @@ export type paths = {
         put?: never;
         /**
          * Start passkey registration
-         * @description WebAuthn creation options with a single-use challenge valid 5 minutes. A method this deployment does not offer is 403 `forbidden`. Setting up the first method needs a signed-in session (not an API token); adding another method, or replacing one, needs an elevated session (403 `elevation-required`).
+         * @description WebAuthn creation options with a single-use challenge valid 5 minutes (`timeout` 300000). The relying
+         *     party id is the host of `PUBLIC_BASE_URL` (or `WEBAUTHN_RP_ID`); `user.id` is an opaque handle;
+         *     the key algorithms offered are EdDSA, ES256 and RS256; `excludeCredentials` lists the caller's
+         *     passkeys; `attestation` is `none`; `authenticatorSelection` asks for a resident key and user
+         *     verification as `preferred`. Asking again is allowed (each answer is its own ceremony; the ten
+         *     newest live challenges are kept). A method this deployment does not offer is 403 `forbidden`. Setting up the first method needs a signed-in session (not an API token); adding another method, or replacing one, needs an elevated session (403 `elevation-required`).
          */
         post: operations["sudoWebauthnRegisterOptions"];
         delete?: never;
@@ -750,9 +755,20 @@ export type paths = {
         put?: never;
         /**
          * Register a passkey and elevate
-         * @description Verifies the browser's registration against the caller's unexpired challenge (spent by the
-         *     attempt), stores the passkey and elevates. An invalid or stale ceremony is 400
-         *     `invalid-field-value` with the reason. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         * @description Verifies the browser's registration (`credential.toJSON()`) and stores the passkey (credential id,
+         *     public key, signature counter, transports, device type, backup state), then elevates. The challenge
+         *     named in its `clientDataJSON` must be one the caller received for a registration within 5 minutes;
+         *     the attempt spends it, pass or fail. The ceremony must come from a top-level page at
+         *     `PUBLIC_BASE_URL`'s origin or one of `ALLOWED_ORIGINS`, for this relying party id. User presence is
+         *     required; user verification is preferred but not required (the session already passed the password
+         *     and the emailed code, the passkey adds possession, and a security key without a PIN must work).
+         *     Attestation `none` and `packed` are accepted and not checked against any root (attestation decides
+         *     nothing here); other formats are refused. Each refusal is 400 `invalid-field-value` with the reason:
+         *     an unknown, expired or used challenge, another origin or relying party, an attestation format not
+         *     accepted, a key algorithm not offered, a response that is malformed or does not verify, a passkey
+         *     already registered. A method this deployment does not offer is 403 `forbidden`; once any method
+         *     exists, registering needs an elevated session (403 `elevation-required`).
+         *     Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
          */
         post: operations["sudoWebauthnRegister"];
         delete?: never;
@@ -772,8 +788,10 @@ export type paths = {
         put?: never;
         /**
          * Start passkey authentication
-         * @description WebAuthn request options listing the caller's passkeys, with a single-use challenge valid 5
-         *     minutes. An account with no passkey is 400 `invalid-field-value` saying so.
+         * @description WebAuthn request options: `allowCredentials` lists the caller's passkeys, `userVerification` is
+         *     `preferred`, with the relying party id and a single-use challenge valid 5 minutes (`timeout`
+         *     300000). An account with no passkey is 400 `invalid-field-value` saying so. A method this deployment
+         *     does not offer is 403 `forbidden`.
          */
         post: operations["sudoWebauthnAuthenticateOptions"];
         delete?: never;
@@ -793,9 +811,17 @@ export type paths = {
         put?: never;
         /**
          * Elevate with a passkey
-         * @description Verifies the assertion against the caller's unexpired challenge (spent by the attempt) and the
-         *     stored passkey, checks and stores its signature counter, and elevates. Every failure answers the
-         *     same 400 `invalid-field-value`. Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
+         * @description Verifies the assertion and elevates. The challenge named in its `clientDataJSON` must be one the
+         *     caller received for an authentication within 5 minutes; the attempt spends it, pass or fail. The
+         *     origin and relying party id are checked as for registration, the credential must be one of the
+         *     caller's passkeys and its signature must verify; user presence is required, user verification is
+         *     preferred but not required. The signature counter must move forward whenever it or the stored value
+         *     is non-zero (authenticators that keep no counter report 0 throughout); the new value is stored.
+         *     Every failure (unknown credential, bad signature, another origin or relying party, an expired, used
+         *     or foreign challenge, a counter that did not advance) answers the same 400 `invalid-field-value`
+         *     with the detail "The passkey could not be verified: ask for new authentication options and try
+         *     again." A method this deployment does not offer is 403 `forbidden`.
+         *     Counts as an elevation attempt: 5 per 15 minutes per user across PIN, TOTP, passkeys and setup (429 past that), cleared by a success.
          */
         post: operations["sudoWebauthnAuthenticate"];
         delete?: never;
@@ -1196,6 +1222,13 @@ export type components = {
             /** @description The authenticator app's current 6-digit code. */
             code: string;
         };
+        /** @description The caller's passkeys. */
+        CredentialDescriptors: {
+            /** @description base64url credential id */
+            id: string;
+            type: string;
+            transports?: string[];
+        }[];
         /**
          * @description WebAuthn options as JSON (`PublicKeyCredentialCreationOptionsJSON` for registration,
          *     `PublicKeyCredentialRequestOptionsJSON` for authentication): pass them to
@@ -1205,10 +1238,59 @@ export type components = {
         WebAuthnOptions: {
             /** @description base64url */
             challenge: string;
+            /** @description Milliseconds. */
+            timeout?: number;
+            /** @description Registration only; `id` is the relying-party id. */
+            rp?: {
+                id?: string;
+                name?: string;
+            };
+            /** @description Authentication only. */
+            rpId?: string;
+            /** @description Registration only. */
+            user?: {
+                /** @description base64url */
+                id?: string;
+                name?: string;
+                displayName?: string;
+            };
+            pubKeyCredParams?: {
+                type?: string;
+                alg?: number;
+            }[];
+            excludeCredentials?: components["schemas"]["CredentialDescriptors"];
+            allowCredentials?: components["schemas"]["CredentialDescriptors"];
+            userVerification?: string;
+            attestation?: string;
+            authenticatorSelection?: {
+                residentKey?: string;
+                userVerification?: string;
+            };
+        };
+        /**
+         * @description The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`): `RegistrationResponseJSON`
+         *     or `AuthenticationResponseJSON` of WebAuthn Level 3. Members browsers add beyond these (any JSON)
+         *     are accepted and ignored.
+         */
+        PublicKeyCredentialJson: {
+            /** @description base64url credential id */
+            id: string;
+            rawId: string;
+            /** @enum {string} */
+            type: "public-key";
+            /** @description The authenticator's response (clientDataJSON, attestationObject or authenticatorData and signature, ...), base64url members. */
+            response: {
+                [key: string]: unknown;
+            };
+            authenticatorAttachment?: string | null;
+            clientExtensionResults?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
         WebAuthnCredentialRequest: {
-            /** @description The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`). */
-            credential: Record<string, never>;
+            credential: components["schemas"]["PublicKeyCredentialJson"];
         };
         SessionEntry: {
             /**

@@ -801,7 +801,7 @@ export const operations = {
     "cli": [
       "me",
       "avatar",
-      "upload"
+      "set"
     ],
     "parameters": [],
     "body": {
@@ -979,7 +979,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "status"
     ],
@@ -1001,7 +1000,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "setup"
     ],
@@ -1035,7 +1033,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "elevate"
     ],
@@ -1069,7 +1066,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "disable"
     ],
@@ -1103,7 +1099,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "exit"
     ],
@@ -1125,7 +1120,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "totp",
       "enroll-options"
@@ -1148,7 +1142,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "totp",
       "enroll"
@@ -1183,7 +1176,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "totp",
       "verify"
@@ -1218,7 +1210,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "webauthn",
       "register-options"
@@ -1241,7 +1232,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "webauthn",
       "register"
@@ -1255,7 +1245,7 @@ export const operations = {
           "name": "credential",
           "required": true,
           "type": "object",
-          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`).",
+          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`): `RegistrationResponseJSON` or `AuthenticationResponseJSON` of WebAuthn Level 3. Members browsers add beyond these (any JSON) are accepted and ignored.",
           "nullable": false
         }
       ]
@@ -1276,7 +1266,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "webauthn",
       "authenticate-options"
@@ -1299,7 +1288,6 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "auth",
       "sudo",
       "webauthn",
       "authenticate"
@@ -1313,7 +1301,7 @@ export const operations = {
           "name": "credential",
           "required": true,
           "type": "object",
-          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`).",
+          "description": "The browser's `PublicKeyCredential` as JSON (`credential.toJSON()`): `RegistrationResponseJSON` or `AuthenticationResponseJSON` of WebAuthn Level 3. Members browsers add beyond these (any JSON) are accepted and ignored.",
           "nullable": false
         }
       ]

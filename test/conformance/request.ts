@@ -5,7 +5,7 @@ import type { Arbitrary } from 'fast-check';
 import { arbitrary, boundedFilter, describeCase, invalidCases, type ArbitraryOptions } from './arbitrary.js';
 import { flatten, type Resolve, type Schema } from './json-schema.js';
 import type { SchemaValidator } from './schema-validator.js';
-import { isJsonMediaType, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
+import { isJsonMediaType, loadSpec, schemaResolver, type WalkedOperation, type WalkedParameter } from './spec-walk.js';
 
 export type Location = 'path' | 'query' | 'header' | 'body';
 
@@ -234,12 +234,17 @@ function withParameter(
   return { ...input, [key]: value === undefined ? rest : { ...rest, [name]: value } };
 }
 
+let resolver: Resolve | null = null;
+const specResolver = (): Resolve => (resolver ??= schemaResolver(loadSpec()));
+
 function encodeBody(mediaType: string, body: unknown, schema: Schema | null): BodyInit {
   if (isJsonMediaType(mediaType)) return JSON.stringify(body);
   const fields = Object.entries((body ?? {}) as Record<string, unknown>);
   if (mediaType === 'multipart/form-data') {
     const form = new FormData();
-    const props = typeof schema === 'object' && schema !== null ? (schema.properties ?? {}) : {};
+    // The body schema is usually a reference (`AvatarUpload`): its properties say which parts are files.
+    const flat = typeof schema === 'object' && schema !== null ? flatten(schema, specResolver()) : null;
+    const props = flat?.properties ?? {};
     for (const [name, v] of fields) {
       const prop = props[name];
       // A binary property is a file part; everything else a plain field.
