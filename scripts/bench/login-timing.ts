@@ -1,6 +1,7 @@
 // Login timing: a wrong password for a known address, any password for an unknown address, and the
 // right password must take the same time, or the answer's timing tells which addresses have accounts.
 // Run alone with `npx tsx scripts/bench/login-timing.ts`, or as part of `npm run bench`.
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +36,14 @@ export async function measureLoginTiming(samples = 40): Promise<LoginTiming> {
   try {
     const sql = connect(db.url, { max: 10 });
     await migrate(sql);
-    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: dir, SOURCE_RATE_LIMIT_SCALE: '100000' });
+    // Production requires an ENCRYPTION_KEY: one for this run.
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: db.url,
+      DATA_DIR: dir,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      SOURCE_RATE_LIMIT_SCALE: '100000',
+    });
     const app = createApp({ sql, config, log: createLogger('warn', destination({ dest: '/dev/null', sync: true })) });
     const server = createHttpServer(app.express).listen(0, '127.0.0.1');
     await once(server, 'listening');

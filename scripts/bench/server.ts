@@ -1,27 +1,34 @@
 // Child process of `npm run bench`: serves one variant on an ephemeral loopback port, so the load
 // generator (the parent) and the server under test each get their own core.
 //
-//   node --import tsx scripts/bench/server.ts <full|bare|bare-served|inflated>
+//   node --import tsx scripts/bench/server.ts <full|bare|bare-served|inflated|me-bare|me-fastify>
 //
-// BENCH_DATABASE_URL   the database (the parent starts it and inserts the incidents)
+// me-bare and me-fastify serve GET /api/v2/me only: a bare Express route doing meGet's work (served by
+// createHttpServer, as the full stack is), and the same route on Fastify 5 (scripts/bench/fastify-me.ts).
+//
+// BENCH_DATABASE_URL   the database (the parent starts it and inserts the incidents, the user and its
+//                      session; the signing keys live there too, so every process verifies the same tokens)
 // BENCH_NODE_ENV       production (no response validation) or test (response validation on)
 // BENCH_DATA_DIR       DATA_DIR (the /docs cache lives there)
+// BENCH_ENCRYPTION_KEY ENCRYPTION_KEY, made by the parent for the run (production requires one), the
+//                      same for every process
 // BENCH_STOCK_EOV      optional: path of an unpatched express-openapi-validator's dist/index.js that
 //                      `import 'express-openapi-validator'` resolves to instead of node_modules' copy
 //
 // Sends { type: 'ready', port, validator } to the parent over IPC once it listens, answers { type: 'cpu' }
 // with its CPU time; exits on SIGTERM or when the parent goes away.
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createRequire, register } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { pathToFileURL } from 'node:url';
 import type { ValidatedRequest } from '../../server/src/http/validator.js';
 
-type Kind = 'full' | 'bare' | 'bare-served' | 'inflated';
+const KINDS = ['full', 'bare', 'bare-served', 'inflated', 'me-bare', 'me-fastify'] as const;
+type Kind = (typeof KINDS)[number];
 const kind = process.argv[2] as Kind;
-if (!['full', 'bare', 'bare-served', 'inflated'].includes(kind)) throw new Error(`unknown server kind "${kind}"`);
+if (!KINDS.includes(kind)) throw new Error(`unknown server kind "${kind}"`);
 const env = (name: string): string => {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set`);
@@ -55,11 +62,16 @@ const { series } = await import('../../server/src/http/series.js');
 const { openApiValidator } = await import('../../server/src/http/validator.js');
 const { API_BASE_PATH, bundledSpec } = await import('../../server/src/spec.js');
 const { inflateSpec, SYNTHETIC_OPERATIONS, syntheticBody, syntheticPath } = await import('./inflated-spec.js');
+const { KeyRing } = await import('../../server/src/auth/crypto/signing-keys.js');
+const { secretBoxFor } = await import('../../server/src/secrets/key-file.js');
+const { toMe } = await import('../../server/src/features/me/mappers.js');
+const { BEARER, findCaller, UNAUTHENTICATED } = await import('./me-route.js');
 
 const config = loadConfig({
   NODE_ENV: env('BENCH_NODE_ENV'),
   DATABASE_URL: env('BENCH_DATABASE_URL'),
   DATA_DIR: env('BENCH_DATA_DIR'),
+  ENCRYPTION_KEY: env('BENCH_ENCRYPTION_KEY'),
   LOG_LEVEL: 'info',
 });
 // The request log is written as in production (one line per request, asynchronously: see
@@ -80,6 +92,25 @@ function bareApp(): Express {
   app.get('/api/v2/public/incidents', async (_req, res) => {
     const rows = await listOngoingIncidents(sql, systemClock.now());
     res.json(rows.map(toIncident));
+  });
+  return app;
+}
+
+function meBareApp(): Express {
+  // meGet's work (scripts/bench/me-route.ts: the token verified with jose through the KeyRing, the
+  // session checked, the user selected, the row mapped by toMe) and nothing else.
+  const keys = new KeyRing(sql, systemClock, secretBoxFor(config));
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get(`${API_BASE_PATH}/me`, async (req, res) => {
+    const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+    const me = token === undefined ? null : await findCaller(sql, keys, token, systemClock.now());
+    if (!me) {
+      res.status(401).set('WWW-Authenticate', 'Bearer').type('application/problem+json').send(JSON.stringify(UNAUTHENTICATED));
+      return;
+    }
+    res.json(toMe(me));
   });
   return app;
 }
@@ -117,7 +148,7 @@ function inflatedApp(): Express {
   return app;
 }
 
-let handler: Express;
+let handler: Express | null = null;
 if (kind === 'full') {
   const app = createApp({ sql, config, log, clock: systemClock });
   // /docs is built in the background on first start (redocly, seconds of CPU): not while measuring.
@@ -125,16 +156,28 @@ if (kind === 'full') {
   handler = app.express;
 } else if (kind === 'bare' || kind === 'bare-served') {
   handler = bareApp();
-} else {
+} else if (kind === 'me-bare') {
+  handler = meBareApp();
+} else if (kind === 'inflated') {
   handler = inflatedApp();
 }
 
 // The full and inflated apps are served as main.ts serves them, by createHttpServer (requests made with
 // Express's prototypes); the bare route as Express apps usually are, by node:http's createServer, and
-// (bare-served) by createHttpServer too, to show what the stack costs on the same footing.
-const server = kind === 'bare' ? createServer(handler) : createHttpServer(handler);
-server.listen(0, '127.0.0.1');
-await once(server, 'listening');
+// (bare-served, me-bare) by createHttpServer too, to show what the stack costs on the same footing.
+// Fastify serves itself (its own node:http server).
+let server: Server;
+if (kind === 'me-fastify') {
+  const { fastifyMeApp } = await import('./fastify-me.js');
+  const app = fastifyMeApp({ sql, keys: new KeyRing(sql, systemClock, secretBoxFor(config)), clock: systemClock });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  server = app.server;
+} else {
+  if (handler === null) throw new Error(`no app for server kind "${kind}"`);
+  server = kind === 'bare' ? createServer(handler) : createHttpServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+}
 
 // Which copy of the validator this process actually loaded (the parent checks it).
 const require = createRequire(import.meta.url);

@@ -445,7 +445,9 @@ export type paths = {
          *     than 10 MB is 413; more than 40 megapixels, or undecodable, is 400 `invalid-field-value`. The
          *     image is turned upright, stripped of metadata and stored as a 512×512 WebP under a new asset
          *     id; the avatar's source becomes `uploaded`, so no provider sync replaces it. At most 10
-         *     uploads per 10 minutes per caller (429).
+         *     uploads per 10 minutes per caller (429); refused uploads count too. A body without the part
+         *     `file`, with any other part, or with `file` as a plain field rather than a file is 400
+         *     `invalid-request`. The body is read only once the caller is authenticated.
          */
         put: operations["meAvatarUpload"];
         post?: never;

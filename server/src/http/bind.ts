@@ -4,10 +4,11 @@
 // contract was checked.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { operations, type OperationId } from '../../../generated/operations.js';
+import { operations as generatedOperations, type OperationId } from '../../../generated/operations.js';
 import { authenticate } from './authenticate.js';
-import { invalidFieldValue } from './errors.js';
+import { elevationRequired, invalidFieldValue } from './errors.js';
 import type { Deps, Handler, Handlers, RequestContext } from './handler.js';
+import { hasPendingUpload, readUpload } from './multipart.js';
 import type { ValidatedRequest } from './validator.js';
 
 /**
@@ -22,6 +23,7 @@ class HttpContext implements RequestContext {
   readonly log: Deps['log'];
   readonly keys: Deps['keys'];
   readonly pepper: Deps['pepper'];
+  readonly box: Deps['box'];
   readonly requestId: string;
   readonly headers: IncomingHttpHeaders;
   readonly #req: Request;
@@ -35,6 +37,7 @@ class HttpContext implements RequestContext {
     this.log = deps.log;
     this.keys = deps.keys;
     this.pepper = deps.pepper;
+    this.box = deps.box;
     this.requestId = requestId;
     this.headers = req.headers;
     this.#req = req;
@@ -91,8 +94,20 @@ interface Bound {
   /** The spec path, for the request log. */
   path: string;
   secured: boolean;
+  /** Under /admin/: staff routes, which all need an elevated session (seed document 1, "Authentication"). */
+  admin: boolean;
   handler: Handler<OperationId>;
 }
+
+/** What bind needs of an operation index entry (the generated one, or a test's own). */
+export interface BindableOperation {
+  method: string;
+  path: string;
+  security: readonly string[];
+}
+
+const ADMIN_PREFIX = '/admin/';
+
 
 type Result = { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
 
@@ -101,17 +116,23 @@ type Result = { status: number; body?: unknown; contentType?: string; headers?: 
  * in the same layer: Express resets req.params between layers). A request the validator matched to no
  * operation (outside `basePath`) passes on.
  */
-export function bindOperations(handlers: Handlers, deps: Deps, basePath: string): RequestHandler {
+export function bindOperations(
+  handlers: Handlers,
+  deps: Deps,
+  basePath: string,
+  operations: Record<string, BindableOperation> = generatedOperations,
+): RequestHandler {
   // the validator's openApiRoute (base path + spec path), then the upper-case method
   const table = new Map<string, Map<string, Bound>>();
   for (const id of Object.keys(operations) as OperationId[]) {
-    const op = operations[id];
+    const op = operations[id]!;
     const route = `${basePath}${op.path}`;
     let methods = table.get(route);
     if (!methods) table.set(route, (methods = new Map()));
     methods.set(op.method.toUpperCase(), {
       path: op.path,
       secured: op.security.length > 0,
+      admin: op.path.startsWith(ADMIN_PREFIX),
       handler: handlers[id] as Handler<OperationId>,
     });
   }
@@ -122,18 +143,23 @@ export function bindOperations(handlers: Handlers, deps: Deps, basePath: string)
     refuseNul('path', params);
     refuseNul('query', req.query);
     refuseNul('body', req.body);
-    const auth = bound.secured ? await authenticate(req.headers.authorization, ctx) : null;
+    const auth = bound.secured || bound.admin ? await authenticate(req.headers.authorization, ctx) : null;
+    // One check for every staff route, before any handler runs; the route's own permission comes after.
+    if (bound.admin && auth?.elevatedUntil == null) throw elevationRequired('Staff routes need an elevated session.');
+    // An upload's body is read only now that the caller is known (multipart.ts).
+    const body: unknown = hasPendingUpload(req) ? await readUpload(req) : req.body;
     const result = (await bound.handler({
       path: params as never,
       query: req.query as never,
-      body: req.body as never,
+      body: body as never,
       auth: auth as never,
       ctx,
     })) as Result;
     if (result.headers) res.set(result.headers);
     // (res.status() would check the code: these come from the handlers' typed results.)
     res.statusCode = result.status;
-    if (result.body === undefined) res.end();
+    // 204 and 304 never carry a body (their typed results have none).
+    if (result.body === undefined || result.status === 304) res.end();
     else if (Buffer.isBuffer(result.body)) res.type(result.contentType ?? 'application/octet-stream').send(result.body);
     else res.json(result.body);
   }

@@ -7,6 +7,8 @@ import type { OperationId, operations as index } from '../../../generated/operat
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import type { MultipartBody } from './multipart.js';
 
 export interface Clock {
   now(): Date;
@@ -23,6 +25,8 @@ export interface Deps {
   keys: KeyRing;
   /** The server pepper for keyed digests, shared through the database. */
   pepper: () => Promise<Buffer>;
+  /** Seals and opens secrets kept at rest (ENCRYPTION_KEY). */
+  box: SecretBox;
 }
 
 /** What a handler knows of the request beyond its validated parameters and body. */
@@ -59,10 +63,16 @@ type Section<K extends OperationId, W extends string> = Op<K>['parameters'] exte
 export type PathOf<K extends OperationId> = Section<K, 'path'>;
 export type QueryOf<K extends OperationId> = Section<K, 'query'>;
 export type BodyOf<K extends OperationId> =
-  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : undefined;
+  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } }
+    ? B
+    : // Uploads: the part `file`, read by multipart.ts (DECISIONS.md §1).
+      NonNullable<Op<K>['requestBody']> extends { content: { 'multipart/form-data': object } }
+      ? MultipartBody
+      : undefined;
 
 type Responses<K extends OperationId> = Op<K>['responses'];
-type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
+// 304: a conditional GET whose validator still matches (the answer has no body; see ResultFor).
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204 | 304>;
 type Headers = Record<string, string>;
 type ResultFor<S, R> = R extends { content: { 'application/json': infer B } }
   ? { status: S; body: B; headers?: Headers }

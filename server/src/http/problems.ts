@@ -44,10 +44,14 @@ function fromValidator(err: ValidatorError): ApiError | null {
     case 413:
       return new ApiError(413, 'payload-too-large', 'The request body is too large.');
     case 415:
-      // A missing or non-JSON body fails the contract like any other body problem (DECISIONS.md §2).
-      return new ApiError(400, 'invalid-request', 'The request body must be JSON (Content-Type: application/json).', {
-        errors: [{ location: 'header', pointer: 'content-type', message: 'must be application/json with a JSON body' }],
-      });
+      // A missing body, or one of a media type the operation does not take, fails the contract like any
+      // other body problem (DECISIONS.md §2). JSON everywhere, multipart/form-data for uploads (§1).
+      return new ApiError(
+        400,
+        'invalid-request',
+        'The request body is missing or of the wrong type: send JSON (Content-Type: application/json), or multipart/form-data to an upload.',
+        { errors: [{ location: 'header', pointer: 'content-type', message: 'is not a media type this operation takes' }] },
+      );
     default:
       // A response that breaks the spec, or anything else the validator reports, is our fault.
       return null;

@@ -3,6 +3,7 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import type { OpenAPIV3, OpenApiRequestMetadata } from 'express-openapi-validator/dist/framework/types.js';
+import { prepareMultipart } from './multipart.js';
 
 /** What the validator leaves on a request whose route it matched (the operation bind.ts runs). */
 export type ValidatedRequest = Request & { openapi?: OpenApiRequestMetadata };
@@ -13,7 +14,7 @@ export type ValidatedRequest = Request & { openapi?: OpenApiRequestMetadata };
  * be run in one layer (series.ts).
  */
 export function openApiValidator(spec: object, validateResponses: boolean): RequestHandler[] {
-  return OpenApiValidator.middleware({
+  const steps = OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as OpenAPIV3.DocumentV3_1,
     // No coercion: a JSON body's types are the client's to get right ("5" is not 5). The validator still
     // reads path, query and header values, which arrive as text, as their declared types.
@@ -25,4 +26,11 @@ export function openApiValidator(spec: object, validateResponses: boolean): Requ
     // Uploads are parsed by the operation that takes them, not buffered for every route.
     fileUploader: false,
   }) as RequestHandler[];
+  // Its steps: path parameters, route metadata, security, request check[, response check]. Uploads are
+  // prepared where its own uploader would run, between the route metadata and the request check
+  // (multipart.ts); the body itself is read after authentication (bind.ts).
+  if (steps.length !== (validateResponses ? 5 : 4))
+    throw new Error('express-openapi-validator returned an unexpected middleware list: see multipart.ts');
+  steps.splice(3, 0, prepareMultipart);
+  return steps;
 }

@@ -3,6 +3,7 @@ import { forbidden, notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { hit, scaled } from '../../ratelimit/limiter.js';
 import { CAPABILITY_NAMES } from '../../config.js';
+import { assetAnswer } from '../assets/serve.js';
 import { normalizeHostname, toIncident, toMaintenance, toPublicCaptchaConfig, toResellerBranding } from './mappers.js';
 import * as store from './store.js';
 
@@ -14,6 +15,8 @@ const CLIENT_ERRORS_PER_SOURCE = { name: 'client-errors:source', max: 30, window
 const MESSAGE_MAX = 2000;
 const STACK_MAX = 8000;
 const DAY = 24 * 60 * 60 * 1000;
+/** Public assets are cacheable a day (seed document 1, "Assets and public reads"). */
+const PUBLIC_CACHE = 'public, max-age=86400';
 
 export const publicHandlers: AreaHandlers<
   | 'publicCapabilitiesGet'
@@ -78,17 +81,7 @@ export const publicHandlers: AreaHandlers<
     const asset = await store.findAsset(ctx.sql, path.id);
     if (!asset) throw notFound('No such asset.');
     if (!PUBLIC_ASSET_KINDS.has(asset.kind)) throw forbidden('This asset is not public; read it through /assets/{id}.');
-    return {
-      status: 200,
-      body: asset.bytes,
-      contentType: asset.content_type,
-      headers: {
-        'Cache-Control': 'public, max-age=86400',
-        'X-Content-Type-Options': 'nosniff',
-        'Content-Security-Policy': "default-src 'none'; sandbox",
-        'Content-Disposition': 'inline',
-      },
-    };
+    return assetAnswer(asset, ctx.header('if-none-match'), PUBLIC_CACHE);
   },
 };
 

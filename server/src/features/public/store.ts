@@ -1,6 +1,6 @@
 // All SQL of the public reads. Rows are created here too; the staff routes that manage them come
 // later and will call the same functions.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 
 export interface IncidentRow {
@@ -24,6 +24,8 @@ export interface AssetRow {
   kind: string;
   content_type: string;
   bytes: Buffer;
+  /** A strong validator of the bytes: `"<sha256 hex>"`, quotes included (RFC 9110 §8.8.3). */
+  etag: string;
   organization_id: string | null;
   created_at: Date;
 }
@@ -47,7 +49,8 @@ export interface CaptchaConfigRow {
   hostname: string | null;
   provider: string;
   site_key: string | null;
-  secret: string | null;
+  /** The provider's secret, sealed with ENCRYPTION_KEY ('captcha-secret'); never returned by the API. */
+  secret_sealed: string | null;
   verify_url: string | null;
   enabled: boolean;
   protected_actions: string[];
@@ -121,20 +124,27 @@ export async function insertClientError(
 
 export async function findAsset(db: Db, id: string): Promise<AssetRow | undefined> {
   const [row] = await db<AssetRow[]>`
-    select id, kind, content_type, bytes, organization_id, created_at from assets where id = ${id}`;
+    select id, kind, content_type, bytes, etag, organization_id, created_at from assets where id = ${id}`;
   return row;
 }
 
+/** Assets are immutable: a replaced image is a new asset, with a new id and its own ETag. */
 export async function createAsset(
   db: Db,
   input: { kind: string; contentType: string; bytes: Buffer; organizationId?: string | null },
   now: Date,
 ): Promise<AssetRow> {
+  const etag = `"${createHash('sha256').update(input.bytes).digest('hex')}"`;
   const [row] = await db<AssetRow[]>`
-    insert into assets (id, kind, content_type, bytes, organization_id, created_at)
-    values (${randomUUID()}, ${input.kind}, ${input.contentType}, ${input.bytes}, ${input.organizationId ?? null}, ${now})
-    returning id, kind, content_type, bytes, organization_id, created_at`;
+    insert into assets (id, kind, content_type, bytes, etag, organization_id, created_at)
+    values (${randomUUID()}, ${input.kind}, ${input.contentType}, ${input.bytes}, ${etag}, ${input.organizationId ?? null}, ${now})
+    returning id, kind, content_type, bytes, etag, organization_id, created_at`;
   return row!;
+}
+
+/** Deletes an asset of the given kind (a kind guard: an avatar id never deletes someone's icon). */
+export async function deleteAsset(db: Db, id: string, kind: string): Promise<void> {
+  await db`delete from assets where id = ${id} and kind = ${kind}`;
 }
 
 export async function findLiveResellerByHost(db: Db, hostname: string): Promise<ResellerRow | undefined> {
@@ -168,7 +178,7 @@ export async function deleteReseller(db: Db, id: string, at: Date): Promise<void
 /** The host's own configuration when it has one, else the platform's (hostname null). */
 export async function findCaptchaConfigForHost(db: Db, hostname: string): Promise<CaptchaConfigRow | undefined> {
   const [row] = await db<CaptchaConfigRow[]>`
-    select id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions
+    select id, hostname, provider, site_key, secret_sealed, verify_url, enabled, protected_actions
     from captcha_configs where hostname = ${hostname} or hostname is null
     order by hostname nulls last limit 1`;
   return row;
@@ -182,13 +192,22 @@ export async function upsertCaptchaConfig(
   const [existing] = await db<{ id: string }[]>`
     select id from captcha_configs where hostname is not distinct from ${input.hostname}`;
   const [row] = await db<CaptchaConfigRow[]>`
-    insert into captcha_configs (id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions,
+    insert into captcha_configs (id, hostname, provider, site_key, secret_sealed, verify_url, enabled, protected_actions,
                                  created_at, updated_at)
-    values (${existing?.id ?? randomUUID()}, ${input.hostname}, ${input.provider}, ${input.site_key}, ${input.secret},
+    values (${existing?.id ?? randomUUID()}, ${input.hostname}, ${input.provider}, ${input.site_key}, ${input.secret_sealed},
             ${input.verify_url}, ${input.enabled}, ${input.protected_actions}, ${now}, ${now})
     on conflict (id) do update set provider = excluded.provider, site_key = excluded.site_key,
-      secret = excluded.secret, verify_url = excluded.verify_url, enabled = excluded.enabled,
+      secret_sealed = excluded.secret_sealed, verify_url = excluded.verify_url, enabled = excluded.enabled,
       protected_actions = excluded.protected_actions, updated_at = excluded.updated_at
-    returning id, hostname, provider, site_key, secret, verify_url, enabled, protected_actions`;
+    returning id, hostname, provider, site_key, secret_sealed, verify_url, enabled, protected_actions`;
   return row!;
+}
+
+/** Configurations whose secret is still stored in the clear (written before migration 0005). */
+export async function listUnsealedCaptchaSecrets(db: Db): Promise<{ id: string; secret: string }[]> {
+  return db<{ id: string; secret: string }[]>`select id, secret from captcha_configs where secret is not null`;
+}
+
+export async function sealCaptchaSecret(db: Db, id: string, sealed: string): Promise<void> {
+  await db`update captcha_configs set secret_sealed = ${sealed}, secret = null where id = ${id}`;
 }
