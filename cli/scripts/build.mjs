@@ -41,8 +41,9 @@ buildSync({
   define: { 'import.meta.url': '__svcctl_module_url' },
   inject: [join(root, 'scripts/module-url.mjs')],
   // yaml is two thirds of the bundle and only -o yaml and YAML files need it (imported when used): left
-  // out, it is loaded from the package's dependencies then, and start-up does not compile it.
-  external: ['yaml'],
+  // out, it is loaded from the package's dependencies then, and start-up does not compile it. qrcode
+  // likewise: only `sudo totp enroll` on a terminal draws one.
+  external: ['yaml', 'qrcode'],
   logLevel: 'warning',
 });
 chmodSync(bin, 0o755);

@@ -1,6 +1,7 @@
 // The command words of every operation folded into a tree: `public incidents list` is the path
 // public → incidents → list; and that tree as the commands the argv parser walks.
 import type { CommandSpec } from './argv/spec.js';
+import type { OperationOverride } from './commands/operation-overrides.js';
 import { pathParameters, type CliOperation } from './operation.js';
 
 /** Commands that are not operations; an operation whose first word is one of these is unreachable. */
@@ -72,24 +73,33 @@ export function describeGroup(node: CommandNode, width = 60): string {
   return text;
 }
 
+export type OperationOverrides = Readonly<Record<string, OperationOverride>>;
+
 // The tree as commands: groups list their words; a node with an operation becomes runnable, its
-// options built (commands/operation-command.ts) only when the command line reaches it.
-export function treeCommands(root: CommandNode, listGroup: string): CommandSpec[] {
-  return [...root.children.values()].map((node) => commandFor(node, listGroup));
+// options built (commands/operation-command.ts) only when the command line reaches it, or by its
+// override (commands/operation-overrides.ts), keyed by operationId, when it has one.
+export function treeCommands(
+  root: CommandNode,
+  listGroup: string,
+  overrides: OperationOverrides = {},
+): CommandSpec[] {
+  return [...root.children.values()].map((node) => commandFor(node, overrides, listGroup));
 }
 
-function commandFor(node: CommandNode, listGroup?: string): CommandSpec {
+function commandFor(node: CommandNode, overrides: OperationOverrides, listGroup?: string): CommandSpec {
   const op = node.operation;
+  const custom = op && Object.hasOwn(overrides, op.operationId) ? overrides[op.operationId] : undefined;
   return {
     name: node.word,
     summary: describeGroup(node),
-    term: termFor(node),
+    term: termFor(node, custom),
     ...(listGroup ? { listGroup } : {}),
     description: `${node.word}: ${describeGroup(node, Infinity)}`,
-    subcommands: () => [...node.children.values()].map((child) => commandFor(child)),
+    subcommands: () => [...node.children.values()].map((child) => commandFor(child, overrides)),
     ...(op
       ? {
           runnable: async () => {
+            if (custom) return custom.runnable(op);
             const { operationRunnable } = await import('./commands/operation-command.js');
             return operationRunnable(op);
           },
@@ -98,9 +108,10 @@ function commandFor(node: CommandNode, listGroup?: string): CommandSpec {
   };
 }
 
-function termFor(node: CommandNode): string {
+function termFor(node: CommandNode, custom?: OperationOverride): string {
   const op = node.operation;
   if (!op) return `${node.word} <command>`;
+  if (custom?.term) return `${custom.term(node.word)}${node.children.size > 0 ? ' [command]' : ''}`;
   const hasOptions = op.parameters.some((p) => p.in !== 'path') || op.body !== null;
   const args = pathParameters(op)
     .map((p) => ` <${p.name}>`)

@@ -6,8 +6,8 @@
 //     default:
 //       token: svc_pat_...
 //
-// The sign-in commands will store their session here too: the SDK's SessionTokens
-// (createSessionClient's onTokens) as token, refresh_token and session_id.
+// The sign-in commands store their session here too: the SDK's SessionTokens (createSessionClient's
+// onTokens) as token, refresh_token, session_id and elevated_until (session-store.ts).
 import { chmod, stat } from 'node:fs/promises';
 import { configDir, credentialsFile } from './config-dir.js';
 import { CliError } from './errors.js';
@@ -22,6 +22,8 @@ export interface Credentials {
   refresh_token?: string;
   /** The session family, stable across refreshes. */
   session_id?: string;
+  /** Until when `token` is elevated (`svcctl sudo elevate`); absent when it is not. */
+  elevated_until?: string;
   [key: string]: unknown;
 }
 

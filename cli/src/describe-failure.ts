@@ -48,5 +48,10 @@ function describeProblem(err: SvcApiError): string {
     lines.push('  validation errors:');
     for (const e of err.errors) lines.push(`    - ${e.location} ${e.pointer || '/'}: ${e.message}`);
   }
+  if (err.code === 'elevation-required') {
+    lines.push(
+      '  (elevate first: svcctl sudo elevate, or svcctl sudo totp verify; svcctl sudo status shows what is set up)',
+    );
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -10,6 +10,7 @@ import { CommandLineError, parseCommandLine } from './argv/parse.js';
 import type { CommandSpec } from './argv/spec.js';
 import { apiCommand } from './commands/api-command.js';
 import { configCommand } from './commands/config-command.js';
+import { operationOverrides } from './commands/operation-overrides.js';
 import { signInCommands } from './commands/sign-in-commands.js';
 import { buildCommandTree, treeCommands } from './command-tree.js';
 import { UsageError } from './errors.js';
@@ -37,7 +38,12 @@ ${exitCodeHelp()}`;
 
 export function rootCommand(): CommandSpec {
   const { root } = buildCommandTree(Object.values(operations as Record<string, CliOperation>));
-  const commands = [...signInCommands, ...treeCommands(root, 'API commands:'), apiCommand, configCommand];
+  const commands = [
+    ...signInCommands,
+    ...treeCommands(root, 'API commands:', operationOverrides),
+    apiCommand,
+    configCommand,
+  ];
   return { name: PROGRAM, summary: '', term: PROGRAM, description: DESCRIPTION, subcommands: () => commands };
 }
 

@@ -1,7 +1,7 @@
 // What a generated command does when it runs: settings, request, call, output. Imported lazily by
 // the command's action.
 import type { ParsedInput } from './argv/spec.js';
-import type { BoundInput } from './commands/operation-command.js';
+import type { BoundInput, OperationHooks } from './commands/operation-command.js';
 import { readData } from './data-source.js';
 import type { GlobalFlags } from './global-options.js';
 import { isBinaryResponse, type CliOperation } from './operation.js';
@@ -14,6 +14,7 @@ export async function runOperation(
   op: CliOperation,
   input: ParsedInput,
   bound: readonly BoundInput[],
+  hooks: OperationHooks = {},
 ): Promise<void> {
   const settings = await resolveSettings(input.globals as GlobalFlags);
   const opts = input.options as { data?: string; output?: string };
@@ -30,5 +31,5 @@ export async function runOperation(
     header: headers,
     ...(body === undefined ? {} : { body }),
   });
-  await writeResult(result, settings, target);
+  await writeResult(hooks.decorate ? await hooks.decorate(result, client) : result, settings, target);
 }

@@ -82,7 +82,9 @@ export async function openSessionClient(
 /**
  * Another svcctl may have refreshed this session since this one read the file, spending the refresh
  * token held here; presenting it again after the server's 10-second grace would end the session for
- * both. So a refresh goes out with the newest refresh token the file holds for the same session.
+ * both. So a refresh goes out with the newest refresh token the file holds for the same session, and
+ * with its newest access token in Authorization: another svcctl may have elevated (`svcctl sudo
+ * elevate`) or left elevation meanwhile, and the server carries over the window of the token sent.
  */
 async function withLatestRefreshToken(
   request: Request,
@@ -97,9 +99,14 @@ async function withLatestRefreshToken(
         .clone()
         .json()
         .catch(() => ({}))) as { refresh_token?: unknown };
-      if (body.refresh_token !== stored.refreshToken) {
+      const authorization = `Bearer ${stored.token}`;
+      if (
+        body.refresh_token !== stored.refreshToken ||
+        request.headers.get('authorization') !== authorization
+      ) {
         const headers = new Headers(request.headers);
         headers.delete('content-length');
+        headers.set('authorization', authorization);
         request = new Request(request.url, {
           method: 'POST',
           headers,

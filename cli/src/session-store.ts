@@ -1,5 +1,6 @@
-// A signed-in session in credentials.yaml: the SDK's SessionTokens stored as token, refresh_token and
-// session_id. Other keys of the profile's entry are kept on every write.
+// A signed-in session in credentials.yaml: the SDK's SessionTokens stored as token, refresh_token,
+// session_id and, while the access token is elevated (svcctl sudo), elevated_until. Other keys of the
+// profile's entry are kept on every write.
 //
 // Several svcctl processes may use one profile at once, so a write checks what the file holds: a
 // refresh only updates the same session (not one a new `svcctl login` put there meanwhile, nor one a
@@ -15,7 +16,8 @@ export function sessionOf(creds: Credentials | undefined): SessionTokens | null 
   if (typeof token !== 'string' || typeof refreshToken !== 'string' || typeof sessionId !== 'string')
     return null;
   if (!token || !refreshToken || !sessionId) return null;
-  return { token, refreshToken, sessionId };
+  const elevatedUntil = creds?.elevated_until;
+  return { token, refreshToken, sessionId, ...(typeof elevatedUntil === 'string' ? { elevatedUntil } : {}) };
 }
 
 export async function readSession(profile: string, dir: string): Promise<SessionTokens | null> {
@@ -34,13 +36,16 @@ export async function storeSession(
 ): Promise<boolean> {
   const stored = await readCredentials(profile, dir);
   if (!options.claim && stored?.session_id !== tokens.sessionId) return false;
+  const { elevated_until: _previous, ...rest } = stored ?? {};
   await writeCredentials(
     profile,
     {
-      ...stored,
+      ...rest,
       token: tokens.token,
       refresh_token: tokens.refreshToken,
       session_id: tokens.sessionId,
+      // Written with the token it describes, and gone with it: an un-elevated token has none.
+      ...(tokens.elevatedUntil ? { elevated_until: tokens.elevatedUntil } : {}),
     },
     dir,
   );
@@ -48,14 +53,14 @@ export async function storeSession(
 }
 
 /**
- * Removes the profile's token, refresh token and session id; with `sessionId`, only while the profile
- * still holds that session. True when something was removed.
+ * Removes the profile's token, refresh token, session id and elevated_until; with `sessionId`, only
+ * while the profile still holds that session. True when something was removed.
  */
 export async function forgetCredentials(profile: string, dir: string, sessionId?: string): Promise<boolean> {
   const stored = await readCredentials(profile, dir);
   if (!stored) return false;
   if (sessionId !== undefined && stored.session_id !== sessionId) return false;
-  const { token, refresh_token, session_id, ...rest } = stored;
+  const { token, refresh_token, session_id, elevated_until: _elevatedUntil, ...rest } = stored;
   if (token === undefined && refresh_token === undefined && session_id === undefined) return false;
   await writeCredentials(profile, Object.keys(rest).length > 0 ? rest : null, dir);
   return true;

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { operations } from '../../generated/operations.js';
 import { apiCommand } from '../src/commands/api-command.js';
 import { configCommand } from '../src/commands/config-command.js';
+import { operationOverrides } from '../src/commands/operation-overrides.js';
 import { signInCommands } from '../src/commands/sign-in-commands.js';
-import { BUILTIN_COMMANDS, buildCommandTree, describeGroup } from '../src/command-tree.js';
+import { BUILTIN_COMMANDS, buildCommandTree, describeGroup, treeCommands } from '../src/command-tree.js';
 import type { CliOperation } from '../src/operation.js';
 
 const index = Object.values(operations) as readonly CliOperation[];
@@ -36,6 +37,46 @@ describe('the generated index', () => {
   it('uses no word that a built-in command owns', () => {
     const firstWords = new Set(index.map((o) => o.cli[0]));
     for (const builtin of BUILTIN_COMMANDS) expect(firstWords.has(builtin)).toBe(false);
+  });
+});
+
+describe('operation overrides', () => {
+  it('each names an operation of the index', () => {
+    const ids = new Set(index.map((o) => o.operationId));
+    for (const id of Object.keys(operationOverrides)) expect(ids).toContain(id);
+  });
+
+  it("give the issue's commands their words: me avatar set, discovery mark, sudo ..., sudo totp ...", () => {
+    const words = (id: string) => index.find((o) => o.operationId === id)!.cli.join(' ');
+    expect(words('meAvatarUpload')).toBe('me avatar set');
+    expect(words('meDiscoveryMark')).toBe('discovery mark');
+    for (const [id, w] of [
+      ['sudoStatusGet', 'sudo status'],
+      ['sudoSetup', 'sudo setup'],
+      ['sudoElevate', 'sudo elevate'],
+      ['sudoExit', 'sudo exit'],
+      ['sudoDisable', 'sudo disable'],
+      ['sudoTotpEnroll', 'sudo totp enroll'],
+      ['sudoTotpVerify', 'sudo totp verify'],
+    ]) {
+      expect(words(id!)).toBe(w);
+    }
+  });
+
+  it('replace the generated command at the same words, with their own listing term', async () => {
+    const { root } = buildCommandTree([op('aSet', ['a', 'set']), op('aGet', ['a', 'get'])]);
+    const run = async () => undefined;
+    const [group] = treeCommands(root, 'API commands:', {
+      aSet: {
+        term: (word) => `${word} <file>`,
+        runnable: async () => ({ description: 'custom', arguments: [], options: [], run }),
+      },
+    });
+    const [set, get] = group!.subcommands();
+    expect(set!.term).toBe('set <file>');
+    expect((await set!.runnable!()).description).toBe('custom');
+    expect(get!.term).toBe('get');
+    expect((await get!.runnable!()).description).toContain('aGet summary');
   });
 });
 

@@ -81,6 +81,15 @@ describe('describeFailure', () => {
     );
   });
 
+  it('says how to elevate when the operation needs it (403 elevation-required)', () => {
+    const r = describeFailure(
+      apiError({ status: 403, code: 'elevation-required', title: 'Elevation required', detail: '' }),
+    );
+    expect(r.exitCode).toBe(ExitCode.auth);
+    expect(r.text).toContain('  code:       elevation-required\n');
+    expect(r.text).toMatch(/svcctl sudo elevate, or svcctl sudo totp verify/);
+  });
+
   it.each([
     [
       'a usage error',

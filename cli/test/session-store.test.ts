@@ -48,6 +48,40 @@ describe('storeSession', () => {
   });
 });
 
+describe('elevated_until', () => {
+  const until = '2026-11-24T03:00:00.000Z';
+
+  it('is saved with the elevated token it describes and read back as elevatedUntil', async () => {
+    const dir = tempDir();
+    await storeSession('default', pair(1), dir, { claim: true });
+    expect(await storeSession('default', { ...pair(2), elevatedUntil: until }, dir, { claim: false })).toBe(
+      true,
+    );
+    expect(await readCredentials('default', dir)).toEqual({
+      token: 't2',
+      refresh_token: 'svc_rt_2',
+      session_id: 'sid-1',
+      elevated_until: until,
+    });
+    expect(await readSession('default', dir)).toEqual({ ...pair(2), elevatedUntil: until });
+  });
+
+  it('goes when an un-elevated token replaces the elevated one, or when the session is forgotten', async () => {
+    const dir = tempDir();
+    await storeSession('default', { ...pair(1), elevatedUntil: until }, dir, { claim: true });
+    await storeSession('default', { ...pair(2), elevatedUntil: null }, dir, { claim: false });
+    expect(await readCredentials('default', dir)).not.toHaveProperty('elevated_until');
+    await storeSession('default', { ...pair(3), elevatedUntil: until }, dir, { claim: false });
+    await writeCredentials('default', { ...(await readCredentials('default', dir)), note: 'kept' }, dir);
+    expect(await forgetCredentials('default', dir)).toBe(true);
+    expect(await readCredentials('default', dir)).toEqual({ note: 'kept' });
+  });
+
+  it('is not part of a session without the pair', () => {
+    expect(sessionOf({ token: 'svc_pat_x', elevated_until: until })).toBeNull();
+  });
+});
+
 describe('forgetCredentials', () => {
   it('removes the token, refresh token and session id; the profile goes when nothing else is left', async () => {
     const dir = tempDir();

@@ -88,7 +88,10 @@ async function attempt(
           transport(ctx.fetch, request, { timeout: timeout.signal, timeoutMs, callerSignal }),
       } as never,
     );
-    if (response.ok) return { ok: true, value: toResult(op, data, response) };
+    // A 304 answers a conditional GET (If-None-Match) of a binary operation: a result, not a failure.
+    if (response.ok || (response.status === 304 && isBinary(op))) {
+      return { ok: true, value: toResult(op, data, response) };
+    }
     const err = apiErrorFromResponse(response, error, op.operationId);
     return {
       ok: false,
@@ -140,9 +143,12 @@ function isBinary(op: Entry): boolean {
 function toResult(op: Entry, data: unknown, response: Response): unknown {
   if (op.responseType === null) return undefined;
   if (!isBinary(op)) return data;
+  const notModified = response.status === 304;
   const result: BinaryBody = {
-    bytes: data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(0),
+    bytes: !notModified && data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(0),
     contentType: response.headers.get('content-type') ?? op.responseType,
+    etag: response.headers.get('etag'),
+    notModified,
   };
   return result;
 }

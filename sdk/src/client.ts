@@ -3,7 +3,7 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import { authMiddleware, type TokenSource } from './auth.js';
 import { apiBaseUrl } from './base-url.js';
 import { callOperation, type CallContext } from './call.js';
-import type { paths } from './generated/api.js';
+import type { components, paths } from './generated/api.js';
 import { operations, type OperationId } from './generated/operations.js';
 import type {
   LooseOperationId,
@@ -14,6 +14,7 @@ import type {
   RequestOptions,
 } from './operation-types.js';
 import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
+import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 import { SDK_VERSION } from './version.js';
 
 export interface ClientOptions {
@@ -48,6 +49,12 @@ export interface SvcClientCore {
     params?: LooseParams,
     options?: RequestOptions,
   ): Promise<unknown>;
+  /**
+   * Replaces the caller's avatar (`PUT /me/avatar`, operation `meAvatarUpload`): the bytes are sent
+   * as multipart/form-data with the one part `file`. Resolves to the caller's identity, with the new
+   * `avatar_asset_id`.
+   */
+  uploadAvatar(file: UploadFile, options?: UploadOptions): Promise<components['schemas']['Me']>;
 }
 
 export type SvcClient = SvcClientCore & OperationMethods;
@@ -89,5 +96,12 @@ export function createClient(options: ClientOptions): SvcClient {
       (params?: LooseParams, callOptions?: RequestOptions) => call(operationId, params, callOptions),
     ]),
   );
-  return { ...methods, raw, baseUrl, request: call } as unknown as SvcClient;
+  return {
+    ...methods,
+    raw,
+    baseUrl,
+    request: call,
+    uploadAvatar: (file: UploadFile, upload?: UploadOptions) =>
+      call('meAvatarUpload', { body: fileForm(file, upload?.filename) }, requestOptionsOf(upload)),
+  } as unknown as SvcClient;
 }

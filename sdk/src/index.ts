@@ -45,4 +45,5 @@ export type {
 export { operations } from './generated/operations.js';
 export type { OperationId, OperationIndexEntry } from './generated/operations.js';
 export type { components, paths, operations as ApiOperations } from './generated/api.js';
+export type { UploadFile, UploadOptions } from './upload.js';
 export { SDK_VERSION } from './version.js';

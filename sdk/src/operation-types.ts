@@ -12,6 +12,10 @@ export interface BinaryBody {
   bytes: Uint8Array;
   /** The response's own Content-Type, e.g. `image/png`. */
   contentType: string;
+  /** The strong validator of the bytes, to send back as `If-None-Match`; null when the answer has none. */
+  etag: string | null;
+  /** True for a 304 to a conditional request: the copy you hold is current, and `bytes` is empty. */
+  notModified: boolean;
 }
 
 /** Bodies sent as they are, for operations whose request media type is neither JSON nor multipart. */

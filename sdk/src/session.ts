@@ -3,11 +3,16 @@
 // once, and reports every new pair so the caller can persist it. Refresh tokens rotate on every use
 // and a spent one presented again after a 10 s grace ends the whole session (DECISIONS.md §3), so
 // the one thing this module must never do is spend the same refresh token twice.
+//
+// Elevation (sudo) hands out a new access token of the same session without rotating the refresh
+// token: the client holds it from then on, and every refresh presents the held access token in
+// Authorization, which is how the server carries the elevated window over to the next token.
 import { createClient, type ClientOptions, type SvcClient } from './client.js';
 import { isSvcApiError, isSvcError, type SvcApiError } from './errors.js';
 import type { components } from './generated/api.js';
-import { operations, type OperationIndexEntry } from './generated/operations.js';
+import { operations, type OperationId, type OperationIndexEntry } from './generated/operations.js';
 import type { LooseParams, RequestOptions } from './operation-types.js';
+import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 
 /** What to persist to resume a session later (`session` option, `setTokens`). */
 export interface SessionTokens {
@@ -17,6 +22,12 @@ export interface SessionTokens {
   refreshToken: string;
   /** The session family; stable across rotations. */
   sessionId: string;
+  /**
+   * Until when `token` is elevated (sudo), as an ISO date-time; absent (or null) when it is not.
+   * Set by the elevation operations, cleared by `sudoExit`, carried across refreshes while the
+   * window lasts, and dropped once it has passed.
+   */
+  elevatedUntil?: string | null;
 }
 
 /** `logout`: `logout()` was called. `refresh_failed`: the server refused the refresh token (401). */
@@ -26,8 +37,9 @@ export interface SessionClientOptions extends Omit<ClientOptions, 'token' | 'get
   /** A pair saved earlier, or null (the default) to sign in with `login` and `verifyCode`. */
   session?: SessionTokens | null;
   /**
-   * Called with every new pair: after `verifyCode` and after each refresh. The previous refresh
-   * token is spent from then on, so persist this one. Awaited before the call that caused it goes on.
+   * Called with every new pair: after `verifyCode`, after each refresh, and after an elevation
+   * operation or `sudoExit` replaced the access token. The previous refresh token is spent from then
+   * on, so persist this one. Awaited before the call that caused it goes on.
    */
   onTokens?: (tokens: SessionTokens) => void | Promise<void>;
   /** Called once when the session is over; forget what you persisted. */
@@ -68,10 +80,30 @@ export type SessionClient = SvcClient & SessionMethods;
 
 export const DEFAULT_REFRESH_AHEAD_MS = 60_000;
 
+/**
+ * Operations that answer a new access token of the held session (`{ token, elevated_until }`, or
+ * `{ token }` for `sudoExit`): the client holds that token from then on. The refresh token stays.
+ */
+const TOKEN_ANSWERS = new Set<string>([
+  'sudoSetup',
+  'sudoElevate',
+  'sudoTotpEnroll',
+  'sudoTotpVerify',
+  'sudoWebauthnRegister',
+  'sudoWebauthnAuthenticate',
+  'sudoExit',
+] satisfies OperationId[]);
+
 interface Held {
   tokens: SessionTokens;
   /** When to refresh before sending, on our clock; null: only after a 401. */
   refreshAt: number | null;
+  /**
+   * The server's clock minus ours, estimated from the `iat` of a token we received (0 for a pair
+   * given to us): an elevated window is judged on the server's clock, so a skewed clock here neither
+   * drops a live one nor keeps a passed one.
+   */
+  skewMs: number;
 }
 
 /** What a refresh ends with: the pair to use, the server's refusal (session ended), or no session. */
@@ -101,8 +133,18 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     return run;
   };
 
-  function hold(tokens: SessionTokens, requestedAt: number | null): Held {
-    return { tokens: { ...tokens }, refreshAt: refreshAtOf(tokens.token, requestedAt) };
+  function hold(tokens: SessionTokens, requestedAt: number | null, skewMs = 0): Held {
+    const iat = requestedAt !== null ? jwtTimes(tokens.token)?.iat : null;
+    // Issued between our request and its answer: iat (whole seconds) puts the server's clock there.
+    const skew = typeof iat === 'number' ? iat * 1000 - requestedAt! : skewMs;
+    return { tokens: current(tokens, skew), refreshAt: refreshAtOf(tokens.token, requestedAt), skewMs: skew };
+  }
+
+  /** A copy, without an elevated window that is absent or has passed (on the server's clock). */
+  function current(tokens: SessionTokens, skewMs: number): SessionTokens {
+    const { elevatedUntil, ...pair } = tokens;
+    if (typeof elevatedUntil !== 'string' || !(Date.parse(elevatedUntil) > clock() + skewMs)) return pair;
+    return { ...pair, elevatedUntil };
   }
 
   function refreshAtOf(token: string, requestedAt: number | null): number | null {
@@ -122,8 +164,8 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     await inOrder(() => options.onSessionEnded?.(reason));
   }
 
-  async function store(tokens: SessionTokens, requestedAt: number): Promise<Held> {
-    const next = hold(tokens, requestedAt);
+  async function store(tokens: SessionTokens, requestedAt: number | null, skewMs?: number): Promise<Held> {
+    const next = hold(tokens, requestedAt, skewMs);
     held = next;
     await inOrder(() => options.onTokens?.({ ...next.tokens }));
     return next;
@@ -143,17 +185,53 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     const requestedAt = clock();
     let answer: components['schemas']['RefreshedTokens'];
     try {
-      answer = await base.authRefresh({ body: { refresh_token: from.tokens.refreshToken } }, { retries: 0 });
+      // The held access token goes along, expired or not: an elevated one carries its window over.
+      answer = await base.authRefresh(
+        {
+          body: { refresh_token: from.tokens.refreshToken },
+          headers: { Authorization: `Bearer ${from.tokens.token}` },
+        },
+        { retries: 0 },
+      );
     } catch (e) {
       if (!isSvcApiError(e) || e.status !== 401) throw e;
       if (held !== from) return held;
       await end('refresh_failed');
       return e;
     }
-    // Signed out or given other tokens meanwhile: that decision stands and this pair is dropped.
-    if (held !== from) return held;
+    if (held !== from) {
+      // Only the access token was replaced meanwhile (an elevation, sudoExit): that token stays, but
+      // the refresh token it was held with is spent now, so its successor is kept.
+      const now = held;
+      if (
+        now &&
+        now.tokens.sessionId === answer.session_id &&
+        now.tokens.refreshToken === from.tokens.refreshToken
+      )
+        return store({ ...now.tokens, refreshToken: answer.refresh_token }, null, now.skewMs);
+      // Signed out or given other tokens meanwhile: that decision stands and this pair is dropped.
+      return held;
+    }
+    const elevatedUntil = elevationOf(answer.token, from.tokens.elevatedUntil ?? null);
     return store(
-      { token: answer.token, refreshToken: answer.refresh_token, sessionId: answer.session_id },
+      {
+        token: answer.token,
+        refreshToken: answer.refresh_token,
+        sessionId: answer.session_id,
+        ...(elevatedUntil ? { elevatedUntil } : {}),
+      },
+      requestedAt,
+    );
+  }
+
+  /** Holds the access token an elevation operation or sudoExit answered, if still that session's. */
+  async function adopt(answer: unknown, sessionId: string, requestedAt: number): Promise<void> {
+    const { token, elevated_until: until } = (answer ?? {}) as { token?: unknown; elevated_until?: unknown };
+    const now = held;
+    if (typeof token !== 'string' || token === '' || !now || now.tokens.sessionId !== sessionId) return;
+    const { elevatedUntil: _previous, ...pair } = now.tokens;
+    await store(
+      { ...pair, token, ...(typeof until === 'string' ? { elevatedUntil: until } : {}) },
       requestedAt,
     );
   }
@@ -196,9 +274,11 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       const headers = pair ? { ...p.headers, Authorization: `Bearer ${pair.token}` } : p.headers;
       return base.request(operationId, { ...p, headers }, callOptions);
     };
-    const used = held?.tokens ?? null;
+    let used = held?.tokens ?? null;
+    let sentAt = clock();
+    let answer: unknown;
     try {
-      return await send(used);
+      answer = await send(used);
     } catch (e) {
       if (!used || !isSvcApiError(e, 'unauthenticated') || e.status !== 401) throw e;
       const now = held;
@@ -208,8 +288,12 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       if (now.tokens.token === used.token) next = await unlessAborted(refreshFrom(now), signal);
       if (!next || isSvcApiError(next)) throw e;
       // Exactly one retry: its failure, 401 included, is the answer.
-      return send(next.tokens);
+      used = next.tokens;
+      sentAt = clock();
+      answer = await send(used);
     }
+    if (used && TOKEN_ANSWERS.has(operationId)) await adopt(answer, used.sessionId, sentAt);
+    return answer;
   }
 
   const methods = Object.fromEntries(
@@ -265,33 +349,61 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
       if (failure) throw failure;
     },
 
-    tokens: () => (held ? { ...held.tokens } : null),
+    tokens: () => (held ? current(held.tokens, held.skewMs) : null),
 
     setTokens(tokens) {
       held = tokens ? hold(tokens, null) : null;
     },
   };
 
-  return { ...methods, raw, baseUrl: base.baseUrl, request: call, ...session } as unknown as SessionClient;
+  return {
+    ...methods,
+    raw,
+    baseUrl: base.baseUrl,
+    request: call,
+    uploadAvatar: (file: UploadFile, upload?: UploadOptions) =>
+      call('meAvatarUpload', { body: fileForm(file, upload?.filename) }, requestOptionsOf(upload)),
+    ...session,
+  } as unknown as SessionClient;
 }
 
 function hasAuthorization(headers: Record<string, string> | undefined): boolean {
   return Object.keys(headers ?? {}).some((name) => name.toLowerCase() === 'authorization');
 }
 
-/** `exp` and `iat` of a JWT, read without verifying (it is only a hint when to refresh). */
-function jwtTimes(token: string): { exp: number; iat: number | null } | null {
+/** A JWT's claims, read without verifying (they are only hints: when to refresh, until when elevated). */
+function jwtClaims(token: string): Record<string, unknown> | null {
   const payload = token.split('.')[1];
   if (token.split('.').length !== 3 || !payload) return null;
   try {
     const json: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
-    if (typeof json !== 'object' || json === null) return null;
-    const { exp, iat } = json as { exp?: unknown; iat?: unknown };
-    if (typeof exp !== 'number' || !Number.isFinite(exp)) return null;
-    return { exp, iat: typeof iat === 'number' && Number.isFinite(iat) && iat < exp ? iat : null };
+    return typeof json === 'object' && json !== null && !Array.isArray(json)
+      ? (json as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
+}
+
+/** `exp` and `iat` of a JWT. */
+function jwtTimes(token: string): { exp: number; iat: number | null } | null {
+  const { exp, iat } = jwtClaims(token) ?? {};
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return null;
+  return { exp, iat: typeof iat === 'number' && Number.isFinite(iat) && iat < exp ? iat : null };
+}
+
+/**
+ * The elevated window of a refreshed token: its `elevated_until` claim (seconds), as the server
+ * carried it over; `previous` when it says the same to the second (it keeps the milliseconds the
+ * elevation answered). A token that is not a JWT keeps `previous` (dropped once passed).
+ */
+function elevationOf(token: string, previous: string | null): string | undefined {
+  const claims = jwtClaims(token);
+  if (!claims) return previous ?? undefined;
+  const until = claims.elevated_until;
+  if (typeof until !== 'number' || !Number.isFinite(until)) return undefined;
+  if (previous !== null && Math.abs(Date.parse(previous) - until * 1000) < 1000) return previous;
+  return new Date(until * 1000).toISOString();
 }
 
 /** Waits for a shared promise, but lets this caller's signal end the wait (not the work). */

@@ -25,9 +25,9 @@ afterEach(async () => {
 
 const SESSION_ID = '6f1c1f8e-0000-4000-8000-000000000001';
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-/** An unsigned JWT-shaped token: the client only reads `exp` and `iat`. */
-const jwt = (n: number, iat: number, exp: number) =>
-  `${b64url({ alg: 'none' })}.${b64url({ n, iat, exp })}.sig`;
+/** An unsigned JWT-shaped token: the client only reads `exp`, `iat` and `elevated_until`. */
+const jwt = (n: number, iat: number, exp: number, extra: Record<string, unknown> = {}) =>
+  `${b64url({ alg: 'none' })}.${b64url({ n, iat, exp, ...extra })}.sig`;
 
 interface FakeAuth {
   /** The first pair, already live. */
@@ -41,6 +41,10 @@ interface FakeAuth {
   acceptAccess: boolean;
   /** Set: /auth/refresh answers this status (500, ...) instead of rotating. */
   refreshFailure: number | null;
+  /** The elevated window (seconds) of each elevated access token handed out. */
+  elevated: Map<string, number>;
+  /** How long an elevation lasts, in seconds. Default eight hours. */
+  elevationSeconds: number | undefined;
   seen(path: string): SeenRequest[];
 }
 
@@ -65,15 +69,18 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
   const refresh = new Map<string, 'live' | 'spent'>();
   const ttl = options.ttlSeconds ?? 900;
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-  const issue = (): SessionTokens => {
+  const elevated = new Map<string, number>();
+  /** An access token; elevated until `until` (seconds) when given. */
+  const access = (until?: number): string => {
     issued += 1;
     const iat = nowSeconds();
-    const pair = {
-      token: jwt(issued, iat, iat + ttl),
-      refreshToken: `svc_rt_${issued}`,
-      sessionId: SESSION_ID,
-    };
-    live.add(pair.token);
+    const token = jwt(issued, iat, iat + ttl, until ? { elevated_until: until } : {});
+    live.add(token);
+    if (until) elevated.set(token, until);
+    return token;
+  };
+  const issue = (until?: number): SessionTokens => {
+    const pair = { token: access(until), refreshToken: `svc_rt_${issued}`, sessionId: SESSION_ID };
     refresh.set(pair.refreshToken, 'live');
     return pair;
   };
@@ -91,7 +98,10 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
         const presented = (JSON.parse(req.body) as { refresh_token: string }).refresh_token;
         if (refresh.get(presented) !== 'live') return problem(res, 401, 'unauthenticated');
         refresh.set(presented, 'spent');
-        const pair = issue();
+        // The elevated window of the access token sent along carries over while it lasts.
+        const sent = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        const until = sent ? elevated.get(sent) : undefined;
+        const pair = issue(until !== undefined && until > nowSeconds() ? until : undefined);
         json(res, 200, { token: pair.token, refresh_token: pair.refreshToken, session_id: pair.sessionId });
       });
       return;
@@ -107,14 +117,20 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
       });
     }
     if (path.startsWith('/public/')) return json(res, 200, { enabled: false, protected_actions: [] });
-    // Every other path is secured.
+    // Every other path is secured; the token is checked when the request arrives.
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const authenticated = token !== undefined && live.has(token) && fake.acceptAccess;
     later(options.delayOf?.(nth, req) ?? 0, () => {
-      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (!token || !live.has(token) || !fake.acceptAccess) return problem(res, 401, 'unauthenticated');
+      if (!authenticated) return problem(res, 401, 'unauthenticated');
       if (path === '/auth/logout') {
         res.writeHead(204).end();
         return;
       }
+      if (path === '/auth/sudo/elevate' || path === '/auth/sudo/totp/verify') {
+        const until = nowSeconds() + (fake.elevationSeconds ?? 8 * 3600);
+        return json(res, 200, { elevated_until: new Date(until * 1000).toISOString(), token: access(until) });
+      }
+      if (path === '/auth/sudo/exit') return json(res, 200, { token: access() });
       json(res, 200, { session_id: SESSION_ID, token });
     });
   });
@@ -126,6 +142,8 @@ async function fakeAuth(options: FakeOptions = {}): Promise<FakeAuth & { baseUrl
     refresh,
     acceptAccess: true,
     refreshFailure: null as number | null,
+    elevated,
+    elevationSeconds: undefined as number | undefined,
     revoke() {
       live.clear();
       for (const key of refresh.keys()) refresh.set(key, 'spent');
@@ -211,7 +229,8 @@ describe('refresh on 401', () => {
 
     const [refresh] = auth.seen('/auth/refresh');
     expect(JSON.parse(refresh!.body)).toEqual({ refresh_token: auth.first.refreshToken });
-    expect(refresh!.headers.authorization).toBeUndefined();
+    // The held access token goes along (it is how an elevated window carries over).
+    expect(bearer(refresh!)).toBe(auth.first.token);
     expect(rotated).toEqual([{ token: expect.any(String), refreshToken: 'svc_rt_2', sessionId: SESSION_ID }]);
     expect(client.tokens()).toEqual(rotated[0]);
     expect(auth.seen('/auth/session').map(bearer)).toEqual([auth.first.token, rotated[0]!.token]);
@@ -541,5 +560,174 @@ describe('sign-in and sign-out', () => {
     client.setTokens(null);
     expect(isSvcApiError(await rejection(client.authSessionGet()), 'unauthenticated')).toBe(true);
     expect(auth.seen('/auth/refresh')).toHaveLength(1);
+  });
+});
+
+describe('elevation', () => {
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+  test("an elevation's token is held and reported with elevatedUntil; the refresh token stays", async () => {
+    const auth = await fakeAuth();
+    const { client, rotated } = sessionClient(auth);
+    const answer = await client.sudoElevate({ body: { pin: '123456' } });
+    expect(bearer(auth.seen('/auth/sudo/elevate')[0]!)).toBe(auth.first.token);
+    const elevated = {
+      token: answer.token,
+      refreshToken: auth.first.refreshToken,
+      sessionId: SESSION_ID,
+      elevatedUntil: answer.elevated_until,
+    };
+    expect(rotated).toEqual([elevated]);
+    expect(client.tokens()).toEqual(elevated);
+    await client.authSessionGet();
+    expect(bearer(auth.seen('/auth/session')[0]!)).toBe(answer.token);
+    expect(auth.seen('/auth/refresh')).toHaveLength(0);
+  });
+
+  test('every elevation operation is adopted the same way (TOTP here)', async () => {
+    const auth = await fakeAuth();
+    const { client } = sessionClient(auth);
+    const answer = await client.sudoTotpVerify({ body: { code: '123456' } });
+    expect(client.tokens()).toMatchObject({ token: answer.token, elevatedUntil: answer.elevated_until });
+  });
+
+  test('a refresh presents the elevated token, and the window carries over to the new token', async () => {
+    const auth = await fakeAuth();
+    const { client, rotated } = sessionClient(auth);
+    const answer = await client.sudoElevate({ body: { pin: '123456' } });
+    auth.live.delete(answer.token); // the elevated token runs out (it lives an hour)
+    await client.authSessionGet();
+
+    const [refresh] = auth.seen('/auth/refresh');
+    expect(bearer(refresh!)).toBe(answer.token);
+    expect(JSON.parse(refresh!.body)).toEqual({ refresh_token: auth.first.refreshToken });
+    const after = rotated.at(-1)!;
+    expect(after).toEqual({
+      token: expect.any(String),
+      refreshToken: expect.stringMatching(/^svc_rt_/),
+      sessionId: SESSION_ID,
+      elevatedUntil: answer.elevated_until,
+    });
+    expect(after.refreshToken).not.toBe(auth.first.refreshToken);
+    expect(after.token).not.toBe(answer.token);
+    expect(auth.elevated.get(after.token)).toBe(Date.parse(answer.elevated_until) / 1000);
+    expect(client.tokens()).toEqual(after);
+  });
+
+  test('a refresh of an un-elevated token reports no elevatedUntil', async () => {
+    const auth = await fakeAuth();
+    const { client, rotated } = sessionClient(auth);
+    auth.live.delete(auth.first.token);
+    await client.authSessionGet();
+    expect(rotated).toHaveLength(1);
+    expect(rotated[0]).not.toHaveProperty('elevatedUntil');
+  });
+
+  test('sudoExit holds the un-elevated token it answers and drops elevatedUntil', async () => {
+    const auth = await fakeAuth();
+    const { client, rotated } = sessionClient(auth);
+    await client.sudoElevate({ body: { pin: '123456' } });
+    const { token } = await client.sudoExit();
+    expect(rotated.at(-1)).toEqual({ token, refreshToken: auth.first.refreshToken, sessionId: SESSION_ID });
+    expect(client.tokens()).toEqual(rotated.at(-1));
+    await client.authSessionGet();
+    expect(bearer(auth.seen('/auth/session')[0]!)).toBe(token);
+  });
+
+  test('elevatedUntil is dropped once it has passed, and a later refresh does not bring it back', async () => {
+    let now = Date.now();
+    const auth = await fakeAuth({ nowSeconds: () => Math.floor(now / 1000) });
+    auth.elevationSeconds = 120;
+    const { client, rotated } = sessionClient(auth, { now: () => now });
+    const answer = await client.sudoElevate({ body: { pin: '123456' } });
+    expect(client.tokens()!.elevatedUntil).toBe(answer.elevated_until);
+
+    now += 121_000;
+    expect(client.tokens()).toEqual({
+      token: answer.token,
+      refreshToken: auth.first.refreshToken,
+      sessionId: SESSION_ID,
+    });
+    auth.live.delete(answer.token);
+    await client.authSessionGet();
+    expect(bearer(auth.seen('/auth/refresh')[0]!)).toBe(answer.token);
+    expect(rotated.at(-1)).not.toHaveProperty('elevatedUntil');
+  });
+
+  test("the window is judged on the server's clock: a skewed clock here keeps a live one", async () => {
+    // Our clock is two days ahead of the server's: its elevated_until is long past by ours.
+    const auth = await fakeAuth({ nowSeconds: () => Math.floor(Date.now() / 1000) - 2 * 86_400 });
+    const { client, rotated } = sessionClient(auth);
+    const answer = await client.sudoElevate({ body: { pin: '123456' } });
+    expect(Date.parse(answer.elevated_until)).toBeLessThan(Date.now());
+    expect(rotated.at(-1)!.elevatedUntil).toBe(answer.elevated_until);
+    expect(client.tokens()!.elevatedUntil).toBe(answer.elevated_until);
+    auth.live.delete(answer.token);
+    await client.authSessionGet();
+    expect(rotated.at(-1)!.elevatedUntil).toBe(answer.elevated_until);
+  });
+
+  test('a saved elevatedUntil is kept while it lasts and ignored once passed', async () => {
+    const auth = await fakeAuth();
+    const future = iso(Math.floor(Date.now() / 1000) + 3600);
+    const past = iso(Math.floor(Date.now() / 1000) - 1);
+    const { client } = sessionClient({ ...auth, first: { ...auth.first, elevatedUntil: future } });
+    expect(client.tokens()!.elevatedUntil).toBe(future);
+    client.setTokens({ ...auth.first, elevatedUntil: past });
+    expect(client.tokens()).toEqual(auth.first);
+    client.setTokens({ ...auth.first, elevatedUntil: null });
+    expect(client.tokens()).toEqual(auth.first);
+  });
+
+  test('an elevation answered while a refresh spends the refresh token: the elevated token stays, with the successor', async () => {
+    const auth = await fakeAuth({
+      refreshDelayMs: 150,
+      delayOf: (_n, req) => (pathOf(req) === '/auth/sudo/elevate' ? 60 : 0),
+    });
+    const { client, rotated } = sessionClient(auth);
+    const elevating = client.sudoElevate({ body: { pin: '123456' } });
+    // The elevation has left with the first token; now another request finds that token dead.
+    while (auth.seen('/auth/sudo/elevate').length === 0) await new Promise((r) => setTimeout(r, 2));
+    auth.live.delete(auth.first.token);
+    const other = client.authSessionGet();
+    await refreshUnderWay(auth);
+    const answer = await elevating;
+    await other;
+
+    expect(auth.seen('/auth/refresh')).toHaveLength(1);
+    const successor = rotated.at(-1)!;
+    expect(successor.refreshToken).not.toBe(auth.first.refreshToken);
+    expect(auth.refresh.get(successor.refreshToken)).toBe('live');
+    expect(successor).toMatchObject({ token: answer.token, elevatedUntil: answer.elevated_until });
+    expect(client.tokens()).toEqual(successor);
+    // The request that waited for the refresh was retried with the elevated token.
+    expect(bearer(auth.seen('/auth/session').at(-1)!)).toBe(answer.token);
+  });
+
+  test('an elevation answered after the client was given another session is not adopted', async () => {
+    const auth = await fakeAuth({ delayOf: (_n, req) => (pathOf(req) === '/auth/sudo/elevate' ? 60 : 0) });
+    const { client, rotated } = sessionClient(auth);
+    const elevating = client.sudoElevate({ body: { pin: '123456' } });
+    while (auth.seen('/auth/sudo/elevate').length === 0) await new Promise((r) => setTimeout(r, 2));
+    const other = {
+      token: 'other',
+      refreshToken: 'svc_rt_other',
+      sessionId: '6f1c1f8e-0000-4000-8000-000000000002',
+    };
+    client.setTokens(other);
+    await elevating;
+    expect(client.tokens()).toEqual(other);
+    expect(rotated).toEqual([]);
+  });
+
+  test('a call with its own Authorization header is not adopted', async () => {
+    const auth = await fakeAuth();
+    const { client, rotated } = sessionClient(auth);
+    await client.sudoElevate({
+      body: { pin: '123456' },
+      headers: { Authorization: `Bearer ${auth.first.token}` },
+    });
+    expect(rotated).toEqual([]);
+    expect(client.tokens()).toEqual(auth.first);
   });
 });

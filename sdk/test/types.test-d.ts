@@ -3,6 +3,7 @@
 import { describe, expectTypeOf, test } from 'vitest';
 import {
   createClient,
+  createSessionClient,
   operations,
   type BinaryBody,
   type components,
@@ -55,6 +56,7 @@ describe('generated methods', () => {
       headers?: Record<string, string>;
     }>();
     expectTypeOf<OperationParams<'publicAssetGet'>>().toEqualTypeOf<{
+      header?: { 'If-None-Match'?: string };
       path: { id: string };
       headers?: Record<string, string>;
     }>();
@@ -111,6 +113,20 @@ describe('client.request', () => {
     for (const entry of Object.values(operations)) {
       expectTypeOf(client.request(entry.operationId, { path: {} })).resolves.toBeUnknown();
     }
+  });
+});
+
+describe('uploadAvatar', () => {
+  test('takes a Blob, a File, a Buffer or a Uint8Array, and resolves to the identity', () => {
+    const session = createSessionClient({ baseUrl: 'http://127.0.0.1:1' });
+    expectTypeOf(client.uploadAvatar(new Uint8Array(1))).resolves.toEqualTypeOf<Schemas['Me']>();
+    expectTypeOf(session.uploadAvatar(new Blob([]), { filename: 'a.png' })).resolves.toEqualTypeOf<
+      Schemas['Me']
+    >();
+    void client.uploadAvatar(Buffer.from('x'));
+    void client.uploadAvatar(new File([], 'me.png'), { timeoutMs: 60_000 });
+    // @ts-expect-error a path is not a file: read it first
+    void client.uploadAvatar('me.png');
   });
 });
 

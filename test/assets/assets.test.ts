@@ -95,6 +95,16 @@ describe('GET /assets/{id}', () => {
     const got = await api.assetGet({ path: { id: avatar.id } });
     expect(got.contentType).toBe('image/webp');
     expect(Buffer.from(got.bytes)).toEqual(avatar.bytes);
+    expect(got.notModified).toBe(false);
+    // A conditional read through the SDK: a 304 is a result, with no bytes.
+    const again = await api.assetGet({ path: { id: avatar.id }, header: { 'If-None-Match': got.etag! } });
+    expect(again).toMatchObject({ notModified: true, etag: got.etag });
+    expect(again.bytes).toHaveLength(0);
+    const pub = await createClient({ baseUrl: app.baseUrl, retries: 0 }).publicAssetGet({
+      path: { id: avatar.id },
+      header: { 'If-None-Match': `W/${got.etag!}` },
+    });
+    expect(pub.notModified).toBe(true);
   });
 
   it('needs a signed-in caller', async () => {

@@ -25,7 +25,10 @@ export function renderHelp(ctx: HelpContext): string {
   if (atRoot) usage.push('[global options] <command> [arguments] [options]');
   else {
     usage.push('[options]');
-    for (const a of runnable?.arguments ?? []) usage.push(a.required ? `<${a.name}>` : `[${a.name}]`);
+    for (const a of runnable?.arguments ?? []) {
+      const name = a.variadic ? `${a.name}...` : a.name;
+      usage.push(a.required ? `<${name}>` : `[${name}]`);
+    }
     if (subcommands.length > 0) usage.push(runnable ? '[command]' : '<command>');
   }
 
@@ -35,7 +38,8 @@ export function renderHelp(ctx: HelpContext): string {
     rows.push([term, text]);
     sections.set(group, rows);
   };
-  for (const a of runnable?.arguments ?? []) add('Arguments:', a.name, a.description);
+  for (const a of runnable?.arguments ?? [])
+    add('Arguments:', a.variadic ? `${a.name}...` : a.name, a.description);
   const own = runnable?.options ?? [];
   const taken = new Set(own.flatMap((o) => (o.short ? [o.long, o.short] : [o.long])));
   for (const o of own) add(o.group, optionTerm(o), o.description);

@@ -152,7 +152,7 @@ export async function parseCommandLine(
       words(),
     );
   }
-  if (args.length > runnable.arguments.length) {
+  if (args.length > runnable.arguments.length && !runnable.arguments.at(-1)?.variadic) {
     const expected = runnable.arguments.length;
     throw new CommandLineError(
       `too many arguments for '${words().join(' ')}': expected ${expected} argument${expected === 1 ? '' : 's'}, got ${args.length}`,

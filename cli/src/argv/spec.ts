@@ -27,6 +27,8 @@ export interface ArgumentSpec {
   readonly name: string;
   readonly required: boolean;
   readonly description: string;
+  /** The last argument only: takes every remaining operand (`discovery mark <key...>`). */
+  readonly variadic?: boolean;
 }
 
 /** A command that runs: its arguments, its own options and what it does. */

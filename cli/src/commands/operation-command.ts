@@ -1,5 +1,6 @@
 // One generated command per operation of the index: its arguments and options, built only when the
 // command line reaches it. What it does when it runs is in run-operation.ts, imported then.
+import type { SessionClient, SvcClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
 import { accumulate, isArrayType } from '../coerce.js';
 import { isBinaryResponse, pathParameters, type CliOperation } from '../operation.js';
@@ -19,7 +20,12 @@ export interface BoundInput {
   key: string;
 }
 
-export function operationRunnable(op: CliOperation): Runnable {
+export interface OperationHooks {
+  /** Turns the answer into what is printed (`svcctl session` adds the profile's elevated_until). */
+  decorate?: (result: unknown, client: SvcClient | SessionClient) => unknown | Promise<unknown>;
+}
+
+export function operationRunnable(op: CliOperation, hooks: OperationHooks = {}): Runnable {
   const bound: BoundInput[] = [];
   const options: OptionSpec[] = [];
   for (const [i, input] of flagInputs(op).entries()) {
@@ -56,7 +62,7 @@ export function operationRunnable(op: CliOperation): Runnable {
     options,
     async run(input) {
       const { runOperation } = await import('../run-operation.js');
-      await runOperation(op, input, bound);
+      await runOperation(op, input, bound, hooks);
     },
   };
 }
@@ -95,7 +101,7 @@ function annotate(description: string, type: string, requirement: string): strin
   return `${description}${description ? ' ' : ''}(${notes.join('; ')})`;
 }
 
-function longDescription(op: CliOperation): string {
+export function longDescription(op: CliOperation): string {
   const auth = op.security.length === 0 ? 'no sign-in needed' : `sign-in: ${op.security.join(' or ')}`;
   const capability = op.capability ? `; API tokens need capability ${op.capability}` : '';
   return `${op.summary}\n\n${op.method.toUpperCase()} /api/v2${op.path} (${auth}${capability}; operation ${op.operationId})`;

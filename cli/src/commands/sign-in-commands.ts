@@ -2,16 +2,18 @@
 // every start: what they do is in run-sign-in.ts and run-password.ts, imported when one runs.
 // `session` and `sessions list|delete` are the generated commands of their operations under shorter
 // words.
+import type { SessionClient, SvcClient } from '@svcplatform/sdk';
 import { operations } from '@svcplatform/sdk/operations';
 import type { CommandSpec, OptionSpec, ParsedInput, Runnable } from '../argv/spec.js';
 import { pathParameters, type CliOperation } from '../operation.js';
 import type * as RunPassword from '../run-password.js';
 import type * as RunSignIn from '../run-sign-in.js';
+import type { OperationHooks } from './operation-command.js';
 
 const LIST_GROUP = 'Sign-in commands:';
 const OPTIONS = 'Options:';
 
-const option = (long: string, description: string, extra: Partial<OptionSpec> = {}): OptionSpec => ({
+export const option = (long: string, description: string, extra: Partial<OptionSpec> = {}): OptionSpec => ({
   long,
   key: long.slice(2).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
   group: OPTIONS,
@@ -19,7 +21,7 @@ const option = (long: string, description: string, extra: Partial<OptionSpec> = 
   ...extra,
 });
 
-const NON_INTERACTIVE = option(
+export const NON_INTERACTIVE = option(
   '--non-interactive',
   'never prompt: what is missing is a usage error (exit 2); for scripts',
 );
@@ -31,11 +33,11 @@ const CAPTCHA = option(
     value: '<token>',
   },
 );
-const secretOptions = (flag: string, what: string): OptionSpec[] => [
+export const secretOptions = (flag: string, what: string, value = '<password>'): OptionSpec[] => [
   option(
     flag,
     `the ${what} (others on this machine can see it in the process list: prefer ${flag}-stdin); without either, it is asked for and not shown as you type`,
-    { value: '<password>' },
+    { value },
   ),
   option(`${flag}-stdin`, `read the ${what} from the next line of stdin`),
 ];
@@ -72,6 +74,7 @@ function alias(
   operationId: string,
   summary: string,
   after?: (module: typeof RunSignIn, input: ParsedInput) => Promise<void>,
+  hooks: OperationHooks = {},
 ): CommandSpec {
   const op = (operations as Record<string, CliOperation>)[operationId]!;
   return {
@@ -82,7 +85,7 @@ function alias(
     subcommands: () => [],
     runnable: async (): Promise<Runnable> => {
       const { operationRunnable } = await import('./operation-command.js');
-      const generated = operationRunnable(op);
+      const generated = operationRunnable(op, hooks);
       return {
         ...generated,
         description: `${generated.description}\n\nThe same as svcctl ${op.cli.join(' ')}.`,
@@ -204,10 +207,31 @@ const SIGNUP = leaf<typeof RunPassword>(
   (m, input) => m.runSignup(input),
 );
 
+/**
+ * `svcctl session` of a saved session also says until when its token is elevated (`svcctl sudo
+ * elevate`), null when it is not: as the server judges it (`sudo status`), else as the profile holds it.
+ */
+async function withElevation(result: unknown, client: SvcClient | SessionClient): Promise<unknown> {
+  const session = client as Partial<SessionClient>;
+  if (typeof session.tokens !== 'function' || typeof result !== 'object' || result === null) return result;
+  const held = session.tokens()?.elevatedUntil ?? null;
+  const elevatedUntil = await client.sudoStatusGet().then(
+    (status) => status.elevated_until,
+    () => held,
+  );
+  return { ...result, elevated_until: elevatedUntil };
+}
+
 export const signInCommands: readonly CommandSpec[] = [
   LOGIN,
   LOGOUT,
-  alias('session', 'authSessionGet', 'show the current session: who is signed in, and until when'),
+  alias(
+    'session',
+    'authSessionGet',
+    'show the current session: who is signed in, and until when',
+    undefined,
+    { decorate: withElevation },
+  ),
   SESSIONS,
   PASSWORD,
   SIGNUP,

@@ -71,6 +71,11 @@ const root = group('svcctl', [
     leaf('verify', verify),
     group('nested', [leaf('deep', { ...verify, arguments: [], options: [] })]),
   ]),
+  leaf('mark', {
+    ...verify,
+    arguments: [{ name: 'key', required: false, description: '', variadic: true }],
+    options: [],
+  }),
   leaf('login', { ...verify, arguments: [], options: [] }, [
     leaf('confirm', {
       ...verify,
@@ -196,6 +201,11 @@ describe('parseCommandLine', () => {
     const err = await parse(argv).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CommandLineError);
     expect((err as Error).message).toBe(message);
+  });
+
+  it('gives a variadic last argument every remaining operand, or none', async () => {
+    expect((await run(['mark', 'a', '-q', 'b', 'c'])).args).toEqual(['a', 'b', 'c']);
+    expect((await run(['mark'])).args).toEqual([]);
   });
 
   it('names the command an error concerns', async () => {

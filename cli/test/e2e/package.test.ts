@@ -1,5 +1,6 @@
 // `npm pack` of svcctl and the SDK, installed side by side as the README says, gives a working bin
-// (dist/svcctl.cjs, the CLI bundled with the SDK; yaml is loaded from the dependencies when used).
+// (bin/svcctl.cjs, which loads dist/svcctl.cjs, the CLI bundled with the SDK; yaml is loaded from the
+// dependencies when used). The package has no src/, so the bin never tries to build.
 // The registry dependencies (yaml, and the SDK's openapi-fetch) are linked from this checkout
 // instead of downloaded.
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { ensureBuilt, REPO } from '../support/build.js';
 import { runCliAt, tempDir } from '../support/run-cli.js';
 
 let installed: string;
+let modulesDir: string;
 let stub: Server;
 let stubUrl: string;
 
@@ -21,6 +23,7 @@ beforeAll(async () => {
   ensureBuilt();
   const root = tempDir('svcctl-pack-');
   const modules = join(root, 'node_modules');
+  modulesDir = modules;
   for (const [dir, name] of [
     ['sdk', '@svcplatform/sdk'],
     ['cli', '@svcplatform/svcctl'],
@@ -43,7 +46,10 @@ beforeAll(async () => {
   ] as const) {
     symlinkSync(packageRoot(req.resolve(dep)), join(modules, dep));
   }
-  installed = join(modules, '@svcplatform/svcctl/dist/svcctl.cjs');
+  const packageJson = JSON.parse(readFileSync(join(modules, '@svcplatform/svcctl/package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  installed = join(modules, '@svcplatform/svcctl', packageJson.bin.svcctl!);
   stub = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('[{"id":"i1","title":"Packed"}]');
@@ -62,6 +68,13 @@ function packageRoot(entry: string): string {
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
   return dir;
 }
+
+it('packs the bin and the bundle, not the checkout build helper', () => {
+  const root = join(modulesDir, '@svcplatform/svcctl');
+  expect(readdirSync(join(root, 'bin'))).toEqual(['svcctl.cjs']);
+  expect(existsSync(join(root, 'dist/svcctl.cjs'))).toBe(true);
+  expect(existsSync(join(root, 'src'))).toBe(false);
+});
 
 it('runs --help from the packed files', async () => {
   const r = await runCliAt(installed, ['--help']);

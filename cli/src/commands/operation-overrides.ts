@@ -1,0 +1,168 @@
+// Generated commands that do more than send their operation: they keep the words the spec gives them
+// (x-svcctl) but take their input another way or keep what the answer hands out.
+//
+//   me avatar set FILE          reads the file and uploads it (meAvatarUpload, multipart)
+//   discovery mark KEY...       the keys as arguments as well as --keys (meDiscoveryMark)
+//   sudo setup | elevate        the PIN asked for unseen (or --pin-stdin); the elevated token is saved
+//   sudo totp enroll            the secret as a QR code and otpauth URL, then the code; elevates
+//   sudo totp verify            the code asked for (or --code); elevates
+//   sudo exit                   saves the un-elevated token it answers
+//   sudo webauthn register | authenticate   as generated (the credential comes from a browser), but
+//                               the answer's token is saved, not printed
+//
+// Definitions only, loaded at every start: what they do is in run-me.ts and run-sudo.ts, imported
+// when one runs.
+import type { SessionClient } from '@svcplatform/sdk';
+import type { OptionSpec, Runnable } from '../argv/spec.js';
+import type { CliOperation } from '../operation.js';
+import type * as RunMe from '../run-me.js';
+import type * as RunSudo from '../run-sudo.js';
+import { NON_INTERACTIVE, option, secretOptions } from './sign-in-commands.js';
+
+export interface OperationOverride {
+  /** How the parent lists it, from its word: `set <file>`. Default: the generated command's. */
+  readonly term?: (word: string) => string;
+  /** The command, built when the command line reaches it. */
+  runnable(op: CliOperation): Promise<Runnable>;
+}
+
+const me = () => import('../run-me.js');
+const sudo = () => import('../run-sudo.js');
+
+/** A command of its own under the operation's words: its description ends with the route, as generated ones do. */
+function command<M>(
+  description: string,
+  args: Runnable['arguments'],
+  options: readonly OptionSpec[],
+  load: () => Promise<M>,
+  run: (module: M, op: CliOperation, input: Parameters<Runnable['run']>[0]) => Promise<void>,
+): OperationOverride['runnable'] {
+  return async (op) => {
+    const { longDescription } = await import('./operation-command.js');
+    return {
+      description: `${op.summary}. ${description}\n\n${longDescription(op).split('\n\n').slice(1).join('\n\n')}`,
+      arguments: args,
+      options,
+      run: async (input) => run(await load(), op, input),
+    };
+  };
+}
+
+const CODE = option('--code', 'the 6-digit code your authenticator app shows now (asked for when missing)', {
+  value: '<code>',
+});
+const PIN = [...secretOptions('--pin', 'PIN', '<pin>'), NON_INTERACTIVE];
+
+/**
+ * A generated command whose answer is an elevated token: the session client holds and saves it, so
+ * what is printed is until when (the token itself only when there is no saved session to put it in).
+ */
+const savesElevatedToken: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    return operationRunnable(op, {
+      decorate: (result, client) => {
+        const session = client as Partial<SessionClient>;
+        if (typeof session.tokens !== 'function') return result;
+        return { elevated_until: session.tokens()?.elevatedUntil ?? null };
+      },
+    });
+  },
+};
+
+export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
+  meAvatarUpload: {
+    term: (word) => `${word} <file>`,
+    runnable: command<typeof RunMe>(
+      'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes your avatar (stored as a 512×512 WebP under a new asset id). Prints your identity with its new avatar_asset_id.',
+      [{ name: 'file', required: true, description: 'the image file, or - for stdin' }],
+      [],
+      me,
+      (m, _op, input) => m.runAvatarSet(input),
+    ),
+  },
+
+  meDiscoveryMark: {
+    term: (word) => `${word} [options] [key...]`,
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      const generated = operationRunnable(op);
+      // The keys given as arguments join those of --keys (and of --data, which --keys overrides).
+      const keys = generated.options.find((o) => o.long === '--keys')!.key;
+      return {
+        ...generated,
+        description: `${op.summary}. Each KEY (nav:..., tab:..., product:..., ui:...; 1 to 20 in all, with --keys) is recorded with the time it was first marked.\n\n${generated.description.split('\n\n').slice(1).join('\n\n')}`,
+        arguments: [
+          { name: 'key', required: false, description: 'a discovery key, e.g. nav:billing', variadic: true },
+        ],
+        run: (input) => {
+          const given = input.options[keys] as unknown[] | undefined;
+          const merged = input.args.length > 0 ? [...(given ?? []), ...input.args] : given;
+          return generated.run({ ...input, args: [], options: { ...input.options, [keys]: merged } });
+        },
+      };
+    },
+  },
+
+  sudoSetup: {
+    runnable: command<typeof RunSudo>(
+      'Asks for a new 6-digit PIN twice (not shown as you type). The elevated access token the server answers (elevated for eight hours) is saved for the profile and used from then on; the session refreshes it while the elevation lasts. Setting up the first method needs a signed-in session; adding or replacing one needs an elevated session.',
+      [],
+      PIN,
+      sudo,
+      (m, _op, input) => m.runSudoPin(input, 'setup'),
+    ),
+  },
+
+  sudoElevate: {
+    runnable: command<typeof RunSudo>(
+      'Asks for your PIN (not shown as you type) and saves the elevated access token the server answers for the profile; commands that need an elevated session use it for eight hours. `svcctl sudo exit` ends it sooner.',
+      [],
+      PIN,
+      sudo,
+      (m, _op, input) => m.runSudoPin(input, 'elevate'),
+    ),
+  },
+
+  sudoTotpEnroll: {
+    runnable: command<typeof RunSudo>(
+      [
+        'Shows the otpauth URL and, on a terminal, a QR code to scan, then asks for the code the app shows. The secret stays pending for 5 minutes.',
+        '',
+        'For scripts: `svcctl sudo totp enroll --non-interactive` prints {"otpauth_url", "secret", ...} as JSON; then `svcctl sudo totp enroll --code CODE` finishes that pending enrollment.',
+      ].join('\n'),
+      [],
+      [
+        option('--code', 'finish the pending enrollment with the code the app shows (no new secret)', {
+          value: '<code>',
+        }),
+        NON_INTERACTIVE,
+      ],
+      sudo,
+      (m, _op, input) => m.runTotpEnroll(input),
+    ),
+  },
+
+  sudoTotpVerify: {
+    runnable: command<typeof RunSudo>(
+      'With the code your authenticator app shows now (asked for unless --code is given). The elevated access token is saved for the profile, as with `svcctl sudo elevate`.',
+      [],
+      [CODE, NON_INTERACTIVE],
+      sudo,
+      (m, _op, input) => m.runTotpVerify(input),
+    ),
+  },
+
+  sudoWebauthnRegister: savesElevatedToken,
+  sudoWebauthnAuthenticate: savesElevatedToken,
+
+  sudoExit: {
+    runnable: command<typeof RunSudo>(
+      'The un-elevated access token the server answers replaces the elevated one in the profile.',
+      [],
+      [],
+      sudo,
+      (m, _op, input) => m.runSudoExit(input),
+    ),
+  },
+};
