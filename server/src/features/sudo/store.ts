@@ -197,19 +197,17 @@ export async function findPasskey(
   return row;
 }
 
-export async function insertPasskey(
-  db: Db,
-  input: {
-    userId: string;
-    credentialId: string;
-    publicKey: Buffer;
-    signCount: number;
-    transports: string[];
-    deviceType: string | null;
-    backedUp: boolean;
-  },
-  now: Date,
-): Promise<boolean> {
+/** A verified registration, as stored. */
+export interface NewPasskey {
+  credentialId: string;
+  publicKey: Buffer;
+  signCount: number;
+  transports: string[];
+  deviceType: string | null;
+  backedUp: boolean;
+}
+
+export async function insertPasskey(db: Db, input: NewPasskey & { userId: string }, now: Date): Promise<boolean> {
   const rows = await db`
     insert into webauthn_credentials (id, user_id, credential_id, public_key, sign_count, transports, device_type,
                                       backed_up, created_at)

@@ -150,20 +150,11 @@ async function keepChallenge(
 
 // --- registration -----------------------------------------------------------------------------------
 
-interface NewPasskey {
-  credentialId: string;
-  publicKey: Buffer;
-  signCount: number;
-  transports: string[];
-  deviceType: string | null;
-  backedUp: boolean;
-}
-
 async function verifyRegistration(
   ctx: RequestContext,
   userId: string,
   credential: unknown,
-): Promise<NewPasskey> {
+): Promise<store.NewPasskey> {
   const { rpId, origins } = ctx.config.webauthn;
   const response = asRegistrationResponse(credential);
   if (!response) {
