@@ -832,6 +832,362 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my organizations
+         * @description The organizations the caller belongs to, personal first, then by name, each with the caller's role.
+         */
+        get: operations["organizationList"];
+        put?: never;
+        /**
+         * Create an organization
+         * @description Creates an organization with the caller as its Owner. The slug is unique platform-wide: a taken one
+         *     is 409 `slug-taken` (two concurrent creates of one slug make one organization).
+         */
+        post: operations["organizationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/by-slug/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an organization by its slug
+         * @description An organization the caller does not belong to answers 404 exactly as an unknown slug.
+         */
+        get: operations["organizationGetBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an organization
+         * @description An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["organizationGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an organization
+         * @description Owner only (403 `forbidden` for other members). Refused with 422: a personal organization
+         *     (`organization-personal`), one still holding any project (`organization-not-empty`, details
+         *     `projects`) and one whose wallet holds a balance (`organization-not-empty`, details `balance`). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        delete: operations["organizationDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an organization or change its slug
+         * @description Owner or Admin (403 `forbidden` for other members). A personal organization keeps its name and slug
+         *     (422 `organization-personal`); a taken slug is 409 `slug-taken`. Null or omitted fields stay. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        patch: operations["organizationUpdate"];
+        trace?: never;
+    };
+    "/organizations/{id}/billing-country": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the billing country
+         * @description Owner or Admin. Set once: the same country again succeeds and changes nothing; another one is 422
+         *     `billing-country-already-set`; a code that names no country is 400 `invalid-field-value`. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        put: operations["organizationBillingCountrySet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/icon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the organization icon
+         * @description The avatar's image rules (JPEG, PNG, WebP or GIF's first frame by their bytes, 10 MB, 40 megapixels;
+         *     512×512 WebP under a new asset id). Owner or Admin, the bar of PATCH. At most 10 uploads per 10
+         *     minutes per caller (429). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        put: operations["organizationIconUpload"];
+        post?: never;
+        /**
+         * Remove the organization icon
+         * @description Owner or Admin; 204 also when there is none. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        delete: operations["organizationIconDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{organization_id}/standing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization standing
+         * @description Any member. `detail` (the numeric breakdown, EUR) is for owners only; every other member reads
+         *     one fixed sentence in `message` when restricted, whatever the reason. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["organizationStandingGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description Any member may list the members, Owners first. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["memberList"];
+        put?: never;
+        /**
+         * Add a member
+         * @description Owner or Admin. Adding someone already a member answers the membership unchanged (200). A role above
+         *     the caller's own is 403 `member-outranks-caller`; a personal organization takes no members (422
+         *     `member-personal-organization`); an unknown user is 404. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        post: operations["memberAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description A caller may always remove themselves; removing others needs Owner or Admin, and a member above the
+         *     caller is 403 `member-outranks-caller`. The last Owner cannot be removed (422 `last-owner`), nor the
+         *     personal owner (422 `member-personal-organization`). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        delete: operations["memberRemove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Owner or Admin. Touching a member whose role is above the caller's, or granting a role above the
+         *     caller's own, is 403 `member-outranks-caller`. The last Owner cannot be demoted (422 `last-owner`,
+         *     decided under a lock of the organization, so two concurrent demotions of the last two Owners leave
+         *     one) and the personal owner's role cannot change (422 `member-personal-organization`). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        patch: operations["memberUpdate"];
+        trace?: never;
+    };
+    "/organizations/{id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization audit log
+         * @description Every organization-scoped write, most recent first; readable by Owners and Admins (403 `forbidden`
+         *     for other members). `action` matches exactly; `project_id` and `service_instance_id` only narrow.
+         *     Platform-internal events are kept elsewhere and never appear. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["organizationAuditList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an organization's projects
+         * @description An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["organizationProjectList"];
+        put?: never;
+        /**
+         * Create a project
+         * @description Owner or Admin. The slug is unique within the organization (409 `slug-taken`); `games` is reserved
+         *     in a personal organization (422 `project-slug-reserved`). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        post: operations["projectCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/projects/by-slug/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project by its slug
+         * @description An organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["projectGetBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my projects
+         * @description Projects across every organization the caller belongs to, by organization then name.
+         */
+        get: operations["projectList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stats of all my projects
+         * @description Stats for every project `GET /projects` returns, computed in one query.
+         */
+        get: operations["projectStatsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project
+         * @description A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["projectGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project
+         * @description Owner or Admin. Refused while the project holds any subscription (422 `project-has-subscriptions`);
+         *     the managed `games` project is 403 `project-gaming-managed`. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        delete: operations["projectDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a project
+         * @description Owner or Admin. Omitted fields stay; `description: null` clears it. The managed `games` project is
+         *     403 `project-gaming-managed`. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        patch: operations["projectUpdate"];
+        trace?: never;
+    };
+    "/projects/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stats of a project
+         * @description A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["projectStatsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/sessions": {
         parameters: {
             query?: never;
@@ -897,7 +1253,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -1294,6 +1650,179 @@ export type components = {
         WebAuthnCredentialRequest: {
             credential: components["schemas"]["PublicKeyCredentialJson"];
         };
+        /**
+         * @description Ranked owner > admin > billing > member.
+         * @enum {string}
+         */
+        MemberRole: "owner" | "admin" | "billing" | "member";
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Unique platform-wide. */
+            slug: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description ISO 3166-1 alpha-2; null until set, then set once. */
+            billing_country_code: string | null;
+            /** Format: uuid */
+            icon_asset_id: string | null;
+            /** @description The caller's role in this organization. */
+            role: components["schemas"]["MemberRole"];
+            /** @description The account's own organization, made with it; it keeps its name and slug, takes no members and cannot be deleted. */
+            personal: boolean;
+        };
+        /** @description 1 to 100 characters after trimming surrounding spaces. */
+        OrganizationName: string;
+        /** @description Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters. */
+        Slug: string;
+        OrganizationCreateRequest: {
+            name: components["schemas"]["OrganizationName"];
+            slug: components["schemas"]["Slug"];
+        };
+        OrganizationUpdateRequest: {
+            /** @default null */
+            name: components["schemas"]["OrganizationName"] | null;
+            /** @default null */
+            slug: components["schemas"]["Slug"] | null;
+        };
+        BillingCountryRequest: {
+            /** @description ISO 3166-1 alpha-2, case-insensitive. */
+            country_code: string;
+        };
+        /** @description A decimal amount in the currency's major unit, two places (`12.50`). */
+        Money: string;
+        StandingDetail: {
+            /** @enum {string} */
+            currency: "EUR";
+            balance: components["schemas"]["Money"];
+            reservations: components["schemas"]["Money"];
+            floor: components["schemas"]["Money"];
+            credit_limit: components["schemas"]["Money"];
+            open_receivables: components["schemas"]["Money"];
+        };
+        Standing: {
+            /** @description Whether the organization may start new paid work. Restricted when balance − reservations − open receivables + credit limit falls below the floor. */
+            restricted: boolean;
+            /** @description Null when not restricted. Every member who is not the owner reads one fixed sentence, whatever the reason. */
+            message: string | null;
+            /** @description The numeric breakdown, for the organization's owners only (null for everyone else). */
+            detail: components["schemas"]["StandingDetail"] | null;
+        };
+        Membership: {
+            /**
+             * Format: date-time
+             * @description When the person joined.
+             */
+            created_at: string;
+            name: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** Format: uuid */
+            user_id: string;
+            role: components["schemas"]["MemberRole"];
+            /** Format: uuid */
+            avatar_asset_id: string | null;
+            email: string | null;
+        };
+        /** @enum {string} */
+        MemberRoleRequest: "owner" | "admin" | "billing" | "member";
+        MemberAddRequest: {
+            /** Format: uuid */
+            user_id: string;
+            /** @default member */
+            role: components["schemas"]["MemberRoleRequest"];
+        };
+        MemberUpdateRequest: {
+            role: components["schemas"]["MemberRoleRequest"];
+        };
+        AuditActor: {
+            /** Format: uuid */
+            user_id: string | null;
+            /**
+             * Format: uuid
+             * @description The personal API token used, if any.
+             */
+            token_id: string | null;
+            /** Format: uuid */
+            application_id: string | null;
+            /** Format: uuid */
+            acting_as_user_id: string | null;
+        };
+        AuditTarget: {
+            /** @description `organization`, `member`, `project`, `subscription`, ... */
+            type: string;
+            id: string | null;
+        };
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** @description `<area>.<event>`: `organization.created`, `member.added`, `project.deleted`, `subscription.activated`, ... */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            target: components["schemas"]["AuditTarget"];
+            /** Format: uuid */
+            project_id: string | null;
+            /** Format: uuid */
+            service_instance_id: string | null;
+            request_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        PaginationMeta: {
+            page: number;
+            page_size: number;
+            total_items: number;
+            total_pages: number;
+        };
+        AuditPage: {
+            data: components["schemas"]["AuditEntry"][];
+            meta: components["schemas"]["PaginationMeta"];
+        };
+        Project: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            name: string;
+            /** @description Unique within its organization. */
+            slug: string;
+            description: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The `games` project of a personal organization, which the platform manages; it cannot be changed or deleted. */
+            managed: boolean;
+        };
+        ProjectCreateRequest: {
+            name: components["schemas"]["OrganizationName"];
+            slug: components["schemas"]["Slug"];
+            /** @default null */
+            description: string | null;
+        };
+        CycleSpend: {
+            /** @description ISO 4217 */
+            currency: string;
+            amount: components["schemas"]["Money"];
+        };
+        ProjectStats: {
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: int64
+             * @description Live (not deleted) subscriptions.
+             */
+            resource_count: number;
+            /** @description What the project is charged for the service window now, per currency; empty when nothing is under a live window. */
+            cycle_spend: components["schemas"]["CycleSpend"][];
+        };
+        ProjectUpdateRequest: {
+            name?: components["schemas"]["OrganizationName"];
+            slug?: components["schemas"]["Slug"];
+            /** @description Null clears it; omitted leaves it. */
+            description?: string | null;
+        };
         SessionEntry: {
             /**
              * Format: uuid
@@ -1438,6 +1967,16 @@ export type components = {
                 "application/json": components["schemas"]["ElevatedToken"];
             };
         };
+        /** @description The value is taken (`slug-taken`). */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description A DNS hostname, matched case-insensitively and without a trailing root dot. */
@@ -1451,6 +1990,26 @@ export type components = {
          *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
          */
         CaptchaToken: string;
+        /** @description A slug. */
+        SlugPath: string;
+        /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+        OrganizationIdPath: string;
+        /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+        StandingOrganizationId: string;
+        /** @description The member's user id. */
+        UserIdPath: string;
+        /** @description Only entries of this action (exact match), e.g. `member.added`. */
+        AuditAction: string;
+        /** @description The 1-indexed page; 0 reads as 1. */
+        Page: number;
+        /** @description Entries per page, 1 to 100. */
+        PageSize: number;
+        /** @description Only entries about this project. */
+        AuditProjectId: string;
+        /** @description Only entries about this service instance. */
+        AuditServiceInstanceId: string;
+        /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+        ProjectIdPath: string;
         /** @description A session family id. */
         SessionId: string;
     };
@@ -2473,6 +3032,731 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organizations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new organization. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationGetBySlug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A slug. */
+                slug: components["parameters"]["SlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationBillingCountrySet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BillingCountryRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationIconUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarUpload"];
+            };
+        };
+        responses: {
+            /** @description The organization with its new icon. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationIconDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationStandingGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                organization_id: components["parameters"]["StandingOrganizationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The standing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Standing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    memberList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    memberAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberAddRequest"];
+            };
+        };
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    memberRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+                /** @description The member's user id. */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    memberUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+                /** @description The member's user id. */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationAuditList: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this action (exact match), e.g. `member.added`. */
+                action?: components["parameters"]["AuditAction"];
+                /** @description The 1-indexed page; 0 reads as 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Entries per page, 1 to 100. */
+                page_size?: components["parameters"]["PageSize"];
+                /** @description Only entries about this project. */
+                project_id?: components["parameters"]["AuditProjectId"];
+                /** @description Only entries about this service instance. */
+                service_instance_id?: components["parameters"]["AuditServiceInstanceId"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    organizationProjectList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new project. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectGetBySlug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+                /** @description A slug. */
+                slug: components["parameters"]["SlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectStatsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectStats"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["ProjectIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["ProjectIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["ProjectIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    projectStatsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["ProjectIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stats. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

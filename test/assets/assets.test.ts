@@ -138,6 +138,24 @@ describe('GET /assets/{id}', () => {
     expect(((await viaPublic.json()) as { code: string }).code).toBe('forbidden');
   });
 
+  it("serves an owner-only asset of the caller's own organization, privately cacheable", async () => {
+    const { session } = await newAccount(app, smtp, 'owner-only');
+    const [org] = await app.sql<{ id: string }[]>`
+      select id from organizations where personal_owner_id = ${session.user.id}`;
+    const owned = randomUUID();
+    await app.sql`
+      insert into assets (id, kind, content_type, bytes, etag, organization_id, created_at)
+      values (${owned}, 'service_config', 'application/octet-stream', ${Buffer.from('config')}, '"cfg"', ${org!.id}, now())`;
+    const res = await fetch(`${app.baseUrl}/api/v2/assets/${owned}`, {
+      headers: { authorization: `Bearer ${session.token}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('private, max-age=300');
+    expect(Buffer.from(await res.arrayBuffer()).toString()).toBe('config');
+    // Another person (this file's caller) still gets the unknown-id answer.
+    expect((await signedIn(`/assets/${owned}`)).status).toBe(404);
+  });
+
   it('answers 400 invalid-request for a malformed id', async () => {
     const res = await signedIn('/assets/not-a-uuid');
     expect(res.status).toBe(400);

@@ -1309,6 +1309,873 @@ export const operations = {
     "successStatus": 200,
     "responseType": "application/json"
   },
+  "organizationList": {
+    "operationId": "organizationList",
+    "method": "get",
+    "path": "/organizations",
+    "summary": "List my organizations",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationCreate": {
+    "operationId": "organizationCreate",
+    "method": "post",
+    "path": "/organizations",
+    "summary": "Create an organization",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "nullable": false
+        },
+        {
+          "name": "slug",
+          "required": true,
+          "type": "string",
+          "description": "Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "organizationGetBySlug": {
+    "operationId": "organizationGetBySlug",
+    "method": "get",
+    "path": "/organizations/by-slug/{slug}",
+    "summary": "Get an organization by its slug",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "by-slug"
+    ],
+    "parameters": [
+      {
+        "name": "slug",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "A slug."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationGet": {
+    "operationId": "organizationGet",
+    "method": "get",
+    "path": "/organizations/{id}",
+    "summary": "Get an organization",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationUpdate": {
+    "operationId": "organizationUpdate",
+    "method": "patch",
+    "path": "/organizations/{id}",
+    "summary": "Rename an organization or change its slug",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "json",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "slug",
+          "required": false,
+          "type": "json",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationDelete": {
+    "operationId": "organizationDelete",
+    "method": "delete",
+    "path": "/organizations/{id}",
+    "summary": "Delete an organization",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "organizationBillingCountrySet": {
+    "operationId": "organizationBillingCountrySet",
+    "method": "put",
+    "path": "/organizations/{id}/billing-country",
+    "summary": "Set the billing country",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "billing-country"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "country_code",
+          "required": true,
+          "type": "string",
+          "description": "ISO 3166-1 alpha-2, case-insensitive.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationIconUpload": {
+    "operationId": "organizationIconUpload",
+    "method": "put",
+    "path": "/organizations/{id}/icon",
+    "summary": "Upload the organization icon",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "icon",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "multipart/form-data",
+      "fields": [
+        {
+          "name": "file",
+          "required": true,
+          "type": "binary",
+          "description": "A JPEG, PNG, WebP or GIF (its first frame), recognised by its bytes, not its name or declared type; at most 10 MB and 40 megapixels.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationIconDelete": {
+    "operationId": "organizationIconDelete",
+    "method": "delete",
+    "path": "/organizations/{id}/icon",
+    "summary": "Remove the organization icon",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "icon",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "organizationStandingGet": {
+    "operationId": "organizationStandingGet",
+    "method": "get",
+    "path": "/organizations/{organization_id}/standing",
+    "summary": "The organization standing",
+    "tags": [
+      "organizations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "orgs",
+      "standing"
+    ],
+    "parameters": [
+      {
+        "name": "organization_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "memberList": {
+    "operationId": "memberList",
+    "method": "get",
+    "path": "/organizations/{id}/members",
+    "summary": "List members",
+    "tags": [
+      "members"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "members",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "memberAdd": {
+    "operationId": "memberAdd",
+    "method": "post",
+    "path": "/organizations/{id}/members",
+    "summary": "Add a member",
+    "tags": [
+      "members"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "members",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "user_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "role",
+          "required": false,
+          "type": "owner|admin|billing|member",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "memberUpdate": {
+    "operationId": "memberUpdate",
+    "method": "patch",
+    "path": "/organizations/{id}/members/{user_id}",
+    "summary": "Change a member's role",
+    "tags": [
+      "members"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "members",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The member's user id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "role",
+          "required": true,
+          "type": "owner|admin|billing|member",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "memberRemove": {
+    "operationId": "memberRemove",
+    "method": "delete",
+    "path": "/organizations/{id}/members/{user_id}",
+    "summary": "Remove a member",
+    "tags": [
+      "members"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "members",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The member's user id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "organizationAuditList": {
+    "operationId": "organizationAuditList",
+    "method": "get",
+    "path": "/organizations/{id}/audit",
+    "summary": "The organization audit log",
+    "tags": [
+      "audit"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "audit",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "action",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Only entries of this action (exact match), e.g. `member.added`."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The 1-indexed page; 0 reads as 1."
+      },
+      {
+        "name": "page_size",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "Entries per page, 1 to 100."
+      },
+      {
+        "name": "project_id",
+        "in": "query",
+        "required": false,
+        "type": "uuid",
+        "description": "Only entries about this project."
+      },
+      {
+        "name": "service_instance_id",
+        "in": "query",
+        "required": false,
+        "type": "uuid",
+        "description": "Only entries about this service instance."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "organizationProjectList": {
+    "operationId": "organizationProjectList",
+    "method": "get",
+    "path": "/organizations/{id}/projects",
+    "summary": "List an organization's projects",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "list-in-org"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectCreate": {
+    "operationId": "projectCreate",
+    "method": "post",
+    "path": "/organizations/{id}/projects",
+    "summary": "Create a project",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "create"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "nullable": false
+        },
+        {
+          "name": "slug",
+          "required": true,
+          "type": "string",
+          "description": "Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters.",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "projectGetBySlug": {
+    "operationId": "projectGetBySlug",
+    "method": "get",
+    "path": "/organizations/{id}/projects/by-slug/{slug}",
+    "summary": "Get a project by its slug",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "by-slug"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "slug",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "A slug."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectList": {
+    "operationId": "projectList",
+    "method": "get",
+    "path": "/projects",
+    "summary": "List my projects",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectStatsList": {
+    "operationId": "projectStatsList",
+    "method": "get",
+    "path": "/projects/stats",
+    "summary": "Stats of all my projects",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "stats-all"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectGet": {
+    "operationId": "projectGet",
+    "method": "get",
+    "path": "/projects/{id}",
+    "summary": "Get a project",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectUpdate": {
+    "operationId": "projectUpdate",
+    "method": "patch",
+    "path": "/projects/{id}",
+    "summary": "Change a project",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "nullable": false
+        },
+        {
+          "name": "slug",
+          "required": false,
+          "type": "string",
+          "description": "Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters.",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "Null clears it; omitted leaves it.",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "projectDelete": {
+    "operationId": "projectDelete",
+    "method": "delete",
+    "path": "/projects/{id}",
+    "summary": "Delete a project",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "projectStatsGet": {
+    "operationId": "projectStatsGet",
+    "method": "get",
+    "path": "/projects/{id}/stats",
+    "summary": "Stats of a project",
+    "tags": [
+      "projects"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "capability": null,
+    "cli": [
+      "projects",
+      "stats"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "meSessionsList": {
     "operationId": "meSessionsList",
     "method": "get",
@@ -1363,6 +2230,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "meSessionsList" | "meSessionDelete";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "meSessionsList" | "meSessionDelete";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -27,6 +27,15 @@ const TITLES: Record<ErrorCode, string> = {
   'onboarding-already-completed': 'Onboarding already completed',
   'billing-country-already-set': 'Billing country already set',
   'avatar-source-unavailable': 'Avatar source unavailable',
+  'member-outranks-caller': 'Member outranks caller',
+  'member-personal-organization': 'Personal organization',
+  'last-owner': 'Last owner',
+  'organization-personal': 'Personal organization',
+  'organization-not-empty': 'Organization not empty',
+  'slug-taken': 'Slug taken',
+  'project-slug-reserved': 'Project slug reserved',
+  'project-gaming-managed': 'Managed project',
+  'project-has-subscriptions': 'Project has subscriptions',
   'internal-error': 'Internal error',
 };
 
@@ -62,6 +71,7 @@ export const elevationRequired = (
 ) => new ApiError(403, 'elevation-required', detail);
 export const unprocessable = (code: ErrorCode, detail: string, details?: string | Record<string, unknown>) =>
   new ApiError(422, code, detail, details === undefined ? {} : { details });
+export const conflict = (code: ErrorCode, detail: string) => new ApiError(409, code, detail);
 export const unsupportedMediaType = (detail: string) => new ApiError(415, 'unsupported-media-type', detail);
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'rate-limited', 'Too many requests; retry later.', {

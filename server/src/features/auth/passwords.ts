@@ -6,6 +6,7 @@ import type { Db } from '../../db/client.js';
 import { ApiError, invalidFieldValue, rateLimited } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext } from '../../http/handler.js';
 import { enqueueMail } from '../../mail/outbox.js';
+import { createPersonalOrganization } from '../organizations/personal.js';
 import { hit, scaled, type Limit } from '../../ratelimit/limiter.js';
 import { requireCaptcha } from './captcha.js';
 import {
@@ -104,6 +105,7 @@ export const passwordHandlers: AreaHandlers<
         }
         return;
       }
+      await createPersonalOrganization(tx, created, now);
       const token = newEmailToken();
       await store.createEmailToken(
         tx,

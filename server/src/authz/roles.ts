@@ -1,0 +1,40 @@
+// The one table of what each organization role may do (document 1, "Membership", "Organizations",
+// "Members", "Projects", "Audit and domains"). Every organization-scoped check reads it; the
+// authorization issue intersects it with API-token grants.
+export const ROLES = ['owner', 'admin', 'billing', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type Permission =
+  | 'organization.read'
+  | 'organization.manage' // PATCH, billing country, icon ("ManageOrganizationPolicy")
+  | 'organization.delete'
+  | 'members.read'
+  | 'members.manage'
+  | 'projects.read'
+  | 'projects.manage'
+  | 'audit.read'
+  | 'standing.read'
+  | 'standing.detail';
+
+const EVERY_MEMBER: Permission[] = ['organization.read', 'members.read', 'projects.read', 'standing.read'];
+
+export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
+  owner: new Set<Permission>([
+    ...EVERY_MEMBER,
+    'organization.manage',
+    'organization.delete',
+    'members.manage',
+    'projects.manage',
+    'audit.read',
+    'standing.detail',
+  ]),
+  admin: new Set<Permission>([...EVERY_MEMBER, 'organization.manage', 'members.manage', 'projects.manage', 'audit.read']),
+  billing: new Set<Permission>(EVERY_MEMBER),
+  member: new Set<Permission>(EVERY_MEMBER),
+};
+
+/** owner > admin > billing > member: "a member whose role is above the caller's" compares these. */
+const RANK: Record<Role, number> = { owner: 4, admin: 3, billing: 2, member: 1 };
+
+export const can = (role: Role, permission: Permission): boolean => ROLE_PERMISSIONS[role].has(permission);
+export const outranks = (a: Role, b: Role): boolean => RANK[a] > RANK[b];
