@@ -7,7 +7,7 @@
 // refusal of an image bomb (scripts/bench/image-bomb.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
-//                    [--skip-login-timing] [--skip-image-bomb] [--skip-me] [--cpu-prof=DIR] [--quick]
+//                    [--skip-login-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
 // unpatched cases, no scaling, /me, start-up, login timing or image bomb): the loop to use while working
@@ -65,6 +65,7 @@ const { values: args } = parseArgs({
     'skip-startup': { type: 'boolean', default: false },
     'skip-login-timing': { type: 'boolean', default: false },
     'skip-image-bomb': { type: 'boolean', default: false },
+    'skip-elevation-cost': { type: 'boolean', default: false },
     'skip-me': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -419,6 +420,7 @@ async function main(): Promise<number> {
   if (!args['skip-startup'] && !quick) await startup();
   if (!args['skip-login-timing'] && !quick) await loginTiming();
   if (!args['skip-image-bomb'] && !quick) await imageBomb();
+  if (!args['skip-elevation-cost'] && !quick) await elevationCost();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -690,6 +692,16 @@ async function imageBomb(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('image bomb (not measured)');
+  }
+}
+
+async function elevationCost(): Promise<void> {
+  lines.push('Elevation attempt cost: a PIN against a sign-in password check, a TOTP code against one HMAC-SHA-1');
+  try {
+    const { describeElevationCost, measureElevationCost } = await import('./elevation-cost.js');
+    lines.push(...describeElevationCost(await measureElevationCost()));
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
   }
 }
 
