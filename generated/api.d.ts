@@ -841,7 +841,7 @@ export type paths = {
         };
         /**
          * List my organizations
-         * @description The organizations the caller belongs to, personal first, then by name, each with the caller's role.
+         * @description The organizations the caller belongs to, personal first, then by name (case-insensitively), each with the caller's role.
          */
         get: operations["organizationList"];
         put?: never;
@@ -903,7 +903,8 @@ export type paths = {
         /**
          * Rename an organization or change its slug
          * @description Owner or Admin (403 `forbidden` for other members). A personal organization keeps its name and slug
-         *     (422 `organization-personal`); a taken slug is 409 `slug-taken`. Null or omitted fields stay. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         *     (422 `organization-personal`; values equal to the current ones are no change, even there); a taken slug is
+         *     409 `slug-taken`. Null or omitted fields stay. An organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         patch: operations["organizationUpdate"];
         trace?: never;
@@ -985,7 +986,7 @@ export type paths = {
         };
         /**
          * List members
-         * @description Any member may list the members, Owners first. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         * @description Any member may list the members, Owners first, then by join time. An organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         get: operations["memberList"];
         put?: never;
@@ -993,7 +994,7 @@ export type paths = {
          * Add a member
          * @description Owner or Admin. Adding someone already a member answers the membership unchanged (200). A role above
          *     the caller's own is 403 `member-outranks-caller`; a personal organization takes no members (422
-         *     `member-personal-organization`); an unknown user is 404. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         *     `member-personal-organization`); an unknown or deleted user is 404. An organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         post: operations["memberAdd"];
         delete?: never;
@@ -1068,8 +1069,10 @@ export type paths = {
         put?: never;
         /**
          * Create a project
-         * @description Owner or Admin. The slug is unique within the organization (409 `slug-taken`); `games` is reserved
-         *     in a personal organization (422 `project-slug-reserved`). An organization the caller does not belong to answers 404 exactly as an unknown id.
+         * @description Owner or Admin (403 `forbidden` for other members). The slug is unique within the organization
+         *     (409 `slug-taken`; of concurrent creates of one slug, one succeeds); `games` is reserved in a
+         *     personal organization (422 `project-slug-reserved`). The name is trimmed; a blank one is 400
+         *     `invalid-field-value`. Records `project.created` in the organization's audit log. An organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         post: operations["projectCreate"];
         delete?: never;
@@ -1107,7 +1110,8 @@ export type paths = {
         };
         /**
          * List my projects
-         * @description Projects across every organization the caller belongs to, by organization then name.
+         * @description Projects across every organization the caller belongs to: organizations in the order of
+         *     `GET /organizations` (the personal one first, then by name), then projects by name.
          */
         get: operations["projectList"];
         put?: never;
@@ -1127,7 +1131,10 @@ export type paths = {
         };
         /**
          * Stats of all my projects
-         * @description Stats for every project `GET /projects` returns, computed in one query.
+         * @description Stats for every project `GET /projects` returns, in its order, computed in one query.
+         *     `resource_count` counts the subscriptions not deleted; `cycle_spend` sums, per currency (ordered by
+         *     currency), the price of subscriptions neither deleted nor ended whose service window
+         *     (`window_start` inclusive, `window_end` exclusive) contains the present moment.
          */
         get: operations["projectStatsList"];
         put?: never;
@@ -1154,16 +1161,21 @@ export type paths = {
         post?: never;
         /**
          * Delete a project
-         * @description Owner or Admin. Refused while the project holds any subscription (422 `project-has-subscriptions`);
-         *     the managed `games` project is 403 `project-gaming-managed`. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         * @description Owner or Admin (403 `forbidden` for other members). Refused while the project holds any subscription
+         *     that is not deleted, whatever its status (422 `project-has-subscriptions`); deleted subscriptions
+         *     go with the project. The managed `games` project is 403 `project-gaming-managed`. Records
+         *     `project.deleted`. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         delete: operations["projectDelete"];
         options?: never;
         head?: never;
         /**
          * Change a project
-         * @description Owner or Admin. Omitted fields stay; `description: null` clears it. The managed `games` project is
-         *     403 `project-gaming-managed`. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         * @description Owner or Admin (403 `forbidden` for other members). Omitted fields stay; `description: null` clears
+         *     it. A slug another project of the organization has is 409 `slug-taken`; `games` is reserved in a
+         *     personal organization (422 `project-slug-reserved`). The managed `games` project is 403
+         *     `project-gaming-managed`, whatever the body. Records `project.updated`; a body that changes nothing
+         *     writes nothing (`updated_at` stays, no audit entry). A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         patch: operations["projectUpdate"];
         trace?: never;
@@ -1177,7 +1189,7 @@ export type paths = {
         };
         /**
          * Stats of a project
-         * @description A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
+         * @description As in `GET /projects/stats`, for one project. A project of an organization the caller does not belong to answers 404 exactly as an unknown id.
          */
         get: operations["projectStatsGet"];
         put?: never;
@@ -1682,9 +1694,9 @@ export type components = {
         };
         OrganizationUpdateRequest: {
             /** @default null */
-            name: components["schemas"]["OrganizationName"] | null;
+            name?: components["schemas"]["OrganizationName"] | null;
             /** @default null */
-            slug: components["schemas"]["Slug"] | null;
+            slug?: components["schemas"]["Slug"] | null;
         };
         BillingCountryRequest: {
             /** @description ISO 3166-1 alpha-2, case-insensitive. */
@@ -1731,7 +1743,7 @@ export type components = {
             /** Format: uuid */
             user_id: string;
             /** @default member */
-            role: components["schemas"]["MemberRoleRequest"];
+            role?: components["schemas"]["MemberRoleRequest"];
         };
         MemberUpdateRequest: {
             role: components["schemas"]["MemberRoleRequest"];
@@ -1799,7 +1811,7 @@ export type components = {
             name: components["schemas"]["OrganizationName"];
             slug: components["schemas"]["Slug"];
             /** @default null */
-            description: string | null;
+            description?: string | null;
         };
         CycleSpend: {
             /** @description ISO 4217 */

@@ -1885,8 +1885,8 @@ export const operations = {
     ],
     "capability": null,
     "cli": [
-      "projects",
-      "list-in-org"
+      "orgs",
+      "projects"
     ],
     "parameters": [
       {

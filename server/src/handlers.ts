@@ -1,11 +1,15 @@
 // The root handler map, typed against every operationId of the spec.
 import type { Handlers } from './http/handler.js';
 import { assetHandlers } from './features/assets/handlers.js';
+import { auditHandlers } from './features/audit/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
 import { avatarHandlers } from './features/me/avatar.js';
 import { meHandlers } from './features/me/handlers.js';
+import { memberHandlers } from './features/members/handlers.js';
+import { organizationHandlers } from './features/organizations/handlers.js';
+import { projectHandlers } from './features/projects/handlers.js';
 import { publicHandlers } from './features/public/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
@@ -20,4 +24,8 @@ export const handlers: Handlers = {
   ...avatarHandlers,
   ...sudoHandlers,
   ...webauthnHandlers,
+  ...organizationHandlers,
+  ...memberHandlers,
+  ...auditHandlers,
+  ...projectHandlers,
 };

@@ -37,7 +37,13 @@ export async function findMembership(
     ${options.lock ? db`for update of o` : db``}`;
   if (!row) return undefined;
   const { role, ...organization } = row;
-  return { organization, role };
+  if (!options.lock) return { organization, role };
+  // The locking statement returns the membership row from its own snapshot, taken before it waited
+  // for the lock: a change committed meanwhile (the caller demoted or removed) is not in it. Under
+  // READ COMMITTED the next statement sees it, so the role is read again now that the lock is held.
+  const [fresh] = await db<{ role: Role }[]>`
+    select role from organization_members where organization_id = ${organizationId} and user_id = ${userId}`;
+  return fresh ? { organization, role: fresh.role } : undefined;
 }
 
 /**

@@ -1,0 +1,183 @@
+// Projects (document 1, "Project", "Projects"): every organization's projects, the personal
+// organization's managed `games` project, and who may change what.
+import { randomUUID } from 'node:crypto';
+import { recordAudit } from '../../audit/record.js';
+import { requireMembership } from '../../authz/organization-access.js';
+import { conflict, invalidFieldValue, unprocessable } from '../../http/errors.js';
+import type { AreaHandlers } from '../../http/handler.js';
+import { GAMES_SLUG } from '../organizations/personal.js';
+import {
+  projectGamingManaged,
+  projectNotFound,
+  projectSlugReserved,
+  readableProject,
+  writableProject,
+} from './access.js';
+import { toProject } from './mappers.js';
+import { projectStatsHandlers } from './stats.js';
+import * as store from './store.js';
+
+const slugTaken = (slug: string) =>
+  conflict('slug-taken', `The organization already has a project with the slug "${slug}".`);
+
+/** Rethrows a taken slug as 409 `slug-taken`: the unique index decides, so concurrent writes make one. */
+const orSlugTaken =
+  (slug: string) =>
+  (err: unknown): never => {
+    throw store.isSlugTaken(err) ? slugTaken(slug) : err;
+  };
+
+/** A name is 1 to 100 characters after trimming surrounding spaces (spec OrganizationName). */
+function projectName(raw: string): string {
+  const name = raw.trim();
+  if (name.length === 0) {
+    throw invalidFieldValue('A project name needs at least one character besides spaces.', [
+      { location: 'body', pointer: '/name', message: 'blank' },
+    ]);
+  }
+  return name;
+}
+
+export const projectHandlers: AreaHandlers<
+  | 'projectList'
+  | 'organizationProjectList'
+  | 'projectCreate'
+  | 'projectGetBySlug'
+  | 'projectGet'
+  | 'projectUpdate'
+  | 'projectDelete'
+  | 'projectStatsList'
+  | 'projectStatsGet'
+> = {
+  // Every role holds `projects.read`: membership (the join) is the whole check.
+  async projectList({ auth, ctx }) {
+    const rows = await store.listProjectsOfUser(ctx.sql, auth.userId);
+    return { status: 200, body: rows.map(toProject) };
+  },
+
+  async organizationProjectList({ path, auth, ctx }) {
+    await requireMembership(ctx.sql, path.id, auth.userId, 'projects.read');
+    const rows = await store.listProjectsOfOrganization(ctx.sql, path.id);
+    return { status: 200, body: rows.map(toProject) };
+  },
+
+  async projectCreate({ path, body, auth, ctx }) {
+    const name = projectName(body.name);
+    const project = await ctx.sql.begin(async (tx) => {
+      // Locked like every membership change and the organization's delete: the role is the current
+      // one, and a project never lands in an organization being deleted.
+      const { organization } = await requireMembership(tx, path.id, auth.userId, 'projects.manage', {
+        lock: true,
+      });
+      if (organization.personal_owner_id !== null && body.slug === GAMES_SLUG)
+        throw projectSlugReserved(body.slug);
+      const row = await store
+        .insertProject(
+          tx,
+          {
+            id: randomUUID(),
+            organizationId: organization.id,
+            name,
+            slug: body.slug,
+            description: body.description ?? null,
+          },
+          ctx.clock.now(),
+        )
+        .catch(orSlugTaken(body.slug));
+      await recordAudit(
+        tx,
+        ctx,
+        { userId: auth.userId },
+        {
+          organizationId: organization.id,
+          action: 'project.created',
+          target: { type: 'project', id: row.id },
+          projectId: row.id,
+        },
+      );
+      return row;
+    });
+    return { status: 201, body: toProject(project) };
+  },
+
+  async projectGetBySlug({ path, auth, ctx }) {
+    await requireMembership(ctx.sql, path.id, auth.userId, 'projects.read');
+    const row = await store.findProjectBySlug(ctx.sql, path.id, path.slug);
+    if (!row) throw projectNotFound();
+    return { status: 200, body: toProject(row) };
+  },
+
+  async projectGet({ path, auth, ctx }) {
+    const { project } = await readableProject(ctx.sql, path.id, auth.userId, 'projects.read');
+    return { status: 200, body: toProject(project) };
+  },
+
+  async projectUpdate({ path, body, auth, ctx }) {
+    const asked: store.ProjectChanges = {};
+    if (body.name !== undefined) asked.name = projectName(body.name);
+    if (body.slug !== undefined) asked.slug = body.slug;
+    if (body.description !== undefined) asked.description = body.description;
+    const project = await ctx.sql.begin(async (tx) => {
+      const { project: current, personal } = await writableProject(
+        tx,
+        path.id,
+        auth.userId,
+        'projects.manage',
+      );
+      // After membership, so a non-member still sees 404.
+      if (current.managed) throw projectGamingManaged();
+      if (personal && asked.slug === GAMES_SLUG) throw projectSlugReserved(asked.slug);
+      // Only what differs is written: a PATCH that changes nothing moves no timestamp and records nothing.
+      const changes = Object.fromEntries(
+        Object.entries(asked).filter(([key, value]) => current[key as keyof store.ProjectChanges] !== value),
+      ) as store.ProjectChanges;
+      if (Object.keys(changes).length === 0) return current;
+      const row = await store
+        .updateProject(tx, current.id, changes, ctx.clock.now())
+        .catch(orSlugTaken(asked.slug ?? ''));
+      await recordAudit(
+        tx,
+        ctx,
+        { userId: auth.userId },
+        {
+          organizationId: current.organization_id,
+          action: 'project.updated',
+          target: { type: 'project', id: current.id },
+          projectId: current.id,
+        },
+      );
+      return row;
+    });
+    return { status: 200, body: toProject(project) };
+  },
+
+  async projectDelete({ path, auth, ctx }) {
+    await ctx.sql.begin(async (tx) => {
+      // The project's lock keeps a new subscription out until this transaction ends (store.lockProject).
+      const { project } = await writableProject(tx, path.id, auth.userId, 'projects.manage');
+      if (project.managed) throw projectGamingManaged();
+      const live = await store.countLiveSubscriptions(tx, project.id);
+      if (live > 0) {
+        throw unprocessable(
+          'project-has-subscriptions',
+          `The project still holds ${live} subscription${live === 1 ? '' : 's'}; a project is deleted once it holds none.`,
+        );
+      }
+      await store.deleteProject(tx, project.id);
+      await recordAudit(
+        tx,
+        ctx,
+        { userId: auth.userId },
+        {
+          organizationId: project.organization_id,
+          action: 'project.deleted',
+          target: { type: 'project', id: project.id },
+          projectId: project.id,
+        },
+      );
+    });
+    return { status: 204 };
+  },
+
+  ...projectStatsHandlers,
+};
