@@ -61,9 +61,9 @@ export function countOperations(node: CommandNode): number {
 }
 
 /** A one-line description of a group: its sub-words, so `svcctl --help` hints at what is inside. */
-export function describeGroup(node: CommandNode, width = 60): string {
+export function describeGroup(node: CommandNode, width = 60, overrides: OperationOverrides = {}): string {
   if (node.operation && node.children.size === 0) return node.operation.summary;
-  const words = [...node.children.keys()];
+  const words = [...node.children.values()].filter((c) => !isHidden(c, overrides)).map((c) => c.word);
   let text = '';
   for (const [i, word] of words.entries()) {
     const next = text ? `${text}, ${word}` : word;
@@ -74,6 +74,14 @@ export function describeGroup(node: CommandNode, width = 60): string {
 }
 
 export type OperationOverrides = Readonly<Record<string, OperationOverride>>;
+
+/** A node whose operation's override hides it, with nothing visible below it. */
+function isHidden(node: CommandNode, overrides: OperationOverrides): boolean {
+  const op = node.operation;
+  const hidden =
+    op !== undefined && Object.hasOwn(overrides, op.operationId) && overrides[op.operationId]!.hidden;
+  return hidden === true && [...node.children.values()].every((c) => isHidden(c, overrides));
+}
 
 // The tree as commands: groups list their words; a node with an operation becomes runnable, its
 // options built (commands/operation-command.ts) only when the command line reaches it, or by its
@@ -91,10 +99,11 @@ function commandFor(node: CommandNode, overrides: OperationOverrides, listGroup?
   const custom = op && Object.hasOwn(overrides, op.operationId) ? overrides[op.operationId] : undefined;
   return {
     name: node.word,
-    summary: describeGroup(node),
+    summary: describeGroup(node, 60, overrides),
     term: termFor(node, custom),
     ...(listGroup ? { listGroup } : {}),
-    description: `${node.word}: ${describeGroup(node, Infinity)}`,
+    ...(isHidden(node, overrides) ? { hidden: true } : {}),
+    description: `${node.word}: ${describeGroup(node, Infinity, overrides)}`,
     subcommands: () => [...node.children.values()].map((child) => commandFor(child, overrides)),
     ...(op
       ? {

@@ -1,7 +1,7 @@
 // The flags of an operation's command: one per query parameter, header parameter and body field.
 // Path parameters are positionals instead (see pathParameters).
 import { flagFor } from './flag-names.js';
-import type { CliOperation } from './operation.js';
+import { isPagedOperation, type CliOperation } from './operation.js';
 
 export interface FlagInput {
   readonly location: 'query' | 'header' | 'body';
@@ -16,6 +16,9 @@ export interface FlagInput {
 
 /** Flags of the command itself; an input whose flag would collide gets its location as a prefix. */
 export const RESERVED_LEAF_FLAGS: ReadonlySet<string> = new Set(['--help', '--data', '--output']);
+
+/** Every page of a paged list, streamed. */
+export const ALL_FLAG = '--all';
 
 export function flagInputs(op: CliOperation): FlagInput[] {
   const raw: Omit<FlagInput, 'flag'>[] = [
@@ -39,6 +42,8 @@ export function flagInputs(op: CliOperation): FlagInput[] {
     })),
   ];
   const taken = new Set<string>(RESERVED_LEAF_FLAGS);
+  // A paged list's command has --all of its own (commands/operation-command.ts).
+  if (isPagedOperation(op)) taken.add(ALL_FLAG);
   const inputs: FlagInput[] = [];
   for (const input of raw) {
     let flag = flagFor(input.location, input.name);

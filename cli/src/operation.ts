@@ -53,3 +53,15 @@ export function pathParameters(op: CliOperation): CliParameter[] {
     .filter((p) => p.in === 'path')
     .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 }
+
+/**
+ * A paged list (DECISIONS.md §1): a GET taking the query parameter `page` and answering JSON (`{ data,
+ * meta }`). Its command takes `--all`, which walks every page through the SDK's paginator.
+ */
+export function isPagedOperation(op: CliOperation): boolean {
+  return (
+    op.method === 'get' &&
+    op.responseType === 'application/json' &&
+    op.parameters.some((p) => p.in === 'query' && p.name === 'page')
+  );
+}

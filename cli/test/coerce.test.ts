@@ -13,6 +13,8 @@ describe('coerceValue', () => {
     ['boolean', { given: ['boolean', 'false'], want: false }],
     ['object', { given: ['object', '{"a":[1]}'], want: { a: [1] } }],
     ['json', { given: ['json', '"x"'], want: 'x' }],
+    ['json null', { given: ['json', 'null'], want: null }],
+    ['json object', { given: ['json', '{"a":1}'], want: { a: 1 } }],
     ['object null', { given: ['object', 'null'], want: null }],
     ['enum', { given: ['allow|deny', 'deny'], want: 'deny' }],
     ['enum listing null', { given: ['a|b|null', 'null'], want: null }],

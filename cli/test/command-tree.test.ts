@@ -46,6 +46,35 @@ describe('operation overrides', () => {
     for (const id of Object.keys(operationOverrides)) expect(ids).toContain(id);
   });
 
+  it("give the organization issue's commands their words", () => {
+    const words = (id: string) => index.find((o) => o.operationId === id)!.cli.join(' ');
+    for (const [id, w] of [
+      ['organizationList', 'orgs list'],
+      ['organizationGet', 'orgs show'],
+      ['organizationCreate', 'orgs create'],
+      ['organizationUpdate', 'orgs update'],
+      ['organizationDelete', 'orgs delete'],
+      ['organizationBillingCountrySet', 'orgs billing-country'],
+      ['organizationIconUpload', 'orgs icon set'],
+      ['organizationIconDelete', 'orgs icon delete'],
+      ['organizationStandingGet', 'orgs standing'],
+      ['organizationProjectList', 'orgs projects'],
+      ['memberList', 'members list'],
+      ['memberAdd', 'members add'],
+      ['memberUpdate', 'members update'],
+      ['memberRemove', 'members remove'],
+      ['projectList', 'projects list'],
+      ['projectGet', 'projects show'],
+      ['projectCreate', 'projects create'],
+      ['projectUpdate', 'projects update'],
+      ['projectDelete', 'projects delete'],
+      ['projectStatsGet', 'projects stats'],
+      ['organizationAuditList', 'audit list'],
+    ]) {
+      expect(words(id!)).toBe(w);
+    }
+  });
+
   it("give the issue's commands their words: me avatar set, discovery mark, sudo ..., sudo totp ...", () => {
     const words = (id: string) => index.find((o) => o.operationId === id)!.cli.join(' ');
     expect(words('meAvatarUpload')).toBe('me avatar set');
@@ -103,6 +132,27 @@ describe('describeGroup', () => {
     const { root } = buildCommandTree(['alpha', 'bravo', 'charlie', 'delta'].map((w) => op(w, ['g', w])));
     expect(describeGroup(root.children.get('g')!)).toBe('alpha, bravo, charlie, delta');
     expect(describeGroup(root.children.get('g')!, 16)).toBe('alpha, bravo, … (2 more)');
+  });
+
+  it('leaves out the words of hidden operations', async () => {
+    const { root } = buildCommandTree([op('gList', ['g', 'list']), op('gListAll', ['g', 'list-all'])]);
+    const hidden = {
+      gListAll: {
+        hidden: true,
+        runnable: async () => ({
+          description: 'all',
+          arguments: [],
+          options: [],
+          run: async () => undefined,
+        }),
+      },
+    };
+    expect(describeGroup(root.children.get('g')!, 60, hidden)).toBe('list');
+    const [group] = treeCommands(root, 'API commands:', hidden);
+    const [list, listAll] = group!.subcommands();
+    expect([list!.hidden, listAll!.hidden]).toEqual([undefined, true]);
+    // Still a command: it runs and has its help.
+    expect((await listAll!.runnable!()).description).toBe('all');
   });
 
   it('uses the summary of a lone operation', () => {

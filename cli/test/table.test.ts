@@ -37,6 +37,19 @@ describe('renderTable', () => {
     expect(renderTable(given)).toBe(want);
   });
 
+  it('shows only the columns chosen, also inside a paged list', () => {
+    const columns = [
+      { header: 'WHO', value: (r: Record<string, unknown>) => (r.actor as { id: string }).id },
+      { header: 'WHAT', value: (r: Record<string, unknown>) => r.action },
+    ];
+    const rows = [{ id: 'e1', action: 'a.b', actor: { id: 'u1' }, noise: 'x' }];
+    expect(renderTable(rows, columns)).toBe('WHO  WHAT\nu1   a.b\n');
+    const page = { data: rows, meta: { page: 1, page_size: 20, total_items: 1, total_pages: 1 } };
+    expect(renderTable(page, columns)).toBe('WHO  WHAT\nu1   a.b\n\npage 1 of 1, 1 items\n');
+    // An object is not a list: every field, as key/value lines.
+    expect(renderTable(rows[0], columns)).toMatch(/^noise: +x$/m);
+  });
+
   it('cuts long cells in columns but not in key/value lines', () => {
     const long = 'x'.repeat(100);
     expect(renderTable([{ v: long }]).split('\n')[1]).toBe(`${'x'.repeat(59)}…`);

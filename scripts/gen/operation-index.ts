@@ -8,6 +8,9 @@ export interface IndexedParameter {
   required: boolean;
   type: string;
   description: string;
+  /** Numeric bounds of the parameter's schema, when it has them (a page size's maximum). */
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface IndexedBodyField {
@@ -52,8 +55,16 @@ function deref(spec: Json, node: unknown): Json {
   return cur ?? {};
 }
 
+/** `oneOf`/`anyOf` of one schema and `null` (a nullable reference in OpenAPI 3.1) reads as that schema. */
+function nonNullBranch(spec: Json, s: Json): Json {
+  const branches = (s.oneOf ?? s.anyOf) as unknown[] | undefined;
+  if (!Array.isArray(branches)) return s;
+  const rest = branches.map((b) => deref(spec, b)).filter((b) => b.type !== 'null');
+  return rest.length === 1 ? rest[0]! : s;
+}
+
 function typeName(spec: Json, schema: unknown): string {
-  const s = deref(spec, schema);
+  const s = nonNullBranch(spec, deref(spec, schema));
   if (Array.isArray(s.enum)) return (s.enum as unknown[]).map(String).join('|');
   const t = Array.isArray(s.type) ? (s.type as string[]).filter((x) => x !== 'null')[0] : s.type;
   if (t === 'array') return `${typeName(spec, s.items)}[]`;
@@ -66,7 +77,16 @@ const oneLine = (d: unknown): string => String(d ?? '').replace(/\s+/g, ' ').tri
 
 function isNullable(spec: Json, schema: unknown): boolean {
   const s = deref(spec, schema);
+  const branches = (s.oneOf ?? s.anyOf) as unknown[] | undefined;
+  if (Array.isArray(branches) && branches.some((b) => deref(spec, b).type === 'null')) return true;
   return (Array.isArray(s.type) && s.type.includes('null')) || (Array.isArray(s.enum) && s.enum.includes(null));
+}
+
+function bounds(s: Json): { minimum?: number; maximum?: number } {
+  return {
+    ...(typeof s.minimum === 'number' ? { minimum: s.minimum } : {}),
+    ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
+  };
 }
 
 export function cliWords(operationId: string, override: unknown): string[] {
@@ -123,6 +143,7 @@ export function buildOperationIndex(spec: Json): IndexedOperation[] {
           required: p.required === true,
           type: typeName(spec, p.schema),
           description: oneLine(p.description),
+          ...bounds(deref(spec, p.schema)),
         })),
         body,
         successStatus: Number(success),

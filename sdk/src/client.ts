@@ -13,6 +13,7 @@ import type {
   OperationResult,
   RequestOptions,
 } from './operation-types.js';
+import { paginate, type PageItem, type PagedOperationId, type PaginateArgs } from './paginate.js';
 import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 import { SDK_VERSION } from './version.js';
@@ -55,6 +56,32 @@ export interface SvcClientCore {
    * `avatar_asset_id`.
    */
   uploadAvatar(file: UploadFile, options?: UploadOptions): Promise<components['schemas']['Me']>;
+  /**
+   * Replaces an organization's icon (`PUT /organizations/{id}/icon`, operation
+   * `organizationIconUpload`; Owners and Admins), sent as `uploadAvatar` sends an avatar. Resolves to
+   * the organization with its new `icon_asset_id`.
+   */
+  uploadOrganizationIcon(
+    organizationId: string,
+    file: UploadFile,
+    options?: UploadOptions,
+  ): Promise<components['schemas']['Organization']>;
+  /**
+   * Every item of every page of a paged list (`{ data, meta }`), as an async iterator: a page is
+   * fetched only when the item after the last one held is asked for, from page 1 to
+   * `meta.total_pages`. `page_size` is passed through (default: the most the operation allows);
+   * `options.signal` ends the walk. Operations that do not page are refused at compile time.
+   */
+  paginate<K extends PagedOperationId>(
+    operationId: K,
+    ...args: PaginateArgs<K>
+  ): AsyncGenerator<PageItem<K>, void, undefined>;
+  /** Any paged operation by a runtime id, with loosely typed params (svcctl's `--all`). */
+  paginate<S extends string>(
+    operationId: S & LooseOperationId<S>,
+    params?: LooseParams,
+    options?: RequestOptions,
+  ): AsyncGenerator<unknown, void, undefined>;
 }
 
 export type SvcClient = SvcClientCore & OperationMethods;
@@ -103,5 +130,13 @@ export function createClient(options: ClientOptions): SvcClient {
     request: call,
     uploadAvatar: (file: UploadFile, upload?: UploadOptions) =>
       call('meAvatarUpload', { body: fileForm(file, upload?.filename) }, requestOptionsOf(upload)),
+    uploadOrganizationIcon: (id: string, file: UploadFile, upload?: UploadOptions) =>
+      call(
+        'organizationIconUpload',
+        { path: { id }, body: fileForm(file, upload?.filename) },
+        requestOptionsOf(upload),
+      ),
+    paginate: (operationId: string, params?: LooseParams, pageOptions?: RequestOptions) =>
+      paginate(call, operationId, params, pageOptions),
   } as unknown as SvcClient;
 }

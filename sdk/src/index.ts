@@ -46,4 +46,5 @@ export { operations } from './generated/operations.js';
 export type { OperationId, OperationIndexEntry } from './generated/operations.js';
 export type { components, paths, operations as ApiOperations } from './generated/api.js';
 export type { UploadFile, UploadOptions } from './upload.js';
+export type { PageItem, PagedOperationId, PaginateArgs, PaginateParams } from './paginate.js';
 export { SDK_VERSION } from './version.js';

@@ -57,7 +57,7 @@ type BodySection<RequestBody> = [NonNullable<RequestBody>] extends [never]
     : Empty;
 
 // One flat object type, so errors and hovers show `{ path: ...; body: ... }` instead of an intersection.
-type Simplify<T> = { [P in keyof T]: T[P] };
+export type Simplify<T> = { [P in keyof T]: T[P] };
 
 /** The exact first argument of `client[operationId](...)`. */
 export type OperationParams<K extends OperationId> = Simplify<
@@ -77,7 +77,8 @@ export interface RequestOptions {
   retries?: number;
 }
 
-type RequiredKeys<T> = { [P in keyof T]-?: Empty extends Pick<T, P> ? never : P }[keyof T];
+/** The keys of T that must be given. */
+export type RequiredKeys<T> = { [P in keyof T]-?: Empty extends Pick<T, P> ? never : P }[keyof T];
 
 /** The params argument may be left out when nothing in it is required. */
 export type OperationArgs<K extends OperationId> = [RequiredKeys<OperationParams<K>>] extends [never]

@@ -12,6 +12,7 @@ import { isSvcApiError, isSvcError, type SvcApiError } from './errors.js';
 import type { components } from './generated/api.js';
 import { operations, type OperationId, type OperationIndexEntry } from './generated/operations.js';
 import type { LooseParams, RequestOptions } from './operation-types.js';
+import { paginate } from './paginate.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 
 /** What to persist to resume a session later (`session` option, `setTokens`). */
@@ -363,6 +364,15 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     request: call,
     uploadAvatar: (file: UploadFile, upload?: UploadOptions) =>
       call('meAvatarUpload', { body: fileForm(file, upload?.filename) }, requestOptionsOf(upload)),
+    uploadOrganizationIcon: (id: string, file: UploadFile, upload?: UploadOptions) =>
+      call(
+        'organizationIconUpload',
+        { path: { id }, body: fileForm(file, upload?.filename) },
+        requestOptionsOf(upload),
+      ),
+    // Each page goes through `call`, so a walk outlasting the access token refreshes like any call.
+    paginate: (operationId: string, params?: LooseParams, pageOptions?: RequestOptions) =>
+      paginate((id, p, o) => call(id, p, o), operationId, params, pageOptions),
     ...session,
   } as unknown as SessionClient;
 }

@@ -135,3 +135,30 @@ describe('uploadAvatar', () => {
     expect(seen).toHaveLength(0);
   });
 });
+
+describe('uploadOrganizationIcon', () => {
+  const ORG = '0b9f0000-0000-4000-8000-0000000000cc';
+
+  test('puts the one part `file` to the organization, on both clients', async () => {
+    const { baseUrl, seen } = await avatarServer();
+    const client = createClient({ baseUrl, token: 'svc_pat_test' });
+    await client.uploadOrganizationIcon(ORG, Buffer.from(BYTES), { filename: 'icon.png' });
+    const session = createSessionClient({
+      baseUrl,
+      session: { token: 'held', refreshToken: 'svc_rt_1', sessionId: ME.id },
+      refreshAheadMs: false,
+    });
+    await session.uploadOrganizationIcon(ORG, new Blob([BYTES]));
+    expect(seen.map((s) => [s.method, s.path, s.headers.authorization])).toEqual([
+      ['PUT', `/api/v2/organizations/${ORG}/icon`, 'Bearer svc_pat_test'],
+      ['PUT', `/api/v2/organizations/${ORG}/icon`, 'Bearer held'],
+    ]);
+    const names = [];
+    for (const upload of seen) {
+      const part = (await partsOf(upload)).get('file') as File;
+      names.push(part.name);
+      expect(new Uint8Array(await part.arrayBuffer())).toEqual(BYTES);
+    }
+    expect(names).toEqual(['icon.png', 'upload']);
+  });
+});

@@ -78,11 +78,16 @@ async function record(
 ): Promise<void> {
   const at = new TestClock(new Date(Date.parse('2026-11-21T12:00:00.000Z') + minutes * 60_000));
   const ctx = { requestId: `req-${minutes}`, clock: at } as unknown as RequestContext;
-  await recordAudit(app.sql, ctx, { userId: owner.userId }, {
-    organizationId,
-    target: { type: 'project', id: null },
-    ...entry,
-  });
+  await recordAudit(
+    app.sql,
+    ctx,
+    { userId: owner.userId },
+    {
+      organizationId,
+      target: { type: 'project', id: null },
+      ...entry,
+    },
+  );
 }
 
 type Query = NonNullable<Parameters<SvcClient['organizationAuditList']>[0]['query']>;
@@ -95,7 +100,11 @@ describe('GET /organizations/{id}/audit', () => {
     const org = await organization([[owner, 'owner']]);
     const project = randomUUID();
     await record(org, 1, { action: 'organization.created', target: { type: 'organization', id: org } });
-    await record(org, 3, { action: 'project.created', target: { type: 'project', id: project }, projectId: project });
+    await record(org, 3, {
+      action: 'project.created',
+      target: { type: 'project', id: project },
+      projectId: project,
+    });
     await record(org, 2, { action: 'organization.updated', target: { type: 'organization', id: org } });
 
     const page = await list(owner, org);
@@ -120,7 +129,8 @@ describe('GET /organizations/{id}/audit', () => {
     const ids = all.data.map((e) => e.id);
     expect(ids).toEqual([...ids].sort().reverse());
     const paged: string[] = [];
-    for (let page = 1; page <= 3; page += 1) paged.push(...(await list(owner, org, { page, page_size: 3 })).data.map((e) => e.id));
+    for (let page = 1; page <= 3; page += 1)
+      paged.push(...(await list(owner, org, { page, page_size: 3 })).data.map((e) => e.id));
     expect(paged).toEqual(ids);
   });
 
@@ -138,7 +148,10 @@ describe('GET /organizations/{id}/audit', () => {
     const page = await list(owner, org);
     expect(actions(page.data)).toEqual(['member.added']);
     expect(page.meta.total_items).toBe(1);
-    expect(await list(owner, org, { action: 'wallet.reconciled' })).toMatchObject({ data: [], meta: { total_items: 0 } });
+    expect(await list(owner, org, { action: 'wallet.reconciled' })).toMatchObject({
+      data: [],
+      meta: { total_items: 0 },
+    });
   });
 
   it('filters by action exactly, and project_id and service_instance_id only narrow', async () => {
@@ -153,9 +166,13 @@ describe('GET /organizations/{id}/audit', () => {
       'project.created',
       'project.created',
     ]);
-    // Exact: neither a prefix nor another case matches.
-    expect((await list(owner, org, { action: 'project' })).meta.total_items).toBe(0);
-    expect((await list(owner, org, { action: 'Project.created' })).meta.total_items).toBe(0);
+    // Exact: neither a prefix nor a longer name matches.
+    expect((await list(owner, org, { action: 'project.create' })).meta.total_items).toBe(0);
+    expect((await list(owner, org, { action: 'project.created_' })).meta.total_items).toBe(0);
+    // What no action can be (`<area>.<event>`, lowercase) is refused by the contract.
+    for (const action of ['project', 'Project.created', 'project.%', 'x'.repeat(101)]) {
+      expect(await outcome(list(owner, org, { action }))).toEqual([400, 'invalid-request']);
+    }
 
     const byProject = await list(owner, org, { project_id: p1 });
     expect(byProject.data.map((e) => [e.action, e.project_id])).toEqual([
@@ -163,7 +180,9 @@ describe('GET /organizations/{id}/audit', () => {
       ['project.created', p1],
     ]);
     expect(byProject.meta.total_items).toBe(2);
-    expect((await list(owner, org, { service_instance_id: s1 })).data.map((e) => e.service_instance_id)).toEqual([s1]);
+    expect(
+      (await list(owner, org, { service_instance_id: s1 })).data.map((e) => e.service_instance_id),
+    ).toEqual([s1]);
     // Filters combine (and): each narrows what the others left.
     expect((await list(owner, org, { project_id: p1, action: 'project.created' })).meta.total_items).toBe(1);
     expect((await list(owner, org, { project_id: p2, service_instance_id: s1 })).meta.total_items).toBe(0);
@@ -174,19 +193,26 @@ describe('GET /organizations/{id}/audit', () => {
     // The app's clock stands still unless moved: a second between writes orders them as written.
     const tick = <T>(result: T) => (clock.advance(1000), result);
     const org = tick(
-      await owner.api.organizationCreate({ body: { name: 'Real writes', slug: `real-${randomUUID().slice(0, 8)}` } }),
+      await owner.api.organizationCreate({
+        body: { name: 'Real writes', slug: `real-${randomUUID().slice(0, 8)}` },
+      }),
     );
     tick(await owner.api.organizationUpdate({ path: { id: org.id }, body: { name: 'Renamed' } }));
-    tick(await owner.api.memberAdd({ path: { id: org.id }, body: { user_id: admin.userId, role: 'member' } }));
-    tick(await owner.api.memberUpdate({ path: { id: org.id, user_id: admin.userId }, body: { role: 'admin' } }));
-    const project = tick(await owner.api.projectCreate({ path: { id: org.id }, body: { name: 'Site', slug: 'site' } }));
+    tick(
+      await owner.api.memberAdd({ path: { id: org.id }, body: { user_id: admin.userId, role: 'member' } }),
+    );
+    tick(
+      await owner.api.memberUpdate({ path: { id: org.id, user_id: admin.userId }, body: { role: 'admin' } }),
+    );
+    const project = tick(
+      await owner.api.projectCreate({ path: { id: org.id }, body: { name: 'Site', slug: 'site' } }),
+    );
     tick(await owner.api.projectUpdate({ path: { id: project.id }, body: { description: 'the web site' } }));
     tick(await owner.api.projectDelete({ path: { id: project.id } }));
     // A refused write records nothing: the entry lives in the write's own transaction.
-    expect(await outcome(owner.api.projectCreate({ path: { id: org.id }, body: { name: 'Bad', slug: '-' } }))).toEqual([
-      400,
-      'invalid-request',
-    ]);
+    expect(
+      await outcome(owner.api.projectCreate({ path: { id: org.id }, body: { name: 'Bad', slug: '-' } })),
+    ).toEqual([400, 'invalid-request']);
 
     // The new admin reads it now; every entry names its actor and the request that wrote it.
     const page = await list(admin, org.id);
@@ -199,10 +225,18 @@ describe('GET /organizations/{id}/audit', () => {
       'organization.updated',
       'organization.created',
     ]);
-    expect(page.data.every((e) => e.actor.user_id === owner.userId && typeof e.request_id === 'string')).toBe(true);
+    expect(page.data.every((e) => e.actor.user_id === owner.userId && typeof e.request_id === 'string')).toBe(
+      true,
+    );
     expect(new Set(page.data.map((e) => e.request_id)).size).toBe(7);
-    expect(page.data[0]).toMatchObject({ target: { type: 'project', id: project.id }, project_id: project.id });
-    expect(page.data.at(-1)).toMatchObject({ target: { type: 'organization', id: org.id }, project_id: null });
+    expect(page.data[0]).toMatchObject({
+      target: { type: 'project', id: project.id },
+      project_id: project.id,
+    });
+    expect(page.data.at(-1)).toMatchObject({
+      target: { type: 'organization', id: org.id },
+      project_id: null,
+    });
     expect(actions((await list(admin, org.id, { project_id: project.id })).data)).toEqual([
       'project.deleted',
       'project.updated',
@@ -217,7 +251,8 @@ describe('GET /organizations/{id}/audit', () => {
     let org: string;
     beforeAll(async () => {
       org = await organization([[owner, 'owner']]);
-      for (let i = 1; i <= 23; i += 1) await record(org, i, { action: 'member.added', target: { type: 'member', id: String(i) } });
+      for (let i = 1; i <= 23; i += 1)
+        await record(org, i, { action: 'member.added', target: { type: 'member', id: String(i) } });
     });
     const targets = (entries: AuditEntry[]) => entries.map((e) => Number(e.target.id));
 
@@ -259,7 +294,9 @@ describe('GET /organizations/{id}/audit', () => {
 
     it('page_size goes up to 100; 0, 101, a negative or fractional page are refused by the contract', async () => {
       expect((await list(owner, org, { page_size: 100 })).data).toHaveLength(23);
-      expect((await list(owner, org, { page_size: 1, page: 23 })).data.map((e) => e.target.id)).toEqual(['1']);
+      expect((await list(owner, org, { page_size: 1, page: 23 })).data.map((e) => e.target.id)).toEqual([
+        '1',
+      ]);
       for (const query of [{ page_size: 101 }, { page_size: 0 }, { page: -1 }, { page: 1.5 }] as Query[]) {
         expect(await outcome(list(owner, org, query))).toEqual([400, 'invalid-request']);
       }
@@ -317,7 +354,10 @@ describe('GET /organizations/{id}/audit', () => {
     it('a malformed id is refused by the contract, and no session is 401', async () => {
       expect(await outcome(list(owner, 'not-a-uuid'))).toEqual([400, 'invalid-request']);
       const anonymous = createClient({ baseUrl: app.baseUrl, retries: 0 });
-      expect(await outcome(anonymous.organizationAuditList({ path: { id: org } }))).toEqual([401, 'unauthenticated']);
+      expect(await outcome(anonymous.organizationAuditList({ path: { id: org } }))).toEqual([
+        401,
+        'unauthenticated',
+      ]);
     });
 
     it('a member removed meanwhile reads nothing any more (404)', async () => {

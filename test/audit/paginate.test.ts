@@ -52,7 +52,8 @@ describe('client.paginate on GET /organizations/{id}/audit', () => {
     const { pages, fetch } = counting();
     const client = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0, fetch });
     const targets: number[] = [];
-    for await (const e of client.paginate('organizationAuditList', { path: { id: org } })) targets.push(Number(e.target.id));
+    for await (const e of client.paginate('organizationAuditList', { path: { id: org } }))
+      targets.push(Number(e.target.id));
     expect(targets).toEqual(Array.from({ length: TOTAL }, (_, i) => TOTAL - i));
     expect(pages.map((q) => [q.get('page'), q.get('page_size')])).toEqual([
       ['1', '100'],
@@ -84,7 +85,10 @@ describe('client.paginate on GET /organizations/{id}/audit', () => {
 
     pages.length = 0;
     let taken = 0;
-    for await (const _ of client.paginate('organizationAuditList', { path: { id: org }, query: { page_size: 10 } })) {
+    for await (const _ of client.paginate('organizationAuditList', {
+      path: { id: org },
+      query: { page_size: 10 },
+    })) {
       if ((taken += 1) === 15) break;
     }
     expect(pages.map((q) => q.get('page'))).toEqual(['1', '2']);

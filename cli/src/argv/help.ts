@@ -19,7 +19,7 @@ export function renderHelp(ctx: HelpContext): string {
   const atRoot = path.length === 1;
   const width = ctx.width ?? 80;
   const words = [ctx.program, ...path.slice(1).map((c) => c.name)].join(' ');
-  const subcommands = command.subcommands();
+  const subcommands = command.subcommands().filter((c) => !c.hidden);
 
   const usage = [words];
   if (atRoot) usage.push('[global options] <command> [arguments] [options]');

@@ -50,6 +50,8 @@ export interface CommandSpec {
   readonly listGroup?: string;
   /** Paragraphs for the help of a group that does not run itself. */
   readonly description?: string;
+  /** Left out of its parent's listing (another command covers it); it still runs and has its help. */
+  readonly hidden?: boolean;
   subcommands(): readonly CommandSpec[];
   /** Absent for a pure group. */
   runnable?(): Runnable | Promise<Runnable>;

@@ -3,8 +3,8 @@
 import type { SessionClient, SvcClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
 import { accumulate, isArrayType } from '../coerce.js';
-import { isBinaryResponse, pathParameters, type CliOperation } from '../operation.js';
-import { flagInputs, negated, type FlagInput } from '../operation-inputs.js';
+import { isBinaryResponse, isPagedOperation, pathParameters, type CliOperation } from '../operation.js';
+import { ALL_FLAG, flagInputs, negated, type FlagInput } from '../operation-inputs.js';
 
 const GROUP_HEADINGS = {
   query: 'Query parameters:',
@@ -41,6 +41,15 @@ export function operationRunnable(op: CliOperation, hooks: OperationHooks = {}):
       group: REQUEST_OPTIONS,
       description:
         'the request body as JSON: inline, @file.json (or .yaml) or @- for stdin; flags above override its fields',
+    });
+  }
+  if (isPagedOperation(op)) {
+    options.push({
+      long: ALL_FLAG,
+      key: 'all',
+      group: REQUEST_OPTIONS,
+      description:
+        'every page, from the first to the last, printed as each arrives (a table row by row, json as one array written item by item); not with --page',
     });
   }
   if (isBinaryResponse(op)) {

@@ -2,6 +2,11 @@
 // (x-svcctl) but take their input another way or keep what the answer hands out.
 //
 //   me avatar set FILE          reads the file and uploads it (meAvatarUpload, multipart)
+//   orgs icon set ID FILE       the same for an organization's icon (organizationIconUpload)
+//   projects list [--org ID]    every project of mine (projectList), or one organization's
+//                               (organizationProjectList, also `orgs projects ID`)
+//   projects stats [ID]         one project's stats (projectStatsGet), or every project's
+//                               (projectStatsList, whose own words `projects stats-all` are not listed)
 //   discovery mark KEY...       the keys as arguments as well as --keys (meDiscoveryMark)
 //   sudo setup | elevate        the PIN asked for unseen (or --pin-stdin); the elevated token is saved
 //   sudo totp enroll            the secret as a QR code and otpauth URL, then the code; elevates
@@ -10,23 +15,28 @@
 //   sudo webauthn register | authenticate   as generated (the credential comes from a browser), but
 //                               the answer's token is saved, not printed
 //
-// Definitions only, loaded at every start: what they do is in run-me.ts and run-sudo.ts, imported
-// when one runs.
+// Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts and
+// run-sudo.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
+// of a paged operation takes --all (commands/operation-command.ts).
 import type { SessionClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
 import type { CliOperation } from '../operation.js';
 import type * as RunMe from '../run-me.js';
+import type * as RunOrgs from '../run-orgs.js';
 import type * as RunSudo from '../run-sudo.js';
 import { NON_INTERACTIVE, option, secretOptions } from './sign-in-commands.js';
 
 export interface OperationOverride {
   /** How the parent lists it, from its word: `set <file>`. Default: the generated command's. */
   readonly term?: (word: string) => string;
+  /** Not listed by its parent: another command does its work (it still runs, for scripts). */
+  readonly hidden?: boolean;
   /** The command, built when the command line reaches it. */
   runnable(op: CliOperation): Promise<Runnable>;
 }
 
 const me = () => import('../run-me.js');
+const orgs = () => import('../run-orgs.js');
 const sudo = () => import('../run-sudo.js');
 
 /** A command of its own under the operation's words: its description ends with the route, as generated ones do. */
@@ -80,6 +90,59 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       me,
       (m, _op, input) => m.runAvatarSet(input),
     ),
+  },
+
+  organizationIconUpload: {
+    term: (word) => `${word} <id> <file>`,
+    runnable: command<typeof RunOrgs>(
+      'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the icon of the organization ID (stored as a 512×512 WebP under a new asset id); Owners and Admins. Prints the organization with its new icon_asset_id.',
+      [
+        { name: 'id', required: true, description: "the organization's id (uuid)" },
+        { name: 'file', required: true, description: 'the image file, or - for stdin' },
+      ],
+      [],
+      orgs,
+      (m, _op, input) => m.runIconSet(input),
+    ),
+  },
+
+  projectList: {
+    term: (word) => `${word} [options]`,
+    runnable: command<typeof RunOrgs>(
+      'Every project of every organization you belong to; with --org, the projects of that organization only (as `svcctl orgs projects ID`).',
+      [],
+      [
+        option(
+          '--org',
+          "only this organization's projects (its id; 404, exit 3, when you are not a member)",
+          {
+            value: '<id>',
+          },
+        ),
+      ],
+      orgs,
+      (m, _op, input) => m.runProjectList(input),
+    ),
+  },
+
+  projectStatsGet: {
+    term: (word) => `${word} [id]`,
+    runnable: command<typeof RunOrgs>(
+      "With a project id, that project's stats; without one, the stats of every project `svcctl projects list` shows, in its order (GET /api/v2/projects/stats).",
+      [{ name: 'id', required: false, description: "the project's id (uuid); leave it out for all" }],
+      [],
+      orgs,
+      (m, _op, input) => m.runProjectStats(input),
+    ),
+  },
+
+  // `projects stats` without an id does this.
+  projectStatsList: {
+    hidden: true,
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      return operationRunnable(op);
+    },
   },
 
   meDiscoveryMark: {

@@ -3,39 +3,61 @@
 
 const MAX_CELL = 60;
 
-export function renderTable(value: unknown): string {
+/** A column chosen for a list (output/columns.ts): its heading and how a row gives its cell. */
+export interface Column {
+  readonly header: string;
+  value(row: Record<string, unknown>): unknown;
+}
+
+/** `columns`, when given, choose what a list of objects shows; without them every key is a column. */
+export function renderTable(value: unknown, columns?: readonly Column[]): string {
   if (isListEnvelope(value)) {
-    const body = renderTable(value.data);
+    const body = renderTable(value.data, columns);
     if (!isRecord(value.meta)) return body;
     const { page, total_pages, total_items } = value.meta;
     return `${body}\npage ${String(page ?? '?')} of ${String(total_pages ?? '?')}, ${String(total_items ?? '?')} items\n`;
   }
   if (Array.isArray(value)) {
     if (value.length === 0) return '(none)\n';
-    if (value.every(isRecord)) return columns(value);
+    if (value.every(isRecord)) {
+      const grid = gridOf(value, columns);
+      const widths = widthsOf(grid);
+      return grid.map((line) => formatLine(line, widths)).join('');
+    }
     return value.map((v) => cell(v, Infinity)).join('\n') + '\n';
   }
   if (isRecord(value)) return keyValues(value);
   return `${cell(value, Infinity)}\n`;
 }
 
-function columns(rows: Record<string, unknown>[]): string {
+/** Every key of the rows, in first-seen order, as a column. */
+export function keyColumns(rows: readonly Record<string, unknown>[]): Column[] {
   const keys: string[] = [];
   for (const row of rows) for (const k of Object.keys(row)) if (!keys.includes(k)) keys.push(k);
-  const grid = [
-    keys.map((k) => k.toUpperCase()),
-    ...rows.map((row) => keys.map((k) => cell(row[k], MAX_CELL))),
-  ];
-  const widths = keys.map((_, i) => Math.max(...grid.map((line) => displayWidth(line[i]!))));
+  return keys.map((k) => ({ header: k.toUpperCase(), value: (row) => row[k] }));
+}
+
+/** The heading line and one line of cells per row. */
+export function gridOf(rows: readonly Record<string, unknown>[], columns?: readonly Column[]): string[][] {
+  const cols = columns ?? keyColumns(rows);
+  return [cols.map((c) => c.header), ...rows.map((row) => cellsOf(row, cols))];
+}
+
+export function cellsOf(row: Record<string, unknown>, columns: readonly Column[]): string[] {
+  return columns.map((c) => cell(c.value(row), MAX_CELL));
+}
+
+export function widthsOf(grid: readonly string[][]): number[] {
+  return (grid[0] ?? []).map((_, i) => Math.max(...grid.map((line) => displayWidth(line[i] ?? ''))));
+}
+
+/** One line, each cell padded to its column's width (a wider cell pushes the rest along). */
+export function formatLine(line: readonly string[], widths: readonly number[]): string {
   return (
-    grid
-      .map((line) =>
-        line
-          .map((c, i) => pad(c, i === line.length - 1 ? 0 : widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
+    line
+      .map((c, i) => pad(c, i === line.length - 1 ? 0 : widths[i]!))
+      .join('  ')
+      .trimEnd() + '\n'
   );
 }
 
@@ -66,7 +88,7 @@ function displayWidth(s: string): number {
   return n;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

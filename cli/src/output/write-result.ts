@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import type { Settings } from '../settings.js';
 import { formatValue } from './format.js';
+import type { Column } from './table.js';
 
 export interface BinaryResult {
   bytes: Uint8Array;
@@ -37,6 +38,7 @@ export async function writeResult(
   value: unknown,
   settings: Settings,
   target: OutputTarget = {},
+  columns?: readonly Column[],
 ): Promise<void> {
   const stdout = target.stdout ?? process.stdout;
   const stderr = target.stderr ?? process.stderr;
@@ -57,5 +59,5 @@ export async function writeResult(
     stdout.write(value.endsWith('\n') ? value : `${value}\n`);
     return;
   }
-  stdout.write(await formatValue(value, settings.outputFormat));
+  stdout.write(await formatValue(value, settings.outputFormat, columns));
 }

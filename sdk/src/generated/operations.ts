@@ -1460,16 +1460,16 @@ export const operations = {
         {
           "name": "name",
           "required": false,
-          "type": "json",
+          "type": "string",
           "description": "",
-          "nullable": false
+          "nullable": true
         },
         {
           "name": "slug",
           "required": false,
-          "type": "json",
+          "type": "string",
           "description": "",
-          "nullable": false
+          "nullable": true
         }
       ]
     },
@@ -1844,14 +1844,17 @@ export const operations = {
         "in": "query",
         "required": false,
         "type": "integer",
-        "description": "The 1-indexed page; 0 reads as 1."
+        "description": "The 1-indexed page; 0 reads as 1.",
+        "minimum": 0
       },
       {
         "name": "page_size",
         "in": "query",
         "required": false,
         "type": "integer",
-        "description": "Entries per page, 1 to 100."
+        "description": "Entries per page, 1 to 100.",
+        "minimum": 1,
+        "maximum": 100
       },
       {
         "name": "project_id",

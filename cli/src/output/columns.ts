@@ -1,0 +1,87 @@
+// The columns `-o table` shows for the lists that have too many fields to show them all, keyed by
+// operationId. A list without an entry here shows every field; `-o json` and `-o yaml` always do.
+import type { Column } from './table.js';
+
+const field = (header: string, name: string): Column => ({ header, value: (row) => row[name] });
+const nested = (header: string, name: string, inner: string): Column => ({
+  header,
+  value: (row) => {
+    const value = row[name];
+    return typeof value === 'object' && value !== null
+      ? (value as Record<string, unknown>)[inner]
+      : undefined;
+  },
+});
+
+const ORGANIZATION: readonly Column[] = [
+  field('ID', 'id'),
+  field('SLUG', 'slug'),
+  field('NAME', 'name'),
+  field('ROLE', 'role'),
+  field('PERSONAL', 'personal'),
+  field('COUNTRY', 'billing_country_code'),
+];
+
+const MEMBER: readonly Column[] = [
+  field('USER_ID', 'user_id'),
+  field('NAME', 'name'),
+  field('EMAIL', 'email'),
+  field('ROLE', 'role'),
+  field('JOINED', 'created_at'),
+];
+
+const PROJECT: readonly Column[] = [
+  field('ID', 'id'),
+  field('SLUG', 'slug'),
+  field('NAME', 'name'),
+  field('MANAGED', 'managed'),
+  field('DESCRIPTION', 'description'),
+];
+
+/** `12.50 EUR, 3.00 USD`; `-` when nothing is under a live window. */
+function spend(row: Record<string, unknown>): string | null {
+  const entries = Array.isArray(row.cycle_spend) ? (row.cycle_spend as Record<string, unknown>[]) : [];
+  if (entries.length === 0) return null;
+  return entries.map((e) => `${String(e.amount)} ${String(e.currency)}`).join(', ');
+}
+
+const PROJECT_STATS: readonly Column[] = [
+  field('PROJECT_ID', 'project_id'),
+  field('RESOURCES', 'resource_count'),
+  { header: 'CYCLE_SPEND', value: spend },
+];
+
+/** Who acted: the person, else the application; a personal API token is named after the person. */
+function actor(row: Record<string, unknown>): string | null {
+  const a = (row.actor ?? {}) as Record<string, unknown>;
+  const who = (a.user_id ?? (a.application_id ? `app ${String(a.application_id)}` : null)) as string | null;
+  if (who && typeof a.token_id === 'string') return `${who} (token)`;
+  return who;
+}
+
+const AUDIT_ENTRY: readonly Column[] = [
+  field('TIME', 'created_at'),
+  field('ACTION', 'action'),
+  { header: 'ACTOR', value: actor },
+  {
+    header: 'TARGET',
+    value: (row) => {
+      const type = nested('', 'target', 'type').value(row);
+      const id = nested('', 'target', 'id').value(row);
+      return id == null ? type : `${String(type)} ${String(id)}`;
+    },
+  },
+];
+
+export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
+  organizationList: ORGANIZATION,
+  memberList: MEMBER,
+  projectList: [...PROJECT.slice(0, 1), field('ORGANIZATION_ID', 'organization_id'), ...PROJECT.slice(1)],
+  organizationProjectList: PROJECT,
+  projectStatsList: PROJECT_STATS,
+  organizationAuditList: AUDIT_ENTRY,
+};
+
+export function tableColumns(operationId: string): readonly Column[] | undefined {
+  return Object.hasOwn(TABLE_COLUMNS, operationId) ? TABLE_COLUMNS[operationId] : undefined;
+}

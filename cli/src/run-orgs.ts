@@ -1,0 +1,43 @@
+// `svcctl orgs icon set ID FILE`, `svcctl projects list [--org ID]` and `svcctl projects stats [ID]`.
+// Imported when one runs.
+import { basename } from 'node:path';
+import { operations } from '@svcplatform/sdk/operations';
+import type { ParsedInput } from './argv/spec.js';
+import { UsageError } from './errors.js';
+import type { GlobalFlags } from './global-options.js';
+import { readImage } from './image-file.js';
+import type { CliOperation } from './operation.js';
+import { writeResult } from './output/write-result.js';
+import { runOperation } from './run-operation.js';
+import { openClient } from './sdk-client.js';
+import { requireSignIn, resolveSettings } from './settings.js';
+
+export async function runIconSet(input: ParsedInput): Promise<void> {
+  const [id, file] = input.args;
+  if (id === undefined) throw new UsageError("missing required argument 'id'");
+  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  const settings = await resolveSettings(input.globals as GlobalFlags);
+  requireSignIn(settings);
+  const bytes = await readImage(file);
+  const client = await openClient(settings);
+  const organization = await client.uploadOrganizationIcon(id, bytes, {
+    filename: file === '-' ? 'icon' : basename(file),
+  });
+  await writeResult(organization, settings);
+}
+
+const operation = (id: string): CliOperation => (operations as Record<string, CliOperation>)[id]!;
+
+/** `projects list`: every project of the caller, or with `--org` one organization's. */
+export function runProjectList(input: ParsedInput): Promise<void> {
+  const org = input.options.org as string | undefined;
+  if (org === undefined) return runOperation(operation('projectList'), { ...input, args: [] }, []);
+  return runOperation(operation('organizationProjectList'), { ...input, args: [org] }, []);
+}
+
+/** `projects stats [id]`: one project's stats, or without an id those of every project. */
+export function runProjectStats(input: ParsedInput): Promise<void> {
+  const [id] = input.args;
+  if (id === undefined) return runOperation(operation('projectStatsList'), input, []);
+  return runOperation(operation('projectStatsGet'), input, []);
+}
