@@ -1,5 +1,6 @@
 // The root handler map, typed against every operationId of the spec.
 import type { Handlers } from './http/handler.js';
+import { adminUserHandlers } from './features/admin-users/handlers.js';
 import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
@@ -15,6 +16,7 @@ import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
 export const handlers: Handlers = {
+  ...adminUserHandlers,
   ...publicHandlers,
   ...assetHandlers,
   ...loginHandlers,

@@ -1200,6 +1200,29 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{id}/system-permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a user's system permissions
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_users` (403 `forbidden` without). Replaces the user's whole set of system permissions;
+         *     takes effect on their next request. An unknown or deleted user is 404. Recorded as a platform
+         *     event. The first staff of a deployment are made with `npm run admin -- grant`.
+         */
+        put: operations["adminUserPermissionsSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/sessions": {
         parameters: {
             query?: never;
@@ -1835,6 +1858,17 @@ export type components = {
             /** @description Null clears it; omitted leaves it. */
             description?: string | null;
         };
+        /** @enum {string} */
+        SystemPermissionRequest: "manage_users" | "view_all_orders" | "manage_services" | "manage_billing" | "manage_public_content" | "manage_applications";
+        SystemPermissionsRequest: {
+            /** @description The whole set the user holds afterwards; an empty list makes them an ordinary customer. */
+            permissions: components["schemas"]["SystemPermissionRequest"][];
+        };
+        UserSystemPermissions: {
+            /** Format: uuid */
+            user_id: string;
+            system_permissions: components["schemas"]["SystemPermission"][];
+        };
         SessionEntry: {
             /**
              * Format: uuid
@@ -2022,6 +2056,8 @@ export type components = {
         AuditServiceInstanceId: string;
         /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
         ProjectIdPath: string;
+        /** @description The user's id. */
+        AdminUserId: string;
         /** @description A session family id. */
         SessionId: string;
     };
@@ -3768,6 +3804,39 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminUserPermissionsSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user's id. */
+                id: components["parameters"]["AdminUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SystemPermissionsRequest"];
+            };
+        };
+        responses: {
+            /** @description The user's permissions now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSystemPermissions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
