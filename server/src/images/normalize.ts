@@ -14,6 +14,28 @@ export const MAX_INPUT_PIXELS = 40_000_000;
 /** A decode that takes longer than this is given up (libvips stops at the next check). */
 const TIMEOUT_SECONDS = 10;
 const WEBP_QUALITY = 82;
+/**
+ * Decodes at once per process. A 40-megapixel image takes up to ~160 MB while it is decoded, and
+ * libuv's pool would otherwise run four at a time; the rest wait their turn here.
+ */
+const CONCURRENT_DECODES = 2;
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Runs `work` when fewer than CONCURRENT_DECODES others run, in arrival order. */
+export async function decodeSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= CONCURRENT_DECODES) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running += 1;
+  try {
+    return await work();
+  } finally {
+    // The slot passes straight to the next waiter, so `running` never drops below the queue's need.
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
+}
 
 export interface NormalizeOptions {
   /** The side of the square output, in pixels. */
@@ -63,20 +85,22 @@ export async function normalizeImage(bytes: Buffer, options: NormalizeOptions): 
     );
   }
   try {
-    const { data, info } = await sharp(bytes, {
-      limitInputPixels: MAX_INPUT_PIXELS,
-      // Corrupt or truncated pixel data is refused; a harmless warning (extraneous bytes) is not.
-      failOn: 'error',
-      // The first frame of an animated GIF or WebP.
-      pages: 1,
-    })
-      .timeout({ seconds: TIMEOUT_SECONDS })
-      .rotate()
-      .resize(options.size, options.size, { fit: 'cover', position: 'centre' })
-      // Lossy WebP; sharp writes no metadata unless asked to (withMetadata/keepMetadata), so EXIF, ICC
-      // and XMP are gone and the pixels are converted to sRGB.
-      .webp({ quality: WEBP_QUALITY })
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await decodeSlot(() =>
+      sharp(bytes, {
+        limitInputPixels: MAX_INPUT_PIXELS,
+        // Corrupt or truncated pixel data is refused; a harmless warning (extraneous bytes) is not.
+        failOn: 'error',
+        // The first frame of an animated GIF or WebP.
+        pages: 1,
+      })
+        .timeout({ seconds: TIMEOUT_SECONDS })
+        .rotate()
+        .resize(options.size, options.size, { fit: 'cover', position: 'centre' })
+        // Lossy WebP; sharp writes no metadata unless asked to (withMetadata/keepMetadata), so EXIF, ICC
+        // and XMP are gone and the pixels are converted to sRGB.
+        .webp({ quality: WEBP_QUALITY })
+        .toBuffer({ resolveWithObject: true }),
+    );
     return { bytes: data, contentType: 'image/webp', width: info.width, height: info.height, source: format };
   } catch (err) {
     // libvips' message may name internals; the log gets it, the caller a plain refusal.
