@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit/record.js';
 import { requireMembership } from '../../authz/organization-access.js';
 import { conflict, invalidFieldValue, unprocessable } from '../../http/errors.js';
-import type { AreaHandlers } from '../../http/handler.js';
+import type { Db } from '../../db/client.js';
+import type { AreaHandlers, RequestContext } from '../../http/handler.js';
 import { GAMES_SLUG } from '../organizations/personal.js';
 import {
   projectGamingManaged,
@@ -36,6 +37,27 @@ function projectName(raw: string): string {
     ]);
   }
   return name;
+}
+
+/** The project's audit entry, in the write's transaction. */
+function auditProject(
+  tx: Db,
+  ctx: RequestContext,
+  userId: string,
+  project: { id: string; organization_id: string },
+  action: 'project.created' | 'project.updated' | 'project.deleted',
+): Promise<void> {
+  return recordAudit(
+    tx,
+    ctx,
+    { userId },
+    {
+      organizationId: project.organization_id,
+      action,
+      target: { type: 'project', id: project.id },
+      projectId: project.id,
+    },
+  );
 }
 
 export const projectHandlers: AreaHandlers<
@@ -84,16 +106,12 @@ export const projectHandlers: AreaHandlers<
           ctx.clock.now(),
         )
         .catch(orSlugTaken(body.slug));
-      await recordAudit(
+      await auditProject(
         tx,
         ctx,
-        { userId: auth.userId },
-        {
-          organizationId: organization.id,
-          action: 'project.created',
-          target: { type: 'project', id: row.id },
-          projectId: row.id,
-        },
+        auth.userId,
+        { id: row.id, organization_id: organization.id },
+        'project.created',
       );
       return row;
     });
@@ -135,16 +153,12 @@ export const projectHandlers: AreaHandlers<
       const row = await store
         .updateProject(tx, current.id, changes, ctx.clock.now())
         .catch(orSlugTaken(asked.slug ?? ''));
-      await recordAudit(
+      await auditProject(
         tx,
         ctx,
-        { userId: auth.userId },
-        {
-          organizationId: current.organization_id,
-          action: 'project.updated',
-          target: { type: 'project', id: current.id },
-          projectId: current.id,
-        },
+        auth.userId,
+        { id: current.id, organization_id: current.organization_id },
+        'project.updated',
       );
       return row;
     });
@@ -164,16 +178,12 @@ export const projectHandlers: AreaHandlers<
         );
       }
       await store.deleteProject(tx, project.id);
-      await recordAudit(
+      await auditProject(
         tx,
         ctx,
-        { userId: auth.userId },
-        {
-          organizationId: project.organization_id,
-          action: 'project.deleted',
-          target: { type: 'project', id: project.id },
-          projectId: project.id,
-        },
+        auth.userId,
+        { id: project.id, organization_id: project.organization_id },
+        'project.deleted',
       );
     });
     return { status: 204 };
