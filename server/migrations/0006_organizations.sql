@@ -68,6 +68,8 @@ create table organization_wallets (
 -- Every organization-scoped write, recorded in the transaction of the write itself.
 create table audit_entries (
   id uuid primary key,
+  -- Insertion order: entries of one instant (or one transaction) still list most recent first.
+  seq bigint generated always as identity unique,
   organization_id uuid not null references organizations (id) on delete cascade,
   actor_user_id uuid,
   actor_token_id uuid,
@@ -81,8 +83,8 @@ create table audit_entries (
   request_id text,
   created_at timestamptz not null
 );
-create index audit_entries_org_time on audit_entries (organization_id, created_at desc, id desc);
-create index audit_entries_org_action on audit_entries (organization_id, action, created_at desc);
+create index audit_entries_org_time on audit_entries (organization_id, created_at desc, seq desc);
+create index audit_entries_org_action on audit_entries (organization_id, action, created_at desc, seq desc);
 
 -- Platform-internal events live in their own table, so the organization audit list cannot show them
 -- by construction (seed "Audit and domains").

@@ -45,6 +45,8 @@ describe('PUT /admin/users/{id}/system-permissions', () => {
     });
     expect(answer).toEqual({ user_id: target.id, system_permissions: ['view_all_orders', 'manage_billing'] });
     expect((await target.plain.meGet()).system_permissions).toEqual(['view_all_orders', 'manage_billing']);
+    // The clock is frozen: move it, so the two events are ordered by their time.
+    app.clock.advance(1000);
     await staff.elevated.adminUserPermissionsSet({ path: { id: target.id }, body: { permissions: [] } });
     expect((await target.plain.meGet()).system_permissions).toEqual([]);
     const events = await app.sql<{ action: string; details: { permissions: string[]; actor_user_id: string } }[]>`

@@ -127,5 +127,5 @@ export async function auditOf(app: TestApp, projectId: string) {
   >`
     select organization_id, action, actor_user_id, target_type, target_id, project_id, request_id, created_at
     from audit_entries where target_type = 'project' and target_id = ${projectId}
-    order by created_at, case action when 'project.created' then 0 when 'project.updated' then 1 else 2 end, id`;
+    order by created_at, seq`;
 }

@@ -78,7 +78,7 @@ export interface AuditRow {
 export async function auditEntries(app: TestApp, organizationId: string): Promise<AuditRow[]> {
   return app.sql<AuditRow[]>`
     select action, actor_user_id, target_type, target_id, request_id from audit_entries
-    where organization_id = ${organizationId} order by created_at, id`;
+    where organization_id = ${organizationId} order by created_at, seq`;
 }
 
 /** The one audit entry recorded with this request id (fails when there is not exactly one). */

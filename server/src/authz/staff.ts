@@ -3,14 +3,7 @@
 // http/bind.ts.
 import type { Db } from '../db/client.js';
 import { forbidden } from '../http/errors.js';
-
-export type SystemPermission =
-  | 'manage_users'
-  | 'view_all_orders'
-  | 'manage_services'
-  | 'manage_billing'
-  | 'manage_public_content'
-  | 'manage_applications';
+import type { SystemPermission } from './system-permissions.js';
 
 export async function requireSystemPermission(db: Db, userId: string, permission: SystemPermission): Promise<void> {
   const [row] = await db<{ held: boolean }[]>`

@@ -2,17 +2,17 @@
 // `manage_users`).
 import { recordPlatformEvent } from '../../audit/record.js';
 import { requireSystemPermission } from '../../authz/staff.js';
+import { sortPermissions } from '../../authz/system-permissions.js';
 import { notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import * as store from './store.js';
 
-// Stored in one canonical order, so the answer does not depend on the order they were sent in.
-const ORDER = ['manage_users', 'view_all_orders', 'manage_services', 'manage_billing', 'manage_public_content', 'manage_applications'];
 
 export const adminUserHandlers: AreaHandlers<'adminUserPermissionsSet'> = {
   async adminUserPermissionsSet({ path, body, auth, ctx }) {
     await requireSystemPermission(ctx.sql, auth.userId, 'manage_users');
-    const permissions = ORDER.filter((p) => (body.permissions as string[]).includes(p));
+    // Stored in the catalogue's order, so the answer does not depend on the order they were sent in.
+    const permissions = sortPermissions(body.permissions);
     const row = await ctx.sql.begin(async (tx) => {
       const updated = await store.setSystemPermissions(tx, path.id, permissions, ctx.clock.now());
       if (!updated) throw notFound('No such user.');

@@ -51,18 +51,19 @@ export async function listAuditEntries(
   filter: AuditFilter,
   window: { limit: number; offset: number },
 ): Promise<AuditPage> {
-  const rows = await db<(Partial<AuditRow> & { total: number })[]>`
+  const rows = await db<(Partial<AuditRow> & { total: number; seq?: string })[]>`
     select t.total, e.*
     from (select count(*)::int as total from audit_entries a where ${matching(db, filter)}) t
     left join lateral (
-      select a.id, a.actor_user_id, a.actor_token_id, a.actor_application_id, a.acting_as_user_id, a.action,
+      select a.id, a.seq, a.actor_user_id, a.actor_token_id, a.actor_application_id, a.acting_as_user_id, a.action,
              a.target_type, a.target_id, a.project_id, a.service_instance_id, a.request_id, a.created_at
       from audit_entries a
       where ${matching(db, filter)}
-      order by a.created_at desc, a.id desc
+      order by a.created_at desc, a.seq desc
       limit ${window.limit} offset ${window.offset}::bigint
-    ) e on true`;
+    ) e on true
+    order by e.created_at desc, e.seq desc`;
   const total = rows[0]?.total ?? 0;
-  const entries = rows.filter((r): r is AuditRow & { total: number } => r.id != null);
-  return { total, rows: entries.map(({ total: _total, ...row }) => row) };
+  const entries = rows.filter((r): r is AuditRow & { total: number; seq: string } => r.id != null);
+  return { total, rows: entries.map(({ total: _total, seq: _seq, ...row }) => row) };
 }

@@ -1,0 +1,80 @@
+// `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`:
+// the operator command (DECISIONS.md §4 "Operator commands"), run on the server machine with the
+// environment of `npm start`. Exit codes: 0 done (also when nothing needed to change), 1 failure,
+// 2 usage or configuration error.
+import { userInfo } from 'node:os';
+import { ConfigError, loadConfig, redactUrl } from '../server/src/config.js';
+import { parseArgs, USAGE, UsageError, type Command } from './admin/args.js';
+import { AdminError, openDatabase, type AdminDatabase } from './admin/database.js';
+import { describeChange, staffTable } from './admin/format.js';
+import { changePermissions, listStaff } from './admin/staff.js';
+
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.LOGNAME ?? `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
+async function run(command: Exclude<Command, { kind: 'help' }>, db: AdminDatabase): Promise<string> {
+  if (command.kind === 'users') {
+    const staff = await listStaff(db.sql);
+    return command.json ? JSON.stringify(staff, null, 2) : staffTable(staff);
+  }
+  const change = await changePermissions(db.sql, { ...command, operator: operatorName() });
+  return describeChange(command.kind, command.permissions, change);
+}
+
+async function main(argv: string[]): Promise<number> {
+  let command: Command;
+  try {
+    command = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    const help = argv.length === 0 ? `\n${USAGE}` : 'npm run admin -- --help shows the usage';
+    process.stderr.write(`admin: ${err.message}\n${help}\n`);
+    return 2;
+  }
+  if (command.kind === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`admin: ${err.message}\n`);
+    return 2;
+  }
+
+  let db: AdminDatabase | null = null;
+  try {
+    db = await openDatabase(config, (line) => process.stderr.write(`admin: ${line}\n`));
+    process.stdout.write(`${await run(command, db)}\n`);
+    return 0;
+  } catch (err) {
+    // Expected failures print their message; anything else too, but never with a stack or a password.
+    let message = err instanceof Error ? err.message : String(err);
+    for (const secret of db?.secrets ?? []) message = message.split(secret).join('***');
+    if (config.databaseUrl) {
+      const password = new URL(config.databaseUrl).password;
+      for (const s of [password, decodeURIComponent(password)].filter(Boolean))
+        message = message.split(s).join('***');
+    }
+    const code = (err as { code?: string }).code ?? '';
+    const unreachable =
+      /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|CONNECT_TIMEOUT|28P01|28000|3D000)$/.test(code);
+    const where = config.databaseUrl
+      ? `the database of DATABASE_URL (${redactUrl(config.databaseUrl)})`
+      : 'the embedded database';
+    const prefix = err instanceof AdminError ? '' : unreachable ? `cannot reach ${where}: ` : 'failed: ';
+    process.stderr.write(`admin: ${prefix}${message}\n`);
+    return 1;
+  } finally {
+    await db?.close().catch(() => {});
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
