@@ -10,7 +10,7 @@ import { findLiveSession } from '../../server/src/features/auth/store.js';
 import { findMe, type MeRow } from '../../server/src/features/me/store.js';
 
 /** authenticate()'s own pattern for the Authorization header. */
-export const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
+export { BEARER } from '../../server/src/http/authenticate.js';
 
 /** The caller's row, or null when the token, its session or the account does not hold (a 401). */
 export async function findCaller(sql: Sql, keys: KeyRing, token: string, now: Date): Promise<MeRow | null> {

@@ -5,6 +5,8 @@ import { forbidden, notFound } from '../http/errors.js';
 import { can, type Permission, type Role } from './roles.js';
 
 export const organizationNotFound = () => notFound('No such organization.');
+/** A member whose role lacks the permission: they know the organization, so they may be told. */
+export const roleForbids = (role: Role) => forbidden(`Your role (${role}) may not do this here.`);
 
 export interface OrganizationRow {
   id: string;
@@ -60,6 +62,6 @@ export async function requireMembership(
 ): Promise<Membership> {
   const membership = await findMembership(db, organizationId, userId, options);
   if (!membership) throw organizationNotFound();
-  if (!can(membership.role, permission)) throw forbidden(`Your role (${membership.role}) may not do this here.`);
+  if (!can(membership.role, permission)) throw roleForbids(membership.role);
   return membership;
 }

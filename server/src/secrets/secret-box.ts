@@ -12,7 +12,8 @@ export interface EncryptionKey {
   key: Buffer;
 }
 
-export type SealPurpose = 'signing-key' | 'totp' | 'captcha-secret' | 'oauth-token' | 'oauth-client-secret';
+// One per kind of secret kept; later issues add theirs (OAuth client secrets, provider tokens, ...).
+export type SealPurpose = 'signing-key' | 'totp' | 'captcha-secret';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;

@@ -1,7 +1,7 @@
 // Refresh, the current session, logout and the caller's session list.
 import { AccessTokenError, verifyAccessToken } from '../../auth/crypto/access-tokens.js';
 import { digestToken } from '../../auth/crypto/tokens.js';
-import { unauthenticated } from '../../http/authenticate.js';
+import { bearerToken, unauthenticated } from '../../http/authenticate.js';
 import type { AreaHandlers, RequestContext } from '../../http/handler.js';
 import { ELEVATION_WINDOW_SECONDS } from './limits.js';
 import { toAuthUser, toSessionEntry } from './mappers.js';
@@ -63,10 +63,10 @@ export const sessionHandlers: AreaHandlers<
  * anything else carries nothing and does not fail the refresh.
  */
 async function elevationSentAlong(ctx: RequestContext): Promise<{ sessionId: string; until: Date } | null> {
-  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(ctx.header('authorization') ?? '');
-  if (!match) return null;
+  const token = bearerToken(ctx.header('authorization'));
+  if (token === null) return null;
   try {
-    const claims = await verifyAccessToken(ctx.keys, match[1]!, ctx.clock.now(), {
+    const claims = await verifyAccessToken(ctx.keys, token, ctx.clock.now(), {
       expiredToleranceSeconds: ELEVATION_WINDOW_SECONDS,
     });
     return claims.elevatedUntil ? { sessionId: claims.sid, until: claims.elevatedUntil } : null;

@@ -1,5 +1,7 @@
 // ISO 3166-1 alpha-2: the officially assigned codes (249), as published by the ISO 3166 Maintenance
 // Agency. Exceptionally or transitionally reserved codes (EU, UK, XK, ...) are not countries.
+import { invalidFieldValue } from '../../http/errors.js';
+
 const CODES =
   'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY ' +
   'BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK ' +
@@ -15,4 +17,13 @@ export const COUNTRY_CODES: ReadonlySet<string> = new Set(CODES.split(' '));
 export function countryCode(raw: string): string | null {
   const code = raw.trim().toUpperCase();
   return COUNTRY_CODES.has(code) ? code : null;
+}
+
+/** The upper-case code, or 400 invalid-field-value at `pointer` for a code that names no country. */
+export function requireCountryCode(raw: string, pointer: string): string {
+  const code = countryCode(raw);
+  if (code !== null) return code;
+  throw invalidFieldValue(`"${raw}" is not an ISO 3166-1 alpha-2 country code.`, [
+    { location: 'body', pointer, message: 'names no country' },
+  ]);
 }

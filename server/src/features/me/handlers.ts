@@ -3,7 +3,7 @@ import { invalidFieldValue, notFound, rateLimited, unprocessable } from '../../h
 import type { AreaHandlers } from '../../http/handler.js';
 import { unauthenticated } from '../../http/authenticate.js';
 import { hit } from '../../ratelimit/limiter.js';
-import { countryCode } from './countries.js';
+import { requireCountryCode } from './countries.js';
 import { DISCOVERY_KEYS_PER_CALL, isDiscoveryKey } from './discovery.js';
 import { toMe } from './mappers.js';
 import { checkName } from './name-rules.js';
@@ -33,15 +33,8 @@ export const meHandlers: AreaHandlers<
     }
     if (body.language != null) changes.language = body.language;
     if (body.chat_notifications_enabled != null) changes.chat_notifications_enabled = body.chat_notifications_enabled;
-    let country: string | null = null;
-    if (body.billing_country_code != null) {
-      country = countryCode(body.billing_country_code);
-      if (!country) {
-        throw invalidFieldValue(`"${body.billing_country_code}" is not an ISO 3166-1 alpha-2 country code.`, [
-          { location: 'body', pointer: '/billing_country_code', message: 'names no country' },
-        ]);
-      }
-    }
+    const country =
+      body.billing_country_code == null ? null : requireCountryCode(body.billing_country_code, '/billing_country_code');
     const me = await ctx.sql.begin(async (tx) => {
       const current = await store.lockMe(tx, auth.userId);
       if (!current) throw notFound('The account no longer exists.');

@@ -6,13 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { recordAudit, recordPlatformEvent } from '../../audit/record.js';
 import { organizationNotFound, requireMembership } from '../../authz/organization-access.js';
 import { can } from '../../authz/roles.js';
-import { invalidFieldValue, rateLimited, unprocessable } from '../../http/errors.js';
+import { rateLimited, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { normalizeImage } from '../../images/normalize.js';
 import { hit, type Limit } from '../../ratelimit/limiter.js';
-import { countryCode } from '../me/countries.js';
+import { requireCountryCode } from '../me/countries.js';
 import { createAsset, deleteAsset } from '../public/store.js';
 import { toOrganization } from './mappers.js';
+import { displayName } from './names.js';
 import { standingOf, toCents } from './standing.js';
 import * as store from './store.js';
 
@@ -20,22 +21,6 @@ import * as store from './store.js';
 const ICON_UPLOADS_PER_USER: Limit = { name: 'organization-icon-upload:user', max: 10, windowSeconds: 10 * 60 };
 const ICON_SIZE = 512;
 const ICON_KIND = 'organization_icon';
-const NAME_MAX = 100;
-
-/** Spec OrganizationName: 1 to 100 characters after trimming; no control characters. */
-function organizationName(raw: string): string {
-  const name = raw.trim();
-  let reason: string | null = null;
-  if (name.length === 0) reason = 'empty';
-  else if ([...name].length > NAME_MAX) reason = 'too long';
-  // eslint-disable-next-line no-control-regex
-  else if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) reason = 'a control character';
-  if (reason === null) return name;
-  throw invalidFieldValue(`The name must be 1 to ${NAME_MAX} characters after trimming, without control characters.`, [
-    { location: 'body', pointer: '/name', message: reason },
-  ]);
-}
-
 const organizationTarget = (id: string) => ({ type: 'organization', id });
 
 export const organizationHandlers: AreaHandlers<
@@ -56,7 +41,7 @@ export const organizationHandlers: AreaHandlers<
   },
 
   async organizationCreate({ body, auth, ctx }) {
-    const name = organizationName(body.name);
+    const name = displayName(body.name);
     const organization = await ctx.sql.begin(async (tx) => {
       const row = await store.createOrganization(
         tx,
@@ -85,7 +70,7 @@ export const organizationHandlers: AreaHandlers<
   },
 
   async organizationUpdate({ path, body, auth, ctx }) {
-    const name = body.name == null ? null : organizationName(body.name);
+    const name = body.name == null ? null : displayName(body.name);
     const { organization, role } = await ctx.sql.begin(async (tx) => {
       const m = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
       const next = { name: name ?? m.organization.name, slug: body.slug ?? m.organization.slug };
@@ -137,12 +122,7 @@ export const organizationHandlers: AreaHandlers<
   async organizationBillingCountrySet({ path, body, auth, ctx }) {
     const { organization, role } = await ctx.sql.begin(async (tx) => {
       const m = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
-      const code = countryCode(body.country_code);
-      if (!code) {
-        throw invalidFieldValue(`"${body.country_code}" is not an ISO 3166-1 alpha-2 country code.`, [
-          { location: 'body', pointer: '/country_code', message: 'names no country' },
-        ]);
-      }
+      const code = requireCountryCode(body.country_code, '/country_code');
       const current = m.organization.billing_country_code;
       if (current === code) return m;
       if (current !== null) {

@@ -1,10 +1,10 @@
 // Resolving a project for the caller: a project of an organization the caller is not in answers 404
 // exactly as an unknown id (seed "Authentication", anti-enumeration); a member whose role lacks the
 // permission gets 403.
-import { findMembership } from '../../authz/organization-access.js';
-import { can, type Permission, type Role } from '../../authz/roles.js';
+import { findMembership, roleForbids } from '../../authz/organization-access.js';
+import { can, type Permission } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
-import { ApiError, forbidden, notFound, unprocessable } from '../../http/errors.js';
+import { ApiError, notFound, unprocessable } from '../../http/errors.js';
 import { findProjectAccess, lockProject, type ProjectAccess } from './store.js';
 
 export const projectNotFound = () => notFound('No such project.');
@@ -18,8 +18,6 @@ export const projectGamingManaged = () =>
     'project-gaming-managed',
     'The games project of a personal organization is managed by the platform; it cannot be changed or deleted.',
   );
-
-const roleForbids = (role: Role) => forbidden(`Your role (${role}) may not do this here.`);
 
 /** The project for reading: one statement. */
 export async function readableProject(

@@ -3,9 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../audit/record.js';
 import { requireMembership } from '../../authz/organization-access.js';
-import { conflict, invalidFieldValue, unprocessable } from '../../http/errors.js';
+import { conflict, unprocessable } from '../../http/errors.js';
 import type { Db } from '../../db/client.js';
 import type { AreaHandlers, RequestContext } from '../../http/handler.js';
+import { displayName } from '../organizations/names.js';
 import { GAMES_SLUG } from '../organizations/personal.js';
 import {
   projectGamingManaged,
@@ -29,16 +30,6 @@ const orSlugTaken =
   };
 
 /** A name is 1 to 100 characters after trimming surrounding spaces (spec OrganizationName). */
-function projectName(raw: string): string {
-  const name = raw.trim();
-  if (name.length === 0) {
-    throw invalidFieldValue('A project name needs at least one character besides spaces.', [
-      { location: 'body', pointer: '/name', message: 'blank' },
-    ]);
-  }
-  return name;
-}
-
 /** The project's audit entry, in the write's transaction. */
 function auditProject(
   tx: Db,
@@ -84,7 +75,7 @@ export const projectHandlers: AreaHandlers<
   },
 
   async projectCreate({ path, body, auth, ctx }) {
-    const name = projectName(body.name);
+    const name = displayName(body.name);
     const project = await ctx.sql.begin(async (tx) => {
       // Locked like every membership change and the organization's delete: the role is the current
       // one, and a project never lands in an organization being deleted.
@@ -132,7 +123,7 @@ export const projectHandlers: AreaHandlers<
 
   async projectUpdate({ path, body, auth, ctx }) {
     const asked: store.ProjectChanges = {};
-    if (body.name !== undefined) asked.name = projectName(body.name);
+    if (body.name !== undefined) asked.name = displayName(body.name);
     if (body.slug !== undefined) asked.slug = body.slug;
     if (body.description !== undefined) asked.description = body.description;
     const project = await ctx.sql.begin(async (tx) => {
