@@ -9,6 +9,8 @@ import type { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
 import type { Sql } from '../../server/src/db/client.js';
 import type { Clock } from '../../server/src/http/handler.js';
 import { toMe } from '../../server/src/features/me/mappers.js';
+/** The bare route reads a session's caller. */
+const SESSION = { kind: 'session' } as const;
 import { API_BASE_PATH, bundledSpec } from '../../server/src/spec.js';
 import { findCaller, UNAUTHENTICATED } from './me-route.js';
 
@@ -75,7 +77,7 @@ export function fastifyMeApp(deps: { sql: Sql; keys: KeyRing; clock: Clock }): F
           .type('application/problem+json')
           .send(UNAUTHENTICATED);
       }
-      return toMe(me);
+      return toMe(me, SESSION);
     },
   );
   return app;

@@ -82,6 +82,8 @@ export function inflateSpec(bundled: Json, count = SYNTHETIC_OPERATIONS): Json {
         tags: ['bench'],
         summary: `List the things of ${area(n)}`,
         security: [],
+        'x-callers': ['anonymous'],
+        'x-capability': null,
         parameters: [
           { $ref: '#/components/parameters/BenchOwnerId' },
           {

@@ -65,6 +65,7 @@ const { inflateSpec, SYNTHETIC_OPERATIONS, syntheticBody, syntheticPath } = awai
 const { KeyRing } = await import('../../server/src/auth/crypto/signing-keys.js');
 const { secretBoxFor } = await import('../../server/src/secrets/key-file.js');
 const { toMe } = await import('../../server/src/features/me/mappers.js');
+const SESSION = { kind: 'session' } as const;
 const { BEARER, findCaller, UNAUTHENTICATED } = await import('./me-route.js');
 
 const config = loadConfig({
@@ -110,7 +111,7 @@ function meBareApp(): Express {
       res.status(401).set('WWW-Authenticate', 'Bearer').type('application/problem+json').send(JSON.stringify(UNAUTHENTICATED));
       return;
     }
-    res.json(toMe(me));
+    res.json(toMe(me, SESSION));
   });
   return app;
 }

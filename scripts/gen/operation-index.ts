@@ -30,7 +30,13 @@ export interface IndexedOperation {
   tags: string[];
   /** Names of the security schemes that may authenticate it; empty means public. */
   security: string[];
-  /** The capability an API token must hold (`x-required-capability`), if any. */
+  /**
+   * The caller kinds it accepts (`x-callers`): `anonymous`, `session`, `token` (a restricted personal
+   * API token), `application`, `acting_as` (an application acting as a user). Empty when undeclared,
+   * which test/authz/declarations.test.ts refuses.
+   */
+  callers: string[];
+  /** The capability a token, an application or an acting-as request needs (`x-capability`), if any. */
   capability: string | null;
   /** svcctl words: `x-svcctl`, else the operationId split at capitals. */
   cli: string[];
@@ -135,7 +141,8 @@ export function buildOperationIndex(spec: Json): IndexedOperation[] {
         summary: String(op.summary ?? ''),
         tags: (op.tags as string[]) ?? [],
         security,
-        capability: typeof op['x-required-capability'] === 'string' ? op['x-required-capability'] : null,
+        callers: Array.isArray(op['x-callers']) ? (op['x-callers'] as unknown[]).map(String) : [],
+        capability: typeof op['x-capability'] === 'string' ? op['x-capability'] : null,
         cli: cliWords(operationId, op['x-svcctl']),
         parameters: params.map((p) => ({
           name: String(p.name),

@@ -67,6 +67,12 @@ export interface SvcClientCore {
     options?: UploadOptions,
   ): Promise<components['schemas']['Organization']>;
   /**
+   * For an application's client (token `svc_app_...`): a client that makes every request as the user
+   * `userId`, who delegated to the application (`X-Acting-As-User`). The user's delegation decides
+   * what it may do; a user without a live delegation is refused with 403.
+   */
+  actingAs(userId: string): SvcClient;
+  /**
    * Every item of every page of a paged list (`{ data, meta }`), as an async iterator: a page is
    * fetched only when the item after the last one held is asked for, from page 1 to
    * `meta.total_pages`. `page_size` is passed through (default: the most the operation allows);
@@ -138,5 +144,7 @@ export function createClient(options: ClientOptions): SvcClient {
       ),
     paginate: (operationId: string, params?: LooseParams, pageOptions?: RequestOptions) =>
       paginate(call, operationId, params, pageOptions),
+    actingAs: (userId: string) =>
+      createClient({ ...options, headers: { ...options.headers, 'X-Acting-As-User': userId } }),
   } as unknown as SvcClient;
 }

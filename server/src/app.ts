@@ -7,7 +7,7 @@ import type { Sql } from './db/client.js';
 import { bindOperations, type BindableOperation } from './http/bind.js';
 import { buildDocs, DOCS_CSP } from './http/docs.js';
 import { systemClock, type Clock, type Deps, type Handlers } from './http/handler.js';
-import { getOrCreateSecret, SECRET_NAMES } from './auth/crypto/server-secrets.js';
+import { getOrCreateSecret, SECRET_NAMES, type PepperName } from './auth/crypto/server-secrets.js';
 import { KeyRing } from './auth/crypto/signing-keys.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import type { SecretBox } from './secrets/secret-box.js';
@@ -40,7 +40,7 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { sql, config, log } = options;
   const clock = options.clock ?? systemClock;
-  let pepper: Promise<Buffer> | null = null;
+  const peppers = new Map<PepperName, Promise<Buffer>>();
   const box = options.box ?? secretBoxFor(config);
   const deps: Deps = {
     sql,
@@ -49,13 +49,15 @@ export function createApp(options: AppOptions): App {
     clock,
     box,
     keys: new KeyRing(sql, clock, box),
-    // Read once per process, on first use, and kept.
-    pepper: () => {
-      pepper ??= getOrCreateSecret(sql, SECRET_NAMES.refreshSuccessor).catch((err: unknown) => {
-        pepper = null;
-        throw err;
-      });
-      return pepper;
+    // Each read once per process, on first use, and kept (a failed read is tried again next time).
+    pepper: (name = 'refreshSuccessor') => {
+      let secret = peppers.get(name);
+      if (!secret) {
+        secret = getOrCreateSecret(sql, SECRET_NAMES[name]);
+        peppers.set(name, secret);
+        secret.catch(() => peppers.delete(name));
+      }
+      return secret;
     },
   };
   const app = express();

@@ -1,6 +1,10 @@
 // The root handler map, typed against every operationId of the spec.
 import type { Handlers } from './http/handler.js';
+import { adminApplicationHandlers } from './features/admin-applications/handlers.js';
 import { adminUserHandlers } from './features/admin-users/handlers.js';
+import { apiTokenHandlers } from './features/api-tokens/handlers.js';
+import { applicationHandlers } from './features/applications/handlers.js';
+import { delegationHandlers } from './features/delegations/handlers.js';
 import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
@@ -17,6 +21,10 @@ import { webauthnHandlers } from './features/sudo/webauthn.js';
 
 export const handlers: Handlers = {
   ...adminUserHandlers,
+  ...adminApplicationHandlers,
+  ...apiTokenHandlers,
+  ...delegationHandlers,
+  ...applicationHandlers,
   ...publicHandlers,
   ...assetHandlers,
   ...loginHandlers,

@@ -19,6 +19,8 @@ const spec = structuredClone(bundledSpec) as { paths: Record<string, unknown> };
 spec.paths['/admin/test/ping'] = {
   post: {
     operationId: 'adminTestPing',
+    'x-callers': ['session'],
+    'x-capability': null,
     summary: 'Test-only staff route',
     responses: {
       '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },

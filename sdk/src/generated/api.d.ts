@@ -1263,6 +1263,254 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/me/api-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my API tokens
+         * @description The caller's own live personal API tokens (revoked ones omitted), newest first. Never the secret or its digest.
+         */
+        get: operations["meApiTokenList"];
+        put?: never;
+        /**
+         * Mint a personal API token
+         * @description Only a full signed-in session, never an API token. Every grant names a capability the caller may
+         *     grant (see `GET /me/api-token-capabilities`) and a scope: all, one organization or one project the
+         *     caller belongs to. `admin_authorized` must be true exactly when an admin-only capability is granted,
+         *     and then the session must be elevated (403 `elevation-required`). The token acts with what its
+         *     grants name intersected with what its owner may do at the time of each request, so a demoted owner's
+         *     tokens lose power at once. The answer carries the secret this once.
+         */
+        post: operations["meApiTokenCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/api-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of my API tokens
+         * @description Only a full signed-in session. The token stops working at once. Another account's token, an unknown id and an already revoked token all answer the same 404.
+         */
+        delete: operations["meApiTokenRevoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/api-token-capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Capabilities I may grant
+         * @description The catalogue entries the caller may put in a token: every capability that is not admin-only, and
+         *     the admin-only ones whose system permission the caller holds. A restricted token needs
+         *     `user_api_tokens.list` and is never shown admin-only ones.
+         */
+        get: operations["meApiTokenCapabilitiesList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/application-delegations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my application delegations
+         * @description Every application the caller has delegated to, live and revoked, newest first. Only a full signed-in session.
+         */
+        get: operations["meDelegationList"];
+        put?: never;
+        /**
+         * Delegate to an application
+         * @description Lets the application act as the caller (`X-Acting-As-User`) with these capabilities intersected
+         *     with what the caller may do. One delegation per application and user: a second call replaces the
+         *     scope (and revives a revoked one). Only a full signed-in session; admin-only capabilities are never
+         *     delegated (400). An unknown application is 404.
+         */
+        post: operations["meDelegationGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/application-delegations/{delegation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a delegation
+         * @description The application can no longer act as the caller, from its next request. Another account's, an unknown and an already revoked delegation all answer the same 404.
+         */
+        delete: operations["meDelegationRevoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/application-delegations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Obtain a delegation from a user's session
+         * @description Authenticated as the application itself (its `svc_app_...` token, never `X-Acting-As-User`).
+         *     `session_token` is an access token of the user's live session, which the service verifies; an
+         *     invalid, expired or signed-out one is 401 `invalid-credentials`. Creates the user's delegation to this
+         *     application, or replaces its scope. Admin-only capabilities are never delegated (400).
+         */
+        post: operations["applicationDelegationMint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/applications/users/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look up users' public profiles
+         * @description Only an application as itself, holding `users.read.public` (403 for a user session, a user API
+         *     token or an acting-as request). At most 100 distinct ids; repeats collapse; ids with no account are
+         *     absent. Profiles never carry an email.
+         */
+        post: operations["applicationUsersLookup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/applications/users/by-oauth-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the user who linked a provider account
+         * @description Only an application as itself, holding `users.lookup.oauth`. 404 when no user linked that account or the user is deleted.
+         */
+        get: operations["applicationUserByOauthAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/applications/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's public profile
+         * @description Only an application as itself, holding `users.read.public` (403 for a user session, a user API
+         *     token or an acting-as request). A deleted account is answered with `deleted_at` set; an unknown id
+         *     is 404. Never an email.
+         */
+        get: operations["applicationUserGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an application
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_applications` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.applications.manage`. Answers the application and its token, shown this once.
+         */
+        post: operations["adminApplicationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/applications/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an application's token
+         * @description Staff only, as for registering (`manage_applications`). Mints a new token; the previous one stops
+         *     working at once. An unknown application is 404.
+         */
+        post: operations["adminApplicationTokenRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -1887,6 +2135,189 @@ export type components = {
         SessionList: {
             data: components["schemas"]["SessionEntry"][];
         };
+        /** @enum {string} */
+        GrantScopeKind: "all" | "organization" | "project";
+        GrantScope: {
+            kind: components["schemas"]["GrantScopeKind"];
+            /** Format: uuid */
+            id?: string;
+        };
+        Grant: {
+            capability: string;
+            scope: components["schemas"]["GrantScope"];
+        };
+        Authorization: {
+            grants: components["schemas"]["Grant"][];
+        };
+        ApiToken: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Every capability the grants name, whatever their scope, sorted; empty for a legacy unrestricted token. */
+            capabilities: string[];
+            /** @description The grants as minted; null for a legacy unrestricted token. */
+            authorization: components["schemas"]["Authorization"] | null;
+            admin_authorized: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description Recorded at most once a minute, so it may lag the latest use by up to a minute.
+             */
+            last_used_at: string | null;
+        };
+        ApiTokenList: components["schemas"]["ApiToken"][];
+        /** @description A capability, `area.verb` (`projects.read`, `user_api_tokens.list`); the catalogue is `GET /me/api-token-capabilities`. */
+        CapabilityName: string;
+        /** @enum {string} */
+        GrantScopeKindRequest: "all" | "organization" | "project";
+        GrantScopeRequest: {
+            kind: components["schemas"]["GrantScopeKindRequest"];
+            /**
+             * Format: uuid
+             * @description The organization's or project's id; required for those kinds, absent for `all`. It must be one the caller belongs to.
+             */
+            id?: string;
+        };
+        GrantRequest: {
+            capability: components["schemas"]["CapabilityName"];
+            scope: components["schemas"]["GrantScopeRequest"];
+        };
+        AuthorizationRequest: {
+            grants: components["schemas"]["GrantRequest"][];
+        };
+        ApiTokenCreateRequest: {
+            authorization: components["schemas"]["AuthorizationRequest"];
+            /** @description 1-64 characters after trimming surrounding white space. */
+            name: string;
+            /**
+             * @description Must be true exactly when a grant names an admin-only capability, which then needs an elevated session.
+             * @default false
+             */
+            admin_authorized?: boolean;
+            /**
+             * Format: date-time
+             * @description Null never expires; otherwise a time in the future.
+             * @default null
+             */
+            expires_at?: string | null;
+        };
+        ApiTokenCreated: {
+            /** @description The whole credential, `svc_pat_{token_id}_{secret}`, shown this once; only its keyed digest is kept. */
+            secret: string;
+            token: components["schemas"]["ApiToken"];
+        };
+        ApiTokenCapability: {
+            name: string;
+            description: string;
+            /** @description Carries staff power; only staff holding the matching system permission may grant it, with `admin_authorized` and an elevated session. */
+            admin_only: boolean;
+            /** @description The scope kinds a grant of it may take. */
+            scopes: components["schemas"]["GrantScopeKind"][];
+        };
+        ApiTokenCapabilityList: components["schemas"]["ApiTokenCapability"][];
+        ApplicationRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** @enum {string} */
+        DelegationStatus: "live" | "revoked";
+        Delegation: {
+            /** Format: uuid */
+            id: string;
+            application: components["schemas"]["ApplicationRef"];
+            /** @description The approved scope. What the application may do as the user is these intersected with what the user may do. */
+            capabilities: string[];
+            status: components["schemas"]["DelegationStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the scope was last replaced.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description Last acting-as request, recorded at most once a minute.
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        DelegationList: components["schemas"]["Delegation"][];
+        CapabilityList: components["schemas"]["CapabilityName"][];
+        DelegationGrantRequest: {
+            /** Format: uuid */
+            application_id: string;
+            capabilities: components["schemas"]["CapabilityList"];
+        };
+        DelegationMintRequest: {
+            capabilities: components["schemas"]["CapabilityList"];
+            /** @description An access token of the user's live session, which the application obtained from the user. The service verifies it itself. */
+            session_token: string;
+        };
+        DelegationMinted: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        UsersLookupRequest: {
+            /** @description At most 100 distinct ids (more is refused with 400); repeats collapse; ids with no account are absent from the answer. */
+            ids: string[];
+        };
+        ApplicationUserProfile: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: uuid */
+            avatar_asset_id: string | null;
+            /**
+             * Format: date-time
+             * @description Set for a deleted account, which is still answered.
+             */
+            deleted_at: string | null;
+        };
+        UsersLookupResponse: {
+            users: components["schemas"]["ApplicationUserProfile"][];
+        };
+        LinkedAccountLookup: {
+            display_name: string;
+            language_tag: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        ApplicationCreateRequest: {
+            /** @description 1-64 characters after trimming. */
+            name: string;
+            /** @description What the application may do as itself (the application reads need `users.read.public`, `users.lookup.oauth`); any catalogue capability. */
+            capabilities: components["schemas"]["CapabilityName"][];
+        };
+        Application: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            capabilities: string[];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the current token was minted.
+             */
+            token_rotated_at: string;
+        };
+        ApplicationCreated: {
+            application: components["schemas"]["Application"];
+            /** @description `svc_app_{application_id}_{secret}`, shown this once; only its keyed digest is kept. */
+            token: string;
+        };
+        ApplicationToken: {
+            /** @description The new `svc_app_...` token, shown this once; the previous one stops working at once. */
+            token: string;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -2060,6 +2491,14 @@ export type components = {
         AdminUserId: string;
         /** @description A session family id. */
         SessionId: string;
+        /** @description The token's id. Another account's token, an unknown id and a revoked token all answer the same 404. */
+        ApiTokenId: string;
+        /** @description The delegation's id. Another account's, an unknown and an already revoked delegation all answer the same 404. */
+        DelegationId: string;
+        /** @description The user's id. */
+        ApplicationUserIdPath: string;
+        /** @description The application's id. */
+        ApplicationIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -3887,6 +4326,368 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meApiTokenList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meApiTokenCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Minted. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meApiTokenRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token's id. Another account's token, an unknown id and a revoked token all answer the same 404. */
+                token_id: components["parameters"]["ApiTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meApiTokenCapabilitiesList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The capabilities, in catalogue order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenCapabilityList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meDelegationList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delegations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meDelegationGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelegationGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description Granted or replaced. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    meDelegationRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delegation's id. Another account's, an unknown and an already revoked delegation all answer the same 404. */
+                delegation_id: components["parameters"]["DelegationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applicationDelegationMint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelegationMintRequest"];
+            };
+        };
+        responses: {
+            /** @description The delegation now in force. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelegationMinted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applicationUsersLookup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsersLookupRequest"];
+            };
+        };
+        responses: {
+            /** @description The profiles found. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsersLookupResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applicationUserByOauthAccount: {
+        parameters: {
+            query: {
+                /** @description The provider's id (as in the OAuth provider list). */
+                provider: string;
+                /** @description The account's subject at that provider. */
+                provider_user_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkedAccountLookup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    applicationUserGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user's id. */
+                id: components["parameters"]["ApplicationUserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationUserProfile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminApplicationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminApplicationTokenRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The application's id. */
+                id: components["parameters"]["ApplicationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

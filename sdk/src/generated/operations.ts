@@ -10,6 +10,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -29,6 +32,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -49,6 +55,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -69,6 +78,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -136,6 +148,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -164,6 +179,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -192,6 +210,9 @@ export const operations = {
       "public"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "public",
@@ -227,6 +248,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -273,6 +297,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -312,6 +339,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -345,6 +375,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -365,6 +398,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -398,6 +434,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -445,6 +484,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -513,6 +555,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -545,6 +590,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -594,6 +642,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -626,6 +677,9 @@ export const operations = {
       "auth"
     ],
     "security": [],
+    "callers": [
+      "anonymous"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -667,6 +721,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "auth",
@@ -701,7 +758,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.read",
     "cli": [
       "me",
       "show"
@@ -722,7 +784,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "me",
       "update"
@@ -776,7 +843,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "onboarding",
       "complete"
@@ -797,7 +869,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "me",
       "avatar",
@@ -831,7 +908,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "me",
       "avatar",
@@ -853,7 +935,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "me",
       "avatar",
@@ -887,7 +974,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.read",
     "cli": [
       "discovery",
       "list"
@@ -908,7 +1000,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "me.manage",
     "cli": [
       "discovery",
       "mark"
@@ -941,7 +1038,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "assets.read",
     "cli": [
       "assets",
       "get"
@@ -977,6 +1079,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -997,6 +1102,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1031,6 +1139,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -1063,6 +1174,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1097,6 +1211,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -1117,6 +1234,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1139,6 +1259,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1174,6 +1297,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -1208,6 +1334,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -1229,6 +1358,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1264,6 +1396,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "sudo",
@@ -1285,6 +1420,9 @@ export const operations = {
     ],
     "security": [
       "bearer"
+    ],
+    "callers": [
+      "session"
     ],
     "capability": null,
     "cli": [
@@ -1320,7 +1458,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
     "cli": [
       "orgs",
       "list"
@@ -1341,7 +1484,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
     "cli": [
       "orgs",
       "create"
@@ -1381,7 +1529,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
     "cli": [
       "orgs",
       "by-slug"
@@ -1410,7 +1563,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
     "cli": [
       "orgs",
       "show"
@@ -1439,7 +1597,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
     "cli": [
       "orgs",
       "update"
@@ -1487,6 +1650,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "orgs",
@@ -1516,7 +1682,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
     "cli": [
       "orgs",
       "billing-country"
@@ -1557,7 +1728,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
     "cli": [
       "orgs",
       "icon",
@@ -1599,7 +1775,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
     "cli": [
       "orgs",
       "icon",
@@ -1629,7 +1810,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
     "cli": [
       "orgs",
       "standing"
@@ -1658,7 +1844,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
     "cli": [
       "members",
       "list"
@@ -1687,7 +1878,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
     "cli": [
       "members",
       "add"
@@ -1735,7 +1931,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
     "cli": [
       "members",
       "update"
@@ -1783,7 +1984,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
     "cli": [
       "members",
       "remove"
@@ -1819,7 +2025,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "audit.read",
     "cli": [
       "audit",
       "list"
@@ -1886,7 +2097,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "orgs",
       "projects"
@@ -1915,7 +2131,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.manage",
     "cli": [
       "projects",
       "create"
@@ -1970,7 +2191,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "projects",
       "by-slug"
@@ -2006,7 +2232,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "projects",
       "list"
@@ -2027,7 +2258,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "projects",
       "stats-all"
@@ -2048,7 +2284,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "projects",
       "show"
@@ -2077,7 +2318,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.manage",
     "cli": [
       "projects",
       "update"
@@ -2132,7 +2378,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.manage",
     "cli": [
       "projects",
       "delete"
@@ -2161,7 +2412,12 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "projects.read",
     "cli": [
       "projects",
       "stats"
@@ -2190,7 +2446,11 @@ export const operations = {
     "security": [
       "bearer"
     ],
-    "capability": null,
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.users.manage",
     "cli": [
       "admin",
       "users",
@@ -2233,6 +2493,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "me",
@@ -2255,6 +2518,9 @@ export const operations = {
     "security": [
       "bearer"
     ],
+    "callers": [
+      "session"
+    ],
     "capability": null,
     "cli": [
       "me",
@@ -2273,9 +2539,482 @@ export const operations = {
     "body": null,
     "successStatus": 204,
     "responseType": null
+  },
+  "meApiTokenList": {
+    "operationId": "meApiTokenList",
+    "method": "get",
+    "path": "/me/api-tokens",
+    "summary": "List my API tokens",
+    "tags": [
+      "api-tokens"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "user_api_tokens.list",
+    "cli": [
+      "tokens",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meApiTokenCreate": {
+    "operationId": "meApiTokenCreate",
+    "method": "post",
+    "path": "/me/api-tokens",
+    "summary": "Mint a personal API token",
+    "tags": [
+      "api-tokens"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "tokens",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "authorization",
+          "required": true,
+          "type": "object",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "1-64 characters after trimming surrounding white space.",
+          "nullable": false
+        },
+        {
+          "name": "admin_authorized",
+          "required": false,
+          "type": "boolean",
+          "description": "Must be true exactly when a grant names an admin-only capability, which then needs an elevated session.",
+          "nullable": false
+        },
+        {
+          "name": "expires_at",
+          "required": false,
+          "type": "date-time",
+          "description": "Null never expires; otherwise a time in the future.",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "meApiTokenRevoke": {
+    "operationId": "meApiTokenRevoke",
+    "method": "delete",
+    "path": "/me/api-tokens/{token_id}",
+    "summary": "Revoke one of my API tokens",
+    "tags": [
+      "api-tokens"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "tokens",
+      "revoke"
+    ],
+    "parameters": [
+      {
+        "name": "token_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The token's id. Another account's token, an unknown id and a revoked token all answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "meApiTokenCapabilitiesList": {
+    "operationId": "meApiTokenCapabilitiesList",
+    "method": "get",
+    "path": "/me/api-token-capabilities",
+    "summary": "Capabilities I may grant",
+    "tags": [
+      "api-tokens"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "user_api_tokens.list",
+    "cli": [
+      "tokens",
+      "capabilities"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meDelegationList": {
+    "operationId": "meDelegationList",
+    "method": "get",
+    "path": "/me/application-delegations",
+    "summary": "List my application delegations",
+    "tags": [
+      "delegations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "delegations",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "meDelegationGrant": {
+    "operationId": "meDelegationGrant",
+    "method": "post",
+    "path": "/me/application-delegations",
+    "summary": "Delegate to an application",
+    "tags": [
+      "delegations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "delegations",
+      "grant"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "application_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "capabilities",
+          "required": true,
+          "type": "string[]",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 204,
+    "responseType": null
+  },
+  "meDelegationRevoke": {
+    "operationId": "meDelegationRevoke",
+    "method": "delete",
+    "path": "/me/application-delegations/{delegation_id}",
+    "summary": "Revoke a delegation",
+    "tags": [
+      "delegations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "delegations",
+      "revoke"
+    ],
+    "parameters": [
+      {
+        "name": "delegation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The delegation's id. Another account's, an unknown and an already revoked delegation all answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "applicationDelegationMint": {
+    "operationId": "applicationDelegationMint",
+    "method": "post",
+    "path": "/application-delegations",
+    "summary": "Obtain a delegation from a user's session",
+    "tags": [
+      "applications"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "application"
+    ],
+    "capability": null,
+    "cli": [
+      "applications",
+      "delegations",
+      "mint"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "capabilities",
+          "required": true,
+          "type": "string[]",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "session_token",
+          "required": true,
+          "type": "string",
+          "description": "An access token of the user's live session, which the application obtained from the user. The service verifies it itself.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "applicationUsersLookup": {
+    "operationId": "applicationUsersLookup",
+    "method": "post",
+    "path": "/applications/users/lookup",
+    "summary": "Look up users' public profiles",
+    "tags": [
+      "applications"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "application"
+    ],
+    "capability": "users.read.public",
+    "cli": [
+      "applications",
+      "users",
+      "lookup"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "ids",
+          "required": true,
+          "type": "string[]",
+          "description": "At most 100 distinct ids (more is refused with 400); repeats collapse; ids with no account are absent from the answer.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "applicationUserByOauthAccount": {
+    "operationId": "applicationUserByOauthAccount",
+    "method": "get",
+    "path": "/applications/users/by-oauth-account",
+    "summary": "Find the user who linked a provider account",
+    "tags": [
+      "applications"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "application"
+    ],
+    "capability": "users.lookup.oauth",
+    "cli": [
+      "applications",
+      "users",
+      "by-oauth-account"
+    ],
+    "parameters": [
+      {
+        "name": "provider",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The provider's id (as in the OAuth provider list)."
+      },
+      {
+        "name": "provider_user_id",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The account's subject at that provider."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "applicationUserGet": {
+    "operationId": "applicationUserGet",
+    "method": "get",
+    "path": "/applications/users/{id}",
+    "summary": "A user's public profile",
+    "tags": [
+      "applications"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "application"
+    ],
+    "capability": "users.read.public",
+    "cli": [
+      "applications",
+      "users",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The user's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminApplicationCreate": {
+    "operationId": "adminApplicationCreate",
+    "method": "post",
+    "path": "/admin/applications",
+    "summary": "Register an application",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.applications.manage",
+    "cli": [
+      "admin",
+      "applications",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "1-64 characters after trimming.",
+          "nullable": false
+        },
+        {
+          "name": "capabilities",
+          "required": true,
+          "type": "string[]",
+          "description": "What the application may do as itself (the application reads need `users.read.public`, `users.lookup.oauth`); any catalogue capability.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminApplicationTokenRotate": {
+    "operationId": "adminApplicationTokenRotate",
+    "method": "post",
+    "path": "/admin/applications/{id}/token",
+    "summary": "Rotate an application's token",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.applications.manage",
+    "cli": [
+      "admin",
+      "applications",
+      "rotate-token"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The application's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -2,14 +2,26 @@
 // exists if and only if the write committed (document 1, "Audit entry").
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/client.js';
-import type { RequestContext } from '../http/handler.js';
+import type { RequestContext, UserAuth } from '../http/handler.js';
 
 export interface AuditActor {
   userId: string | null;
-  /** Filled in by the authorization issue: the personal API token, application and acting-as user. */
+  /** The personal API token used, the application, and the user an application acted as. */
   tokenId?: string | null;
   applicationId?: string | null;
   actingAsUserId?: string | null;
+}
+
+/** Who did it: the signed-in user, their API token, or an application acting as them. */
+export function actorOf(auth: UserAuth): AuditActor {
+  switch (auth.kind) {
+    case 'session':
+      return { userId: auth.userId };
+    case 'token':
+      return { userId: auth.userId, tokenId: auth.tokenId };
+    case 'acting_as':
+      return { userId: null, applicationId: auth.applicationId, actingAsUserId: auth.userId };
+  }
 }
 
 export interface AuditInput {

@@ -2,7 +2,14 @@
 // an unknown id (seed "Anti-enumeration"); a member without the permission sees 403.
 import type { Db } from '../db/client.js';
 import { forbidden, notFound } from '../http/errors.js';
+import { reachesOrganization, type Reach } from './reach.js';
 import { can, type Permission, type Role } from './roles.js';
+
+/** A user-acting caller as the access checks need it (any UserAuth is one). */
+export interface Accessor {
+  userId: string;
+  reach: Reach;
+}
 
 export const organizationNotFound = () => notFound('No such organization.');
 /** A member whose role lacks the permission: they know the organization, so they may be told. */
@@ -49,18 +56,20 @@ export async function findMembership(
 }
 
 /**
- * The caller's membership, checked for `permission`. With `lock`, the organization row is locked for
- * the caller's transaction: every membership change takes this lock first, so rules that count
- * owners are decided one change at a time.
+ * The caller's membership, checked for `permission` and for the caller's reach (an API token scoped
+ * elsewhere sees the 404 of an unknown id). With `lock`, the organization row is locked for the
+ * caller's transaction: every membership change takes this lock first, so rules that count owners are
+ * decided one change at a time.
  */
 export async function requireMembership(
   db: Db,
   organizationId: string,
-  userId: string,
+  caller: Accessor,
   permission: Permission,
   options: { lock?: boolean } = {},
 ): Promise<Membership> {
-  const membership = await findMembership(db, organizationId, userId, options);
+  if (!reachesOrganization(caller.reach, organizationId)) throw organizationNotFound();
+  const membership = await findMembership(db, organizationId, caller.userId, options);
   if (!membership) throw organizationNotFound();
   if (!can(membership.role, permission)) throw roleForbids(membership.role);
   return membership;

@@ -5,9 +5,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operations as generatedOperations, type OperationId } from '../../../generated/operations.js';
-import { authenticate } from './authenticate.js';
-import { elevationRequired, invalidFieldValue } from './errors.js';
-import type { Deps, Handler, Handlers, RequestContext } from './handler.js';
+import { authorize, type OperationRule } from '../authz/authorize.js';
+import { resolveCredential } from '../authz/credentials.js';
+import { invalidFieldValue } from './errors.js';
+import type { CallerKind, Deps, Handler, Handlers, RequestContext } from './handler.js';
 import { hasPendingUpload, readUpload } from './multipart.js';
 import type { ValidatedRequest } from './validator.js';
 
@@ -93,9 +94,8 @@ function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
 interface Bound {
   /** The spec path, for the request log. */
   path: string;
-  secured: boolean;
-  /** Under /admin/: staff routes, which all need an elevated session (seed document 1, "Authentication"). */
-  admin: boolean;
+  /** null for an anonymous operation, which reads no credential even when one is presented. */
+  rule: OperationRule | null;
   handler: Handler<OperationId>;
 }
 
@@ -104,9 +104,32 @@ export interface BindableOperation {
   method: string;
   path: string;
   security: readonly string[];
+  /** `x-callers` and `x-capability` (authz/authorize.ts). */
+  callers: readonly string[];
+  capability: string | null;
 }
 
+/** Staff routes, which all need an elevated session (seed document 1, "Authentication"). */
 const ADMIN_PREFIX = '/admin/';
+const CALLER_KINDS: readonly string[] = ['anonymous', 'session', 'token', 'application', 'acting_as'];
+
+/** The operation's declared callers, checked once at start-up: an undeclared operation never serves. */
+function ruleOf(id: string, op: BindableOperation): OperationRule | null {
+  const unknown = op.callers.filter((c) => !CALLER_KINDS.includes(c));
+  if (op.callers.length === 0 || unknown.length > 0) {
+    throw new Error(`operation ${id} must declare x-callers (${CALLER_KINDS.join(', ')}); got [${op.callers.join(', ')}]`);
+  }
+  const anonymous = op.callers.includes('anonymous');
+  if (anonymous !== (op.security.length === 0) || (anonymous && op.callers.length > 1)) {
+    throw new Error(`operation ${id}: x-callers [anonymous] goes with security [] and with no other kind`);
+  }
+  if (anonymous) return null;
+  return {
+    callers: op.callers as CallerKind[],
+    capability: op.capability,
+    admin: op.path.startsWith(ADMIN_PREFIX),
+  };
+}
 
 
 type Result = { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
@@ -131,8 +154,7 @@ export function bindOperations(
     if (!methods) table.set(route, (methods = new Map()));
     methods.set(op.method.toUpperCase(), {
       path: op.path,
-      secured: op.security.length > 0,
-      admin: op.path.startsWith(ADMIN_PREFIX),
+      rule: ruleOf(id, op),
       handler: handlers[id] as Handler<OperationId>,
     });
   }
@@ -143,9 +165,7 @@ export function bindOperations(
     refuseNul('path', params);
     refuseNul('query', req.query);
     refuseNul('body', req.body);
-    const auth = bound.secured || bound.admin ? await authenticate(req.headers.authorization, ctx) : null;
-    // One check for every staff route, before any handler runs; the route's own permission comes after.
-    if (bound.admin && auth?.elevatedUntil == null) throw elevationRequired('Staff routes need an elevated session.');
+    const auth = bound.rule ? authorize(bound.rule, await resolveCredential(ctx), ctx.clock.now()) : null;
     // An upload's body is read only now that the caller is known (multipart.ts).
     const body: unknown = hasPendingUpload(req) ? await readUpload(req) : req.body;
     const result = (await bound.handler({

@@ -5,9 +5,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { operations as api } from '../../../generated/api.js';
 import type { OperationId, operations as index } from '../../../generated/operations.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
+import type { PepperName } from '../auth/crypto/server-secrets.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { Reach } from '../authz/reach.js';
 import type { MultipartBody } from './multipart.js';
 
 export interface Clock {
@@ -23,8 +25,8 @@ export interface Deps {
   log: Logger;
   /** Access-token signing keys, shared by every API process through the database. */
   keys: KeyRing;
-  /** The server pepper for keyed digests, shared through the database. */
-  pepper: () => Promise<Buffer>;
+  /** A server pepper for keyed digests, shared through the database (auth/crypto/server-secrets.ts). */
+  pepper: (name?: PepperName) => Promise<Buffer>;
   /** Seals and opens secrets kept at rest (ENCRYPTION_KEY). */
   box: SecretBox;
 }
@@ -41,17 +43,54 @@ export interface RequestContext extends Deps {
   header(name: string): string | undefined;
 }
 
-/** A caller signed in with an access token of a live session. */
+/** A caller signed in with an access token of a live session: everything its user may do. */
 export interface SessionAuth {
   kind: 'session';
   userId: string;
   sessionId: string;
   elevatedUntil: Date | null;
   tokenExpiresAt: Date;
+  reach: Reach;
 }
 
-/** Operations that declare security get a resolved caller; public ones get null. */
-export type AuthOf<K extends OperationId> = (typeof index)[K]['security'] extends readonly [] ? null : SessionAuth;
+/** A restricted personal API token (`svc_pat_...`): its grants of the operation's capability. */
+export interface TokenAuth {
+  kind: 'token';
+  userId: string;
+  tokenId: string;
+  reach: Reach;
+}
+
+/** An application acting as a user who delegated to it (`X-Acting-As-User`); never elevated. */
+export interface ActingAsAuth {
+  kind: 'acting_as';
+  userId: string;
+  applicationId: string;
+  delegationId: string;
+  reach: Reach;
+}
+
+/** A registered application as itself (`svc_app_...`), holding the capabilities staff gave it. */
+export interface ApplicationAuth {
+  kind: 'application';
+  applicationId: string;
+}
+
+/** A caller acting for a user. */
+export type UserAuth = SessionAuth | TokenAuth | ActingAsAuth;
+export type Auth = UserAuth | ApplicationAuth;
+export type CallerKind = Auth['kind'] | 'anonymous';
+
+interface AuthByKind {
+  anonymous: null;
+  session: SessionAuth;
+  token: TokenAuth;
+  acting_as: ActingAsAuth;
+  application: ApplicationAuth;
+}
+
+/** The caller an operation's handler gets: one of the kinds its `x-callers` declares (null for anonymous). */
+export type AuthOf<K extends OperationId> = AuthByKind[(typeof index)[K]['callers'][number] & CallerKind];
 
 type Op<K extends OperationId> = api[K];
 type Section<K extends OperationId, W extends string> = Op<K>['parameters'] extends { [P in W]?: infer T }

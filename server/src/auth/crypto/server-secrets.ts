@@ -14,6 +14,7 @@ export const SECRET_NAMES = {
   /** HMAC key of the stored digests of personal API and application tokens (`keyedDigest`). */
   apiTokenDigest: 'api-token-pepper',
 } as const;
+export type PepperName = keyof typeof SECRET_NAMES;
 
 /**
  * The secret called `name`, made of `bytes` random bytes the first time any process asks.

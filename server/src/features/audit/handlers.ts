@@ -8,7 +8,7 @@ import * as store from './store.js';
 
 export const auditHandlers: AreaHandlers<'organizationAuditList'> = {
   async organizationAuditList({ path, query, auth, ctx }) {
-    await requireMembership(ctx.sql, path.id, auth.userId, 'audit.read');
+    await requireMembership(ctx.sql, path.id, auth, 'audit.read');
     const window = pageWindow(query.page, query.page_size);
     const { total, rows } = await store.listAuditEntries(
       ctx.sql,

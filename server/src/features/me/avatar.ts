@@ -28,7 +28,7 @@ export const avatarHandlers: AreaHandlers<'meAvatarUpload' | 'meAvatarDelete' | 
       log: ctx.log,
       requestId: ctx.requestId,
     });
-    return { status: 200, body: toMe(await replaceAvatar(ctx, auth.userId, image.bytes, UPLOADED)) };
+    return { status: 200, body: toMe(await replaceAvatar(ctx, auth.userId, image.bytes, UPLOADED), auth) };
   },
 
   async meAvatarDelete({ auth, ctx }) {
@@ -56,7 +56,7 @@ export const avatarHandlers: AreaHandlers<'meAvatarUpload' | 'meAvatarDelete' | 
       throw err instanceof ApiError && err.status < 500 ? unavailable() : err;
     });
     // The provider's id as the source: chosen explicitly, it overwrites an uploaded avatar too.
-    return { status: 200, body: toMe(await replaceAvatar(ctx, auth.userId, image.bytes, body.provider_id)) };
+    return { status: 200, body: toMe(await replaceAvatar(ctx, auth.userId, image.bytes, body.provider_id), auth) };
   },
 };
 

@@ -19,7 +19,7 @@ export const meHandlers: AreaHandlers<
     const me = await store.findMe(ctx.sql, auth.userId);
     // A session outliving its account (deleted meanwhile) is no longer a caller.
     if (!me) throw unauthenticated();
-    return { status: 200, body: toMe(me) };
+    return { status: 200, body: toMe(me, auth) };
   },
 
   async meUpdate({ body, auth, ctx }) {
@@ -49,13 +49,13 @@ export const meHandlers: AreaHandlers<
       }
       return store.updateProfile(tx, auth.userId, changes, ctx.clock.now());
     });
-    return { status: 200, body: toMe(me) };
+    return { status: 200, body: toMe(me, auth) };
   },
 
   async meOnboardingComplete({ auth, ctx }) {
     const me = await store.completeOnboarding(ctx.sql, auth.userId, ctx.clock.now());
     if (!me) throw unprocessable('onboarding-already-completed', 'Onboarding is already complete.');
-    return { status: 200, body: toMe(me) };
+    return { status: 200, body: toMe(me, auth) };
   },
 
   async meDiscoveryGet({ auth, ctx }) {

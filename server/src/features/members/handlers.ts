@@ -1,7 +1,7 @@
 // Organization members (document 1, "Members"). Every change takes the organization's lock first
 // (requireMembership with `lock`), so the last-owner rules are decided one change at a time: two
 // concurrent demotions or removals of the last two Owners leave one.
-import { recordAudit } from '../../audit/record.js';
+import { actorOf, recordAudit } from '../../audit/record.js';
 import { requireMembership, type Membership } from '../../authz/organization-access.js';
 import { can, outranks, type Role } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
@@ -25,7 +25,7 @@ const memberTarget = (userId: string) => ({ type: 'member', id: userId });
 
 export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUpdate' | 'memberRemove'> = {
   async memberList({ path, auth, ctx }) {
-    await requireMembership(ctx.sql, path.id, auth.userId, 'members.read');
+    await requireMembership(ctx.sql, path.id, auth, 'members.read');
     const rows = await store.listMembers(ctx.sql, path.id);
     return { status: 200, body: rows.map(toMembership) };
   },
@@ -33,7 +33,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
   async memberAdd({ path, body, auth, ctx }) {
     const role: Role = body.role ?? 'member';
     const member = await ctx.sql.begin(async (tx) => {
-      const caller = await requireMembership(tx, path.id, auth.userId, 'members.manage', { lock: true });
+      const caller = await requireMembership(tx, path.id, auth, 'members.manage', { lock: true });
       if (caller.organization.personal_owner_id !== null) throw personalOwner('A personal organization takes no members.');
       if (outranks(role, caller.role)) throw outranksCaller(`You cannot grant a role above your own (${caller.role}).`);
       if (!(await store.userExists(tx, body.user_id))) throw notFound('No such user.');
@@ -41,7 +41,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       const existing = await store.findMember(tx, path.id, body.user_id);
       if (existing) return existing;
       const added = await store.addMember(tx, path.id, body.user_id, role, ctx.clock.now());
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: caller.organization.id,
         action: 'member.added',
         target: memberTarget(added.user_id),
@@ -53,7 +53,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
 
   async memberUpdate({ path, body, auth, ctx }) {
     const member = await ctx.sql.begin(async (tx) => {
-      const caller = await requireMembership(tx, path.id, auth.userId, 'members.manage', { lock: true });
+      const caller = await requireMembership(tx, path.id, auth, 'members.manage', { lock: true });
       const target = await store.findMember(tx, path.id, path.user_id);
       if (!target) throw memberNotFound();
       if (outranks(target.role, caller.role)) throw outranksCaller(`This member's role is above yours (${caller.role}).`);
@@ -64,7 +64,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       }
       await keepAnOwner(tx, caller, target, 'demoted');
       const updated = await store.setRole(tx, path.id, target.user_id, body.role);
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: caller.organization.id,
         action: 'member.role_changed',
         target: memberTarget(target.user_id),
@@ -77,7 +77,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
   async memberRemove({ path, auth, ctx }) {
     await ctx.sql.begin(async (tx) => {
       // Any member may get this far: a caller may always remove themselves (seed "Members").
-      const caller = await requireMembership(tx, path.id, auth.userId, 'members.read', { lock: true });
+      const caller = await requireMembership(tx, path.id, auth, 'members.read', { lock: true });
       const self = path.user_id.toLowerCase() === auth.userId;
       if (!self && !can(caller.role, 'members.manage')) {
         throw forbidden(`Your role (${caller.role}) may not remove other members.`);
@@ -92,7 +92,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       }
       await keepAnOwner(tx, caller, target, 'removed');
       await store.removeMember(tx, path.id, target.user_id);
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: caller.organization.id,
         action: 'member.removed',
         target: memberTarget(target.user_id),

@@ -3,10 +3,11 @@
 // scoped route resolves the caller's membership first, so a non-member gets the 404 of an unknown id
 // (seed "Authentication": anti-enumeration); every write records its audit entry in its transaction.
 import { randomUUID } from 'node:crypto';
-import { recordAudit, recordPlatformEvent } from '../../audit/record.js';
+import { actorOf, recordAudit, recordPlatformEvent } from '../../audit/record.js';
 import { organizationNotFound, requireMembership } from '../../authz/organization-access.js';
+import { reachesOrganization } from '../../authz/reach.js';
 import { can } from '../../authz/roles.js';
-import { rateLimited, unprocessable } from '../../http/errors.js';
+import { forbidden, rateLimited, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { normalizeImage } from '../../images/normalize.js';
 import { hit, type Limit } from '../../ratelimit/limiter.js';
@@ -37,10 +38,13 @@ export const organizationHandlers: AreaHandlers<
 > = {
   async organizationList({ auth, ctx }) {
     const rows = await store.listForUser(ctx.sql, auth.userId);
-    return { status: 200, body: rows.map((row) => toOrganization(row, row.role)) };
+    const inReach = rows.filter((row) => reachesOrganization(auth.reach, row.id));
+    return { status: 200, body: inReach.map((row) => toOrganization(row, row.role)) };
   },
 
   async organizationCreate({ body, auth, ctx }) {
+    // A new organization is in no grant's scope yet: only an account-wide grant may make one.
+    if (!auth.reach.all) throw forbidden('This API token manages only the organizations it names; it cannot create one.');
     const name = displayName(body.name);
     const organization = await ctx.sql.begin(async (tx) => {
       const row = await store.createOrganization(
@@ -48,7 +52,7 @@ export const organizationHandlers: AreaHandlers<
         { id: randomUUID(), name, slug: body.slug, ownerId: auth.userId },
         ctx.clock.now(),
       );
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: row.id,
         action: 'organization.created',
         target: organizationTarget(row.id),
@@ -59,20 +63,20 @@ export const organizationHandlers: AreaHandlers<
   },
 
   async organizationGet({ path, auth, ctx }) {
-    const { organization, role } = await requireMembership(ctx.sql, path.id, auth.userId, 'organization.read');
+    const { organization, role } = await requireMembership(ctx.sql, path.id, auth, 'organization.read');
     return { status: 200, body: toOrganization(organization, role) };
   },
 
   async organizationGetBySlug({ path, auth, ctx }) {
     const row = await store.findBySlugForUser(ctx.sql, path.slug, auth.userId);
-    if (!row) throw organizationNotFound();
+    if (!row || !reachesOrganization(auth.reach, row.id)) throw organizationNotFound();
     return { status: 200, body: toOrganization(row, row.role) };
   },
 
   async organizationUpdate({ path, body, auth, ctx }) {
     const name = body.name == null ? null : displayName(body.name);
     const { organization, role } = await ctx.sql.begin(async (tx) => {
-      const m = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
+      const m = await requireMembership(tx, path.id, auth, 'organization.manage', { lock: true });
       const next = { name: name ?? m.organization.name, slug: body.slug ?? m.organization.slug };
       // Giving the values it already has changes nothing, so it is no change, even of a personal one.
       if (next.name === m.organization.name && next.slug === m.organization.slug) return m;
@@ -80,7 +84,7 @@ export const organizationHandlers: AreaHandlers<
         throw unprocessable('organization-personal', 'A personal organization keeps its name and slug.');
       }
       const updated = await store.updateOrganization(tx, m.organization.id, next, ctx.clock.now());
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: updated.id,
         action: 'organization.updated',
         target: organizationTarget(updated.id),
@@ -94,7 +98,7 @@ export const organizationHandlers: AreaHandlers<
     await ctx.sql.begin(async (tx) => {
       // The lock orders this after any project insert already under way (its foreign key holds a
       // share lock on the row), so the count below sees it.
-      const { organization: o } = await requireMembership(tx, path.id, auth.userId, 'organization.delete', { lock: true });
+      const { organization: o } = await requireMembership(tx, path.id, auth, 'organization.delete', { lock: true });
       if (o.personal_owner_id !== null) {
         throw unprocessable('organization-personal', 'A personal organization cannot be deleted; it goes with its account.');
       }
@@ -121,7 +125,7 @@ export const organizationHandlers: AreaHandlers<
 
   async organizationBillingCountrySet({ path, body, auth, ctx }) {
     const { organization, role } = await ctx.sql.begin(async (tx) => {
-      const m = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
+      const m = await requireMembership(tx, path.id, auth, 'organization.manage', { lock: true });
       const code = requireCountryCode(body.country_code, '/country_code');
       const current = m.organization.billing_country_code;
       if (current === code) return m;
@@ -129,7 +133,7 @@ export const organizationHandlers: AreaHandlers<
         throw unprocessable('billing-country-already-set', `The billing country is set once; it is ${current}.`);
       }
       const updated = await store.setBillingCountry(tx, m.organization.id, code, ctx.clock.now());
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: updated.id,
         action: 'organization.billing_country_set',
         target: organizationTarget(updated.id),
@@ -141,13 +145,13 @@ export const organizationHandlers: AreaHandlers<
 
   async organizationIconUpload({ path, body, auth, ctx }) {
     // Refused before the upload is decoded: a non-member gets the 404 of an unknown id, and costs nothing.
-    await requireMembership(ctx.sql, path.id, auth.userId, 'organization.manage');
+    await requireMembership(ctx.sql, path.id, auth, 'organization.manage');
     const limit = await hit(ctx.sql, ICON_UPLOADS_PER_USER, auth.userId, ctx.clock.now());
     if (!limit.allowed) throw rateLimited(limit.retryAfterSeconds);
     const image = await normalizeImage(body.file.bytes, { size: ICON_SIZE, log: ctx.log, requestId: ctx.requestId });
     const { organization, role } = await ctx.sql.begin(async (tx) => {
       // Again under the lock: the role may have changed while the image was decoded.
-      const m = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
+      const m = await requireMembership(tx, path.id, auth, 'organization.manage', { lock: true });
       const now = ctx.clock.now();
       const asset = await createAsset(
         tx,
@@ -156,7 +160,7 @@ export const organizationHandlers: AreaHandlers<
       );
       const updated = await store.setIcon(tx, m.organization.id, asset.id, now);
       if (m.organization.icon_asset_id) await deleteAsset(tx, m.organization.icon_asset_id, ICON_KIND);
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: updated.id,
         action: 'organization.icon_updated',
         target: organizationTarget(updated.id),
@@ -168,12 +172,12 @@ export const organizationHandlers: AreaHandlers<
 
   async organizationIconDelete({ path, auth, ctx }) {
     await ctx.sql.begin(async (tx) => {
-      const { organization: o } = await requireMembership(tx, path.id, auth.userId, 'organization.manage', { lock: true });
+      const { organization: o } = await requireMembership(tx, path.id, auth, 'organization.manage', { lock: true });
       // No icon: nothing changes, so nothing is recorded.
       if (!o.icon_asset_id) return;
       await store.setIcon(tx, o.id, null, ctx.clock.now());
       await deleteAsset(tx, o.icon_asset_id, ICON_KIND);
-      await recordAudit(tx, ctx, { userId: auth.userId }, {
+      await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: o.id,
         action: 'organization.icon_removed',
         target: organizationTarget(o.id),
@@ -183,7 +187,7 @@ export const organizationHandlers: AreaHandlers<
   },
 
   async organizationStandingGet({ path, auth, ctx }) {
-    const { organization, role } = await requireMembership(ctx.sql, path.organization_id, auth.userId, 'standing.read');
+    const { organization, role } = await requireMembership(ctx.sql, path.organization_id, auth, 'standing.read');
     const wallet = await store.findWallet(ctx.sql, organization.id);
     return { status: 200, body: standingOf(wallet, can(role, 'standing.detail')) };
   },

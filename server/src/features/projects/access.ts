@@ -1,7 +1,8 @@
 // Resolving a project for the caller: a project of an organization the caller is not in answers 404
 // exactly as an unknown id (seed "Authentication", anti-enumeration); a member whose role lacks the
 // permission gets 403.
-import { findMembership, roleForbids } from '../../authz/organization-access.js';
+import { findMembership, roleForbids, type Accessor } from '../../authz/organization-access.js';
+import { reachesProject } from '../../authz/reach.js';
 import { can, type Permission } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
 import { ApiError, notFound, unprocessable } from '../../http/errors.js';
@@ -23,11 +24,11 @@ export const projectGamingManaged = () =>
 export async function readableProject(
   db: Db,
   projectId: string,
-  userId: string,
+  caller: Accessor,
   permission: Permission,
 ): Promise<ProjectAccess> {
-  const access = await findProjectAccess(db, projectId, userId);
-  if (!access) throw projectNotFound();
+  const access = await findProjectAccess(db, projectId, caller.userId);
+  if (!access || !reachesProject(caller.reach, access.project.organization_id, projectId)) throw projectNotFound();
   if (!can(access.role, permission)) throw roleForbids(access.role);
   return access;
 }
@@ -40,12 +41,12 @@ export async function readableProject(
 export async function writableProject(
   db: Db,
   projectId: string,
-  userId: string,
+  caller: Accessor,
   permission: Permission,
 ): Promise<ProjectAccess> {
-  const seen = await findProjectAccess(db, projectId, userId);
-  if (!seen) throw projectNotFound();
-  const membership = await findMembership(db, seen.project.organization_id, userId, { lock: true });
+  const seen = await findProjectAccess(db, projectId, caller.userId);
+  if (!seen || !reachesProject(caller.reach, seen.project.organization_id, projectId)) throw projectNotFound();
+  const membership = await findMembership(db, seen.project.organization_id, caller.userId, { lock: true });
   if (!membership) throw projectNotFound();
   if (!can(membership.role, permission)) throw roleForbids(membership.role);
   const project = await lockProject(db, projectId);

@@ -1,11 +1,12 @@
 // Projects (document 1, "Project", "Projects"): every organization's projects, the personal
 // organization's managed `games` project, and who may change what.
 import { randomUUID } from 'node:crypto';
-import { recordAudit } from '../../audit/record.js';
-import { requireMembership } from '../../authz/organization-access.js';
+import { actorOf, recordAudit } from '../../audit/record.js';
+import { organizationNotFound, requireMembership } from '../../authz/organization-access.js';
+import { reachesOrganization, reachesProject } from '../../authz/reach.js';
 import { conflict, unprocessable } from '../../http/errors.js';
 import type { Db } from '../../db/client.js';
-import type { AreaHandlers, RequestContext } from '../../http/handler.js';
+import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { displayName } from '../organizations/names.js';
 import { GAMES_SLUG } from '../organizations/personal.js';
 import {
@@ -29,19 +30,37 @@ const orSlugTaken =
     throw store.isSlugTaken(err) ? slugTaken(slug) : err;
   };
 
-/** A name is 1 to 100 characters after trimming surrounding spaces (spec OrganizationName). */
 /** The project's audit entry, in the write's transaction. */
+const inReach = (auth: UserAuth, p: { id: string; organization_id: string }) =>
+  reachesProject(auth.reach, p.organization_id, p.id);
+
+/**
+ * An organization-level read of projects: a token granted only some of its projects may make it, and
+ * sees those; one with no grant there sees the organization's 404.
+ */
+const withProjectReach = (auth: UserAuth, organizationId: string): UserAuth =>
+  !reachesOrganization(auth.reach, organizationId) && !auth.reach.all && auth.reach.projects.size > 0
+    ? { ...auth, reach: { all: false, organizations: new Set([organizationId]), projects: new Set() } }
+    : auth;
+
+async function organizationProjectsInReach(db: Db, organizationId: string, auth: UserAuth) {
+  await requireMembership(db, organizationId, withProjectReach(auth, organizationId), 'projects.read');
+  const rows = (await store.listProjectsOfOrganization(db, organizationId)).filter((r) => inReach(auth, r));
+  if (rows.length === 0 && !reachesOrganization(auth.reach, organizationId)) throw organizationNotFound();
+  return rows;
+}
+
 function auditProject(
   tx: Db,
   ctx: RequestContext,
-  userId: string,
+  auth: UserAuth,
   project: { id: string; organization_id: string },
   action: 'project.created' | 'project.updated' | 'project.deleted',
 ): Promise<void> {
   return recordAudit(
     tx,
     ctx,
-    { userId },
+    actorOf(auth),
     {
       organizationId: project.organization_id,
       action,
@@ -62,15 +81,14 @@ export const projectHandlers: AreaHandlers<
   | 'projectStatsList'
   | 'projectStatsGet'
 > = {
-  // Every role holds `projects.read`: membership (the join) is the whole check.
+  // Every role holds `projects.read`: membership (the join) and the caller's reach are the whole check.
   async projectList({ auth, ctx }) {
     const rows = await store.listProjectsOfUser(ctx.sql, auth.userId);
-    return { status: 200, body: rows.map(toProject) };
+    return { status: 200, body: rows.filter((r) => inReach(auth, r)).map(toProject) };
   },
 
   async organizationProjectList({ path, auth, ctx }) {
-    await requireMembership(ctx.sql, path.id, auth.userId, 'projects.read');
-    const rows = await store.listProjectsOfOrganization(ctx.sql, path.id);
+    const rows = await organizationProjectsInReach(ctx.sql, path.id, auth);
     return { status: 200, body: rows.map(toProject) };
   },
 
@@ -79,7 +97,7 @@ export const projectHandlers: AreaHandlers<
     const project = await ctx.sql.begin(async (tx) => {
       // Locked like every membership change and the organization's delete: the role is the current
       // one, and a project never lands in an organization being deleted.
-      const { organization } = await requireMembership(tx, path.id, auth.userId, 'projects.manage', {
+      const { organization } = await requireMembership(tx, path.id, auth, 'projects.manage', {
         lock: true,
       });
       if (organization.personal_owner_id !== null && body.slug === GAMES_SLUG)
@@ -100,7 +118,7 @@ export const projectHandlers: AreaHandlers<
       await auditProject(
         tx,
         ctx,
-        auth.userId,
+        auth,
         { id: row.id, organization_id: organization.id },
         'project.created',
       );
@@ -110,14 +128,14 @@ export const projectHandlers: AreaHandlers<
   },
 
   async projectGetBySlug({ path, auth, ctx }) {
-    await requireMembership(ctx.sql, path.id, auth.userId, 'projects.read');
+    await requireMembership(ctx.sql, path.id, withProjectReach(auth, path.id), 'projects.read');
     const row = await store.findProjectBySlug(ctx.sql, path.id, path.slug);
-    if (!row) throw projectNotFound();
+    if (!row || !inReach(auth, row)) throw projectNotFound();
     return { status: 200, body: toProject(row) };
   },
 
   async projectGet({ path, auth, ctx }) {
-    const { project } = await readableProject(ctx.sql, path.id, auth.userId, 'projects.read');
+    const { project } = await readableProject(ctx.sql, path.id, auth, 'projects.read');
     return { status: 200, body: toProject(project) };
   },
 
@@ -127,10 +145,7 @@ export const projectHandlers: AreaHandlers<
     if (body.slug !== undefined) asked.slug = body.slug;
     if (body.description !== undefined) asked.description = body.description;
     const project = await ctx.sql.begin(async (tx) => {
-      const { project: current, personal } = await writableProject(
-        tx,
-        path.id,
-        auth.userId,
+      const { project: current, personal } = await writableProject(tx, path.id, auth,
         'projects.manage',
       );
       // After membership, so a non-member still sees 404.
@@ -147,7 +162,7 @@ export const projectHandlers: AreaHandlers<
       await auditProject(
         tx,
         ctx,
-        auth.userId,
+        auth,
         { id: current.id, organization_id: current.organization_id },
         'project.updated',
       );
@@ -159,7 +174,7 @@ export const projectHandlers: AreaHandlers<
   async projectDelete({ path, auth, ctx }) {
     await ctx.sql.begin(async (tx) => {
       // The project's lock keeps a new subscription out until this transaction ends (store.lockProject).
-      const { project } = await writableProject(tx, path.id, auth.userId, 'projects.manage');
+      const { project } = await writableProject(tx, path.id, auth, 'projects.manage');
       if (project.managed) throw projectGamingManaged();
       const live = await store.countLiveSubscriptions(tx, project.id);
       if (live > 0) {
@@ -172,7 +187,7 @@ export const projectHandlers: AreaHandlers<
       await auditProject(
         tx,
         ctx,
-        auth.userId,
+        auth,
         { id: project.id, organization_id: project.organization_id },
         'project.deleted',
       );

@@ -152,6 +152,7 @@ export async function deleteProject(db: Db, projectId: string): Promise<void> {
 }
 
 export interface ProjectStatsRow {
+  organization_id: string;
   project_id: string;
   /** count(*) is a bigint, which postgres.js reads as a string. */
   resource_count: string;
@@ -173,7 +174,7 @@ export async function listProjectStats(
   options: { projectId?: string } = {},
 ): Promise<ProjectStatsRow[]> {
   return db<ProjectStatsRow[]>`
-    select p.id as project_id, live.resource_count, coalesce(spend.cycle_spend, '[]'::json) as cycle_spend
+    select p.id as project_id, p.organization_id, live.resource_count, coalesce(spend.cycle_spend, '[]'::json) as cycle_spend
     from projects p
     join organizations o on o.id = p.organization_id
     join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
