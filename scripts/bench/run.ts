@@ -25,7 +25,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -33,7 +33,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { signAccessToken } from '../../server/src/auth/crypto/access-tokens.js';
+import { getOrCreateSecret, SECRET_NAMES } from '../../server/src/auth/crypto/server-secrets.js';
 import { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
+import { formatPersonalApiToken, keyedDigest, newSecret } from '../../server/src/auth/crypto/tokens.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
@@ -49,6 +51,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TARGET_FULL_VS_BARE = 0.7;
 const TARGET_LAST_VS_FIRST = 0.9;
 const TARGET_ME_FULL_VS_BARE = 0.8;
+/** GET /me with a restricted personal API token against a session access token (issue 10). */
+const TARGET_ME_TOKEN_VS_SESSION = 0.9;
 /** Reported, never failing: the full stack against the framework a user could pick instead. */
 const GOAL_ME_FULL_VS_FASTIFY = 1.0;
 /** The /me section's access token lives this long (the key ring allows at most an hour). */
@@ -395,6 +399,7 @@ async function main(): Promise<number> {
     }
     if (inflated && inflatedStock) groups.push(await scalingGroup(inflated, inflatedStock, patchedValidator));
     if (caller && meBare && meFastify) groups.push(await meGroup(pg.url, caller, full, meBare, meFastify));
+    if (caller) groups.push(await apiTokenGroup(pg.url, caller, full));
 
     const started = Date.now();
     for (const g of groups) {
@@ -535,6 +540,43 @@ async function meGroup(databaseUrl: string, caller: Caller, full: Server, bare: 
       compared(f!, b!, 'bare', TARGET_ME_FULL_VS_BARE, `${ME_PATH}: full stack / bare (served alike)`);
       row(fa!);
       compared(f!, fa!, 'fastify', GOAL_ME_FULL_VS_FASTIFY, `${ME_PATH}: full stack / Fastify`, true);
+    },
+  };
+}
+
+/**
+ * A restricted personal API token (`me.read`) against a session access token on the full stack's
+ * GET /me: the token costs one indexed read and a keyed digest where the session costs a signature
+ * check and one read.
+ */
+async function apiTokenGroup(databaseUrl: string, caller: Caller, full: Server): Promise<Group> {
+  const sql = connect(databaseUrl, { max: 1 });
+  let secret: string;
+  try {
+    const id = randomUUID();
+    secret = formatPersonalApiToken(id, newSecret());
+    const pepper = await getOrCreateSecret(sql, SECRET_NAMES.apiTokenDigest);
+    const grants = { grants: [{ capability: 'me.read', scope: { kind: 'all' } }] };
+    await sql`
+      insert into api_tokens (id, user_id, name, secret_digest, grants, created_at)
+      values (${id}, ${caller.userId}, 'bench', ${keyedDigest(pepper, secret)}, ${sql.json(grants)}, now())`;
+  } finally {
+    await sql.end();
+  }
+  const withToken = await getMe(full.base, secret);
+  if (withToken.status !== 200 || (withToken.body as { id?: unknown }).id !== caller.userId)
+    throw new Error(`full answered GET ${ME_PATH} with the API token with ${withToken.status}: ${JSON.stringify(withToken.body)}`);
+  const cases = [newCase('full stack, session access token', full, ME_PATH), newCase('full stack, personal API token', full, ME_PATH)];
+  return {
+    title: `GET ${ME_PATH}: restricted personal API token against a session access token`,
+    cases,
+    prepare: async () => {
+      cases[0]!.headers = { authorization: `Bearer ${await mintAccessToken(databaseUrl, caller)}` };
+      cases[1]!.headers = { authorization: `Bearer ${secret}` };
+    },
+    report: ([session, token]) => {
+      row(session!);
+      compared(token!, session!, 'session', TARGET_ME_TOKEN_VS_SESSION, `${ME_PATH}: API token / session token`);
     },
   };
 }

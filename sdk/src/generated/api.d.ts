@@ -4578,7 +4578,7 @@ export interface operations {
             query: {
                 /** @description The provider's id (as in the OAuth provider list). */
                 provider: string;
-                /** @description The account's subject at that provider. */
+                /** @description The account's subject at that provider (an OpenID Connect `sub`, printable ASCII). */
                 provider_user_id: string;
             };
             header?: never;

@@ -2894,7 +2894,7 @@ export const operations = {
         "in": "query",
         "required": true,
         "type": "string",
-        "description": "The account's subject at that provider."
+        "description": "The account's subject at that provider (an OpenID Connect `sub`, printable ASCII)."
       }
     ],
     "body": null,

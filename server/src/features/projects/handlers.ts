@@ -30,7 +30,6 @@ const orSlugTaken =
     throw store.isSlugTaken(err) ? slugTaken(slug) : err;
   };
 
-/** The project's audit entry, in the write's transaction. */
 const inReach = (auth: UserAuth, p: { id: string; organization_id: string }) =>
   reachesProject(auth.reach, p.organization_id, p.id);
 
@@ -50,6 +49,7 @@ async function organizationProjectsInReach(db: Db, organizationId: string, auth:
   return rows;
 }
 
+/** The project's audit entry, in the write's transaction. */
 function auditProject(
   tx: Db,
   ctx: RequestContext,
