@@ -92,6 +92,35 @@ describe('operation overrides', () => {
     }
   });
 
+  it('give the API token, delegation and application commands their words', () => {
+    const words = (id: string) => index.find((o) => o.operationId === id)!.cli.join(' ');
+    for (const [id, w] of [
+      ['meApiTokenList', 'tokens list'],
+      ['meApiTokenCreate', 'tokens create'],
+      ['meApiTokenRevoke', 'tokens revoke'],
+      ['meApiTokenCapabilitiesList', 'tokens capabilities'],
+      ['meDelegationList', 'delegations list'],
+      ['meDelegationGrant', 'delegations grant'],
+      ['meDelegationRevoke', 'delegations revoke'],
+      ['applicationDelegationMint', 'applications delegations mint'],
+      ['applicationUsersLookup', 'applications users lookup'],
+      ['applicationUserByOauthAccount', 'applications users by-oauth-account'],
+      ['applicationUserGet', 'applications users show'],
+      ['adminApplicationCreate', 'admin applications create'],
+      ['adminApplicationTokenRotate', 'admin applications rotate-token'],
+    ]) {
+      expect(words(id!)).toBe(w);
+    }
+    // These take their input their own way (run-tokens.ts): --grant, --capability, a secret alone on stdout.
+    for (const id of [
+      'meApiTokenCreate',
+      'meDelegationGrant',
+      'adminApplicationCreate',
+      'adminApplicationTokenRotate',
+    ])
+      expect(Object.keys(operationOverrides)).toContain(id);
+  });
+
   it('replace the generated command at the same words, with their own listing term', async () => {
     const { root } = buildCommandTree([op('aSet', ['a', 'set']), op('aGet', ['a', 'get'])]);
     const run = async () => undefined;

@@ -14,9 +14,13 @@
 //   sudo exit                   saves the un-elevated token it answers
 //   sudo webauthn register | authenticate   as generated (the credential comes from a browser), but
 //                               the answer's token is saved, not printed
+//   tokens create               --grant CAPABILITY[:SCOPE] builds the authorization; the secret alone
+//                               on stdout (or saved with --save-as), what it is on stderr
+//   delegations grant           --capability, repeated; prints the delegation the grant made
+//   admin applications create | rotate-token   the application's token alone on stdout
 //
-// Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts and
-// run-sudo.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
+// Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts
+// and run-tokens.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
 // of a paged operation takes --all (commands/operation-command.ts).
 import type { SessionClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
@@ -24,6 +28,8 @@ import type { CliOperation } from '../operation.js';
 import type * as RunMe from '../run-me.js';
 import type * as RunOrgs from '../run-orgs.js';
 import type * as RunSudo from '../run-sudo.js';
+import type * as RunTokens from '../run-tokens.js';
+import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
 import { NON_INTERACTIVE, option, secretOptions } from './sign-in-commands.js';
 
 export interface OperationOverride {
@@ -38,6 +44,7 @@ export interface OperationOverride {
 const me = () => import('../run-me.js');
 const orgs = () => import('../run-orgs.js');
 const sudo = () => import('../run-sudo.js');
+const tokens = () => import('../run-tokens.js');
 
 /** A command of its own under the operation's words: its description ends with the route, as generated ones do. */
 function command<M>(
@@ -62,6 +69,26 @@ const CODE = option('--code', 'the 6-digit code your authenticator app shows now
   value: '<code>',
 });
 const PIN = [...secretOptions('--pin', 'PIN', '<pin>'), NON_INTERACTIVE];
+
+/** Each occurrence adds one; the parser keeps them in order. */
+const repeated = (raw: string, previous: unknown): string[] => [
+  ...(Array.isArray(previous) ? (previous as string[]) : []),
+  raw,
+];
+const CAPABILITY = (what: string, mandatory: boolean) =>
+  option(
+    '--capability',
+    `${what} (repeatable${mandatory ? '; at least one' : ''}; see svcctl tokens capabilities)`,
+    {
+      value: '<name>',
+      parse: repeated,
+      mandatory,
+    },
+  );
+
+/** How a command that prints a once-shown secret prints it (run-tokens.ts). */
+const SECRET_OUTPUT = (what: string, extra = '') =>
+  `Output: ${what} alone on stdout, followed by a newline, so \`X=$(svcctl ...)\` captures exactly it; a note on stderr says what it belongs to${extra}. With -o json or -o yaml (or SVCCTL_OUTPUT, or the profile's output) the whole answer is printed instead, secret included; a pipe alone does not switch to JSON here. The secret is never written to stderr; --quiet leaves out the note, not the secret, which cannot be shown again.`;
 
 /**
  * A generated command whose answer is an elevated token: the session client holds and saves it, so
@@ -218,6 +245,102 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
 
   sudoWebauthnRegister: savesElevatedToken,
   sudoWebauthnAuthenticate: savesElevatedToken,
+
+  meApiTokenCreate: {
+    term: (word) => `${word} --name <name> --grant <grant>...`,
+    runnable: command<typeof RunTokens>(
+      [
+        'Only a signed-in session mints tokens (not another API token). A token acts with the grants given, each intersected with what your roles allow at the time of each request.',
+        '',
+        '--grant CAPABILITY[:SCOPE], repeatable, where SCOPE is all (the default), organization=ID (org=ID for short) or project=ID:',
+        '  --grant me.read',
+        '  --grant projects.read:organization=ORG_ID',
+        '  --grant projects.manage:project=PROJECT_ID',
+        '`svcctl tokens capabilities` lists the capabilities you may grant and the scopes each takes. Admin-only ones need --admin-authorized and an elevated session (svcctl sudo elevate).',
+        '',
+        SECRET_OUTPUT(
+          'the secret (svc_pat_...)',
+          ', and with --save-as the secret is saved instead of printed',
+        ),
+        '',
+        'Use it as SVCCTL_TOKEN=... or --token ..., or save it with --save-as PROFILE and use --profile PROFILE.',
+      ].join('\n'),
+      [],
+      [
+        option('--name', "the token's name, 1-64 characters", { value: '<name>', mandatory: true }),
+        option('--grant', `${GRANT_SYNTAX} (repeatable; at least one)`, {
+          value: '<grant>',
+          parse: accumulateGrant,
+          mandatory: true,
+        }),
+        option(
+          '--expires-at',
+          'when it stops working, an RFC 3339 time in the future such as 2030-01-31T00:00:00Z (default: never)',
+          {
+            value: '<date-time>',
+          },
+        ),
+        option(
+          '--admin-authorized',
+          'required exactly when a grant names an admin-only capability (staff, elevated session)',
+        ),
+        option(
+          '--save-as',
+          "save the token in credentials.yaml as profile PROFILE's (one without credentials; its base_url is set to this server unless it has one), instead of printing it",
+          { value: '<profile>' },
+        ),
+      ],
+      tokens,
+      (m, _op, input) => m.runTokenCreate(input),
+    ),
+  },
+
+  meDelegationGrant: {
+    term: (word) => `${word} --application-id <id> --capability <name>...`,
+    runnable: command<typeof RunTokens>(
+      'Lets the application act for you (X-Acting-As-User) with these capabilities, intersected with what your roles allow; granting again replaces them, and revives a revoked delegation. Prints the delegation: its id is what `svcctl delegations revoke` takes.',
+      [],
+      [
+        option('--application-id', "the application's id (uuid)", { value: '<id>', mandatory: true }),
+        CAPABILITY('a capability it may use for you', true),
+      ],
+      tokens,
+      (m, _op, input) => m.runDelegationGrant(input),
+    ),
+  },
+
+  adminApplicationCreate: {
+    term: (word) => `${word} --name <name> [--capability <name>...]`,
+    runnable: command<typeof RunTokens>(
+      [
+        'Needs an elevated session (svcctl sudo elevate) holding manage_applications, or an admin-authorized API token with admin.applications.manage. The application acts as itself with its capabilities (users.read.public, users.lookup.oauth for the application reads), and for users who delegate to it.',
+        '',
+        SECRET_OUTPUT('the application token (svc_app_...)'),
+      ].join('\n'),
+      [],
+      [
+        option('--name', "the application's name, 1-64 characters", { value: '<name>', mandatory: true }),
+        CAPABILITY('a capability the application holds as itself', false),
+      ],
+      tokens,
+      (m, _op, input) => m.runApplicationCreate(input),
+    ),
+  },
+
+  adminApplicationTokenRotate: {
+    term: (word) => `${word} <id>`,
+    runnable: command<typeof RunTokens>(
+      [
+        'The previous token stops working at once. Needs what `svcctl admin applications create` needs.',
+        '',
+        SECRET_OUTPUT('the new token (svc_app_...)'),
+      ].join('\n'),
+      [{ name: 'id', required: true, description: "the application's id (uuid)" }],
+      [],
+      tokens,
+      (m, _op, input) => m.runApplicationTokenRotate(input),
+    ),
+  },
 
   sudoExit: {
     runnable: command<typeof RunSudo>(

@@ -73,6 +73,35 @@ const AUDIT_ENTRY: readonly Column[] = [
   },
 ];
 
+const names = (value: unknown): string | undefined => (Array.isArray(value) ? value.join(', ') : undefined);
+
+const API_TOKEN: readonly Column[] = [
+  field('ID', 'id'),
+  field('NAME', 'name'),
+  // A legacy token (no authorization, capabilities []) acts with every non-admin capability.
+  {
+    header: 'CAPABILITIES',
+    value: (row) => (row.authorization === null ? '(unrestricted)' : names(row.capabilities)),
+  },
+  { header: 'EXPIRES_AT', value: (row) => row.expires_at ?? 'never' },
+  field('LAST_USED_AT', 'last_used_at'),
+];
+
+const API_TOKEN_CAPABILITY: readonly Column[] = [
+  field('NAME', 'name'),
+  field('ADMIN_ONLY', 'admin_only'),
+  { header: 'SCOPES', value: (row) => names(row.scopes) },
+  field('DESCRIPTION', 'description'),
+];
+
+const DELEGATION: readonly Column[] = [
+  field('ID', 'id'),
+  nested('APPLICATION', 'application', 'name'),
+  { header: 'CAPABILITIES', value: (row) => names(row.capabilities) },
+  field('STATUS', 'status'),
+  field('LAST_USED_AT', 'last_used_at'),
+];
+
 export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   organizationList: ORGANIZATION,
   memberList: MEMBER,
@@ -80,6 +109,9 @@ export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   organizationProjectList: PROJECT,
   projectStatsList: PROJECT_STATS,
   organizationAuditList: AUDIT_ENTRY,
+  meApiTokenList: API_TOKEN,
+  meApiTokenCapabilitiesList: API_TOKEN_CAPABILITY,
+  meDelegationList: DELEGATION,
 };
 
 export function tableColumns(operationId: string): readonly Column[] | undefined {

@@ -7,9 +7,8 @@ import { findCapability } from '../../authz/capabilities.js';
 import { requireSystemPermission } from '../../authz/staff.js';
 import { invalidFieldValue, notFound } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext } from '../../http/handler.js';
+import { credentialName } from '../api-tokens/name.js';
 import * as store from './store.js';
-
-const NAME_MAX = 64;
 
 async function mintToken(ctx: RequestContext, applicationId: string): Promise<{ token: string; digest: Buffer }> {
   const token = formatApplicationToken(applicationId, newSecret());
@@ -29,12 +28,7 @@ const eventActor = (a: AuditActor) => ({ actor_user_id: a.userId, actor_token_id
 export const adminApplicationHandlers: AreaHandlers<'adminApplicationCreate' | 'adminApplicationTokenRotate'> = {
   async adminApplicationCreate({ body, auth, ctx }) {
     await requireSystemPermission(ctx.sql, auth.userId, 'manage_applications');
-    const name = body.name.trim();
-    if (name.length < 1 || [...name].length > NAME_MAX) {
-      throw invalidFieldValue(`An application's name is 1 to ${NAME_MAX} characters after trimming.`, [
-        { location: 'body', pointer: '/name', message: `1-${NAME_MAX} characters after trimming` },
-      ]);
-    }
+    const name = credentialName(body.name, "An application's");
     body.capabilities.forEach((c, i) => {
       if (!findCapability(c)) {
         throw invalidFieldValue(`Unknown capability "${c}".`, [

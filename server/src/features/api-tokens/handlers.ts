@@ -7,10 +7,9 @@ import { grantableBy } from '../../authz/capabilities.js';
 import { elevationRequired, invalidFieldValue, notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { checkGrants } from './grants.js';
+import { credentialName } from './name.js';
 import { toApiToken, toCapability } from './mappers.js';
 import * as store from './store.js';
-
-const NAME_MAX = 64;
 
 export const apiTokenHandlers: AreaHandlers<
   'meApiTokenList' | 'meApiTokenCreate' | 'meApiTokenRevoke' | 'meApiTokenCapabilitiesList'
@@ -22,12 +21,7 @@ export const apiTokenHandlers: AreaHandlers<
 
   async meApiTokenCreate({ body, auth, ctx }) {
     const now = ctx.clock.now();
-    const name = body.name.trim();
-    if (name.length < 1 || [...name].length > NAME_MAX) {
-      throw invalidFieldValue(`A token's name is 1 to ${NAME_MAX} characters after trimming.`, [
-        { location: 'body', pointer: '/name', message: `1-${NAME_MAX} characters after trimming` },
-      ]);
-    }
+    const name = credentialName(body.name, "A token's");
     const expiresAt = body.expires_at == null ? null : new Date(body.expires_at);
     if (expiresAt && expiresAt <= now) {
       throw invalidFieldValue('expires_at must be in the future, or null for a token that does not expire.', [
