@@ -143,6 +143,70 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/catalog/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products
+         * @description Every product of the catalog with its plan, features and monthly fee: prices shown before
+         *     sign-up, so anyone may read them and no caller identity is read. Ordered by kind (`vps`,
+         *     `block_game`, `arena_game`, `web_app`), then monthly fee, then slug.
+         */
+        get: operations["catalogProductList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/catalog/products/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a product
+         * @description One product of the catalog; anyone may read it. An unknown id answers 404.
+         */
+        get: operations["catalogProductGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/catalog/products/{id}/operating-systems": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a product's operating-system images
+         * @description The operating-system images of a VPS product, disabled ones included (they cannot be
+         *     installed), ordered by id; anyone may read them. Products of other kinds have none: an empty
+         *     list. An unknown product id answers 404.
+         */
+        get: operations["catalogProductOperatingSystemList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -378,6 +442,189 @@ export type paths = {
          */
         post: operations["authPasswordSet"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign-in providers offered here
+         * @description The OpenID providers configured in `OAUTH_PROVIDERS` that are offered on the host the request was
+         *     addressed to: on a reseller's hostname, the providers that list it in their `hosts`; on the
+         *     platform's own hosts, the providers without `hosts`. An empty array when none is.
+         */
+        get: operations["oauthProviderList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in with a provider
+         * @description Answers the provider's authorization URL to send the browser to (authorization code flow with
+         *     PKCE S256, `state` and `nonce`; OpenID Connect). The flow lives 10 minutes and its `state` is
+         *     single use. After the provider, the browser comes back to
+         *     `GET /auth/oauth/{provider}/callback`, which sends it on to `redirect_to` with `?key=KEY` (redeem
+         *     it with `POST /auth/oauth/complete`) or `?error=CODE`.
+         *
+         *     `redirect_to` must equal an entry of `OAUTH_REDIRECT_ALLOWLIST` exactly, character for character
+         *     (no prefix, case, trailing slash, userinfo, backslash or percent-encoding variant), else 400
+         *     `invalid-field-value` and nothing is started. `referral_code` is recorded only if the flow creates
+         *     an account; `reseller_id` (a reseller's id; unknown: 400 `invalid-field-value`) attributes an
+         *     account the flow creates. A provider that cannot be reached answers `redirect_to?error=login_failed`
+         *     here at once. 404 when the provider is not offered on this host.
+         */
+        get: operations["oauthSignInStart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/link/{provider}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start linking a provider identity to my account
+         * @description As `GET /auth/oauth/{provider}/start`, for the signed-in caller (a full session): the flow is
+         *     bound to the caller and this session, and its callback attaches the identity to the caller and
+         *     redirects to `redirect_to?linked=PROVIDER` (no key: the caller is signed in already), or
+         *     `?error=login_failed` when another account holds that identity, the caller holds another identity
+         *     of this provider, or the session ended meanwhile. `referral_code` and `reseller_id` are accepted
+         *     and ignored.
+         */
+        get: operations["oauthLinkStart"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back
+         * @description A browser route, registered at the provider as `{PUBLIC_BASE_URL}/api/v2/auth/oauth/{provider}/callback`.
+         *     Spends the flow's `state` (single use), redeems `code` with the PKCE verifier, verifies the ID
+         *     token (signature, issuer, audience, expiry, nonce) and answers 307 to the flow's `redirect_to` with
+         *     one of:
+         *
+         *     - `?key=KEY`: signed in; KEY is single use, lives 2 minutes, and `POST /auth/oauth/complete`
+         *       redeems it for a session.
+         *     - `?linked=PROVIDER`: a link flow attached the identity to its caller.
+         *     - `?error=CODE`: `email_conflict` (a new identity whose verified email belongs to another account:
+         *       sign in to that account and link the provider instead), `email_required` (a new identity without
+         *       an email the provider verified), `reseller_paused` (the flow would create an account for a paused
+         *       reseller), `login_failed` (anything else: refused at the provider, provider unreachable, an
+         *       invalid answer, an expired or already used flow, an identity linked elsewhere).
+         *
+         *     An identity is the provider's issuer and subject, never the email: a known identity signs in to
+         *     its account whatever email it now reports. A new one creates an account with the verified email
+         *     and its personal organization.
+         *
+         *     With `Accept` naming `application/json` and not `text/html`, the answer is 200 `{redirect_to}`
+         *     instead of the redirect. `code` is required unless the provider sent `error`; `iss` is checked
+         *     against the issuer (RFC 9207); the other parameters providers add are accepted and ignored. An
+         *     unknown `state`, or one of another provider, is 400 `invalid-field-value` with no redirect.
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a completion key for a session
+         * @description Answers the same session object as `POST /auth/login/verify`. An unknown, expired or already
+         *     redeemed key is one indistinguishable 401 `invalid-credentials`.
+         */
+        post: operations["oauthComplete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My linked provider identities
+         * @description The provider identities linked to the caller's account, oldest link first. Never a provider token.
+         */
+        get: operations["oauthAccountList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth/accounts/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink a provider identity from my account
+         * @description Removes the link and the picture stored with it; an avatar copied from it stays. 422
+         *     `last-sign-in-method` when the account has no password and this is its last linked provider (set
+         *     a password first: `POST /auth/password/set`). 404 when no identity of that provider is
+         *     linked.
+         */
+        delete: operations["oauthAccountUnlink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1032,6 +1279,220 @@ export type paths = {
         patch: operations["memberUpdate"];
         trace?: never;
     };
+    "/organizations/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an organization's invitations
+         * @description Owners and Admins (403 `forbidden` for other members). Every invitation the organization made, with its
+         *     effective status (a pending invitation past `expires_at` reads `expired`): pending ones first, each group
+         *     newest first. `status` narrows to one effective status. An organization the caller does not belong to
+         *     answers 404 exactly as an unknown id.
+         */
+        get: operations["invitationList"];
+        put?: never;
+        /**
+         * Invite someone by email
+         * @description Owner or Admin. Mails a link to `{DASHBOARD_URL}/invitations/{id}` to the address; the invitation expires
+         *     7 days after it is made. Whoever signs in with that address, verified, may accept or decline it.
+         *     Refused, changing nothing: a role above the caller's own (403 `member-outranks-caller`); a personal
+         *     organization (422 `member-personal-organization`); an address that is already a member's verified
+         *     address (409 `already-a-member`); an address with a pending invitation to this organization (409
+         *     `invitation-pending`: revoke it first to invite again); an address that declined an invitation to this
+         *     organization less than 30 days ago (422 `reinvite-cooldown`, `details.until` says until when), unless
+         *     the invitee lifted that cool-down (`POST /invitations/{id}/allow-reinvite`). A malformed address is 400.
+         *     An organization the caller does not belong to answers 404 exactly as an unknown id. At most 50
+         *     invitations per organization per hour (429 `rate-limited` with `Retry-After`), so an organization
+         *     cannot be used to mail arbitrary addresses in bulk.
+         */
+        post: operations["invitationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Owner or Admin; an Admin cannot revoke an invitation to the Owner role (403 `member-outranks-caller`).
+         *     The link stops working at once; its page reads `revoked`. Revoking a revoked invitation again answers 204
+         *     and changes nothing; an accepted, declined or expired one is 422 `invitation-not-pending` (`details`: its
+         *     status). An invitation of another organization, or unknown, is 404. An organization the caller does not
+         *     belong to answers 404 exactly as an unknown id.
+         */
+        delete: operations["invitationRevoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation page
+         * @description The invitation as its invitee sees it, with its effective status (a pending invitation past `expires_at`
+         *     reads `expired`), whatever that status is. Only for a signed-in account whose verified email address is
+         *     the invited one (case-insensitive): anyone else, an unverified address and an unknown id all get the same
+         *     404, in the same time.
+         */
+        get: operations["invitationGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description The invitee (verified email address matching) joins the organization in the invitation's role, once:
+         *     the invitation is decided under a lock of the organization, so two concurrent accepts make one
+         *     membership and the second is 422 `invitation-not-pending`. Someone already a member keeps the
+         *     membership they have (answered unchanged) and the invitation reads `accepted`. An invitation no longer
+         *     pending is 422 `invitation-not-pending` with `details` its status (`accepted`, `declined`, `revoked`,
+         *     `expired`). Anyone else, an unverified address and an unknown id all get the same 404.
+         */
+        post: operations["invitationAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation
+         * @description The invitee (verified email address matching) says no. The organization cannot invite the address
+         *     again for 30 days unless the invitee allows it (`POST /invitations/{id}/allow-reinvite`). An invitation
+         *     no longer pending is 422 `invitation-not-pending` with `details` its status. Anyone else, an unverified
+         *     address and an unknown id all get the same 404.
+         */
+        post: operations["invitationDecline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/{id}/allow-reinvite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let the organization invite me again
+         * @description The invitee (verified email address matching) lifts the 30-day re-invite cool-down of a declined
+         *     invitation, so the organization may invite the address again at once. Again on the same invitation:
+         *     204, nothing changes. An invitation that is not declined is 422 `invitation-not-declined` with
+         *     `details` its status. Anyone else, an unverified address and an unknown id all get the same 404.
+         */
+        post: operations["invitationAllowReinvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List claimed domains
+         * @description Every domain the organization claims, in the order they were claimed; any member may list them. An
+         *     organization the caller does not belong to answers 404 exactly as an unknown id.
+         */
+        get: operations["domainList"];
+        put?: never;
+        /**
+         * Claim a domain
+         * @description Owner or Admin (403 `forbidden` for other members). Starts a claim of the domain with its challenge:
+         *     publish a TXT record at `record_name` holding `record_value`, then check it. Claiming a domain the
+         *     organization already claims answers that claim as it is (200; the challenge is not made again).
+         *     The domain is normalised (lowercase, IDNA A-labels, no trailing root dot) and must be a registrable
+         *     domain under a known public suffix (400 `invalid-field-value` otherwise); one claim covers every
+         *     name under the domain. Several organizations may claim one domain; a name under it is served for
+         *     the organization that holds it, which takes a proof found in DNS. An organization the caller does
+         *     not belong to answers 404 exactly as an unknown id.
+         */
+        post: operations["domainAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organizations/{id}/domains/{domain}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a domain's proof now
+         * @description Owner or Admin (403 `forbidden` for other members). Looks up the TXT records at `record_name` through
+         *     the platform's DNS servers now, following CNAMEs, and answers the claim after the check: `verified`
+         *     when one record holds exactly `record_value` (`verified_at` advances; `first_verified_at` is set
+         *     once); otherwise `last_error` says why and the status moves as `DomainVerificationStatus` describes.
+         *     DNS servers that do not answer in time make a check without a proof, never an error of this
+         *     request. 20 checks per claim per 10 minutes (429 `rate-limited`). A name no claim could be of is
+         *     400 `invalid-field-value`, a domain the organization has not claimed 404; an organization the
+         *     caller does not belong to answers 404 exactly as an unknown id.
+         */
+        post: operations["domainCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/{id}/audit": {
         parameters: {
             query?: never;
@@ -1511,6 +1972,283 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/incidents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open an incident
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Opens a public incident: `GET /public/incidents` lists it from
+         *     `started_at` (default now) until it is resolved. Recorded as a platform event.
+         */
+        post: operations["adminIncidentCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/incidents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an incident
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Changes the title, the message or the start of an incident, ongoing
+         *     or resolved; only the fields given change. An unknown incident is 404. A change is recorded as a
+         *     platform event.
+         */
+        patch: operations["adminIncidentUpdate"];
+        trace?: never;
+    };
+    "/admin/incidents/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an incident
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Marks the incident resolved now: it leaves `GET /public/incidents`.
+         *     Resolving a resolved incident changes nothing and answers it as it is. An unknown incident is 404.
+         *     Recorded as a platform event.
+         */
+        post: operations["adminIncidentResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/maintenances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Schedule a maintenance window
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Schedules a public maintenance window: `GET /public/maintenances`
+         *     lists it until 24 hours after `scheduled_at`, unless it is cancelled. Recorded as a platform event.
+         */
+        post: operations["adminMaintenanceCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/maintenances/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a maintenance window
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Cancels the window now: it leaves `GET /public/maintenances`.
+         *     Cancelling a cancelled window changes nothing and answers it as it is. An unknown window is 404.
+         *     Recorded as a platform event.
+         */
+        post: operations["adminMaintenanceCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/resellers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a reseller
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Creates a white-label reseller served on `hostname`: `GET
+         *     /public/resellers/by-host/{hostname}` answers its branding while it is enabled. A hostname another
+         *     reseller has is 409 `hostname-taken`. Recorded as a platform event.
+         */
+        post: operations["adminResellerCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/resellers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update, pause or enable a reseller
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Changes a reseller's branding or hostname, pauses it (`enabled:
+         *     false`: its hostname answers 404 on the public read) or enables it again; only the fields given
+         *     change. A hostname another reseller has is 409 `hostname-taken`; an unknown reseller 404. A change
+         *     is recorded as a platform event.
+         */
+        patch: operations["adminResellerUpdate"];
+        trace?: never;
+    };
+    "/admin/resellers/{id}/icon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a reseller's icon
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. The avatar's image rules (JPEG, PNG, WebP or GIF's first frame,
+         *     recognised by their bytes, 10 MB, 40 megapixels; anything else such as SVG is 415): stored as a
+         *     512×512 WebP under a new asset id, public at `GET /public/assets/{id}`; the previous icon is
+         *     deleted. The OG image of `og_image_mode: logo` follows it. An unknown reseller is 404. Recorded as a
+         *     platform event.
+         */
+        put: operations["adminResellerIconUpload"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/resellers/{id}/og-image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a reseller's OG image
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. The image link previews use when `og_image_mode` is `custom`, under
+         *     the avatar's image rules (415 for anything but JPEG, PNG, WebP or GIF): stored as a 1200×630 WebP
+         *     (cropped to cover) under a new asset id; the previous one is deleted. Uploading does not change the
+         *     mode. An unknown reseller is 404. Recorded as a platform event.
+         */
+        put: operations["adminResellerOgImageUpload"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/captcha-configs/{hostname}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a captcha configuration
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Creates or replaces the captcha configuration of a hostname
+         *     (`_platform`: the platform's own, used by every hostname without one of its own). `GET
+         *     /public/captcha/config/{hostname}` then shows it, and the listed actions need a solved captcha in
+         *     `X-Captcha-Token`. The secret is sealed at rest and never returned (`secret_set`); leave it out to
+         *     keep the stored one. An enabled configuration without any secret is 400 `invalid-field-value`, as is
+         *     `custom` without `verify_url`. Recorded as a platform event, without the secret.
+         */
+        put: operations["adminCaptchaConfigSet"];
+        post?: never;
+        /**
+         * Delete a captcha configuration
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.public_content.manage`. Deletes the hostname's own configuration, so the platform's
+         *     (`_platform`) applies to it again; deleting `_platform` leaves hostnames without one of their own
+         *     unprotected. A hostname without a configuration is 404. Recorded as a platform event.
+         */
+        delete: operations["adminCaptchaConfigDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/organizations/{id}/wallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an organization's wallet
+         * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
+         *     `manage_billing` (403 `forbidden` without), or an admin-authorized API token granted
+         *     `admin.billing.manage`. Replaces the organization's wallet (EUR, every field a decimal string): its
+         *     standing (`GET /organizations/{organization_id}/standing`) follows at once. An unknown organization
+         *     is 404. Recorded as a platform event with the previous and the new values.
+         */
+        put: operations["adminOrganizationWalletSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -1536,7 +2274,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -1622,6 +2360,55 @@ export type components = {
              *     `custom`, null for `disabled`, and for `platform` null (use the platform's own image).
              */
             resolved_og_image_asset_id: string | null;
+        };
+        /**
+         * @description What a subscription to the product runs: a virtual machine (`vps`), a block-game server
+         *     (`block_game`), an arena-game server (`arena_game`) or a web application (`web_app`).
+         * @enum {string}
+         */
+        ProductKind: "vps" | "block_game" | "arena_game" | "web_app";
+        /**
+         * @description A capability a service of the product offers. Routes of a capability the product lacks answer
+         *     404 for its services.
+         * @enum {string}
+         */
+        ProductFeature: "reinstall" | "backups" | "files" | "console" | "shell" | "screen" | "firewall" | "external_access" | "custom_domains" | "domain_connect" | "game_subdomain" | "sftp" | "imports" | "roster" | "live_info";
+        /** @description A non-negative amount in EUR as a decimal string with two places (`6.50`); never a number. */
+        CatalogMoney: string;
+        /** @description A product of the catalog and its plan (the resources a subscription to it gets). */
+        CatalogProduct: {
+            /** Format: uuid */
+            id: string;
+            /** @description A stable, human-readable key (`vps-small`). */
+            slug: string;
+            name: string;
+            kind: components["schemas"]["ProductKind"];
+            /** @description Virtual CPUs of the plan. */
+            cpu: number;
+            /** @description Memory of the plan, in MiB. */
+            memory_mb: number;
+            /** @description Storage of the plan's volume, in GiB. */
+            storage_gb: number;
+            /** @description What services of the product offer, without repeats. */
+            features: components["schemas"]["ProductFeature"][];
+            monthly_fee: components["schemas"]["CatalogMoney"];
+        };
+        /**
+         * @description An operating-system image a VPS product can be installed or reinstalled with. A reinstall accepts
+         *     an image only when it is `enabled`, the plan meets its `min_cpu`, `min_memory_mb` and
+         *     `min_storage_gb`, and its `monthly_fee` equals that of the image installed now.
+         */
+        OperatingSystemImage: {
+            /** @description The image's stable id (`debian-12`), what a reinstall's `os_image` names. */
+            id: string;
+            name: string;
+            /** @description A disabled image is listed but cannot be installed. */
+            enabled: boolean;
+            min_cpu: number;
+            min_memory_mb: number;
+            min_storage_gb: number;
+            /** @description What the image adds to the product's monthly fee, in EUR (`0.00` for a free image). */
+            monthly_fee: components["schemas"]["CatalogMoney"];
         };
         /**
          * Format: email
@@ -1742,6 +2529,37 @@ export type components = {
         PasswordSetRequest: {
             new_password: components["schemas"]["NewPassword"];
         };
+        /** @description A configured provider's id (`OAUTH_PROVIDERS`), such as `google`. */
+        OAuthProviderId: string;
+        /** @description A provider offered for sign-in on the host the request was addressed to. */
+        OAuthProvider: {
+            id: components["schemas"]["OAuthProviderId"];
+            /** @description How to name the provider; null means render the provider's conventional name. */
+            display_name: string | null;
+        };
+        OAuthProviderList: components["schemas"]["OAuthProvider"][];
+        OAuthRedirect: {
+            /** @description Where to send the browser next. */
+            redirect_to: string;
+        };
+        OAuthCompleteRequest: {
+            /** @description The completion key the callback put in `?key=`. */
+            key: string;
+        };
+        /** @description A provider identity linked to the caller's account. Provider access and refresh tokens are never published. */
+        OAuthLinkedAccount: {
+            provider_id: components["schemas"]["OAuthProviderId"];
+            /** @description Whether a picture from this provider is stored (`PUT /me/avatar/source` can use it). */
+            has_avatar: boolean;
+            /** @description The address the provider last reported as verified for this identity; null when none. */
+            email: string | null;
+            /**
+             * Format: date-time
+             * @description The last sign-in or link through this identity.
+             */
+            last_used_at: string | null;
+        };
+        OAuthLinkedAccountList: components["schemas"]["OAuthLinkedAccount"][];
         /** @enum {string} */
         SystemPermission: "manage_users" | "view_all_orders" | "manage_services" | "manage_billing" | "manage_public_content" | "manage_applications";
         /** @description The signed-in caller's identity. */
@@ -2018,6 +2836,140 @@ export type components = {
         };
         MemberUpdateRequest: {
             role: components["schemas"]["MemberRoleRequest"];
+        };
+        /** @enum {string} */
+        InvitationStatusFilter: "pending" | "accepted" | "declined" | "revoked" | "expired";
+        /**
+         * @description The effective status: a pending invitation reads `expired` from its `expires_at` on (7 days after it
+         *     was made). `pending` → `accepted` (the invitee joins), `declined` (the invitee says no), `revoked`
+         *     (an Owner or Admin takes it back) or `expired`; the other four are final.
+         * @enum {string}
+         */
+        InvitationStatus: "pending" | "accepted" | "declined" | "revoked" | "expired";
+        /** @description An invitation as the organization's Owners and Admins see it. */
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** @description The invited address, lowercase. */
+            email: string;
+            role: components["schemas"]["MemberRole"];
+            status: components["schemas"]["InvitationStatus"];
+            /**
+             * Format: uuid
+             * @description Who invited; null once that account is gone.
+             */
+            inviter_user_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description 7 days after `created_at`.
+             */
+            expires_at: string;
+            /** Format: date-time */
+            accepted_at: string | null;
+            /** Format: date-time */
+            declined_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description For a declined invitation: until when inviting the same address to this organization again is
+             *     refused (30 days after the decline), unless the invitee lifted the cool-down; null otherwise.
+             */
+            reinvite_blocked_until: string | null;
+        };
+        InvitationCreateRequest: {
+            /** @description Where the invitation link is mailed; compared case-insensitively with the verified address of the account that opens it. */
+            email: components["schemas"]["Email"];
+            /**
+             * @description The role the invitee gets on accepting; never above the inviter's own.
+             * @default member
+             */
+            role?: components["schemas"]["MemberRoleRequest"];
+        };
+        /** @description The invitation as its invitee sees it (document 1, "Invitation page"). No email field. */
+        InvitationPage: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            organization_name: string;
+            /** @description The inviter's name now, or as it was when they invited if the account is gone. */
+            inviter_name: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            role: components["schemas"]["MemberRole"];
+            status: components["schemas"]["InvitationStatus"];
+            /** Format: uuid */
+            inviter_avatar_asset_id: string | null;
+            /** Format: uuid */
+            organization_icon_asset_id: string | null;
+        };
+        /** @enum {string} */
+        DomainRecordType: "TXT";
+        /**
+         * @description `pending` until the first check; a check that finds the proof makes it `verified`; a first check
+         *     (or a check of a `failed` claim) that does not find it, or gets no answer, makes it `failed`; a
+         *     verified claim whose proof is gone or replaced becomes `lost`, and `verified` again once the proof is
+         *     back. A check the DNS servers do not answer (timeout, server failure) leaves a verified or lost claim
+         *     as it was, with the reason in `last_error`.
+         * @enum {string}
+         */
+        DomainVerificationStatus: "pending" | "verified" | "lost" | "failed";
+        /**
+         * @description An organization's claim of a domain, keyed by (organization, domain): it has no id. The proof is a
+         *     TXT record at `record_name` holding exactly `record_value`, as one of any number of TXT records
+         *     there (a record split into several character-strings is read joined).
+         */
+        DomainVerification: {
+            /** @description The registrable domain, lowercase, in A-labels (IDNA), without a trailing dot. */
+            domain: string;
+            /** @description Where the TXT record goes, `_svc-challenge.{domain}`. */
+            record_name: string;
+            record_type: components["schemas"]["DomainRecordType"];
+            /** @description The exact value the TXT record must hold; it stays the same for the life of the claim. */
+            record_value: string;
+            status: components["schemas"]["DomainVerificationStatus"];
+            /**
+             * Format: date-time
+             * @description When the proof was first found; set once, never moved.
+             */
+            first_verified_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the proof was last found; advances on each successful check or recheck.
+             */
+            verified_at: string | null;
+            /** Format: date-time */
+            last_checked_at: string | null;
+            /** @description Why the last check did not find the proof, in the service's own words; null after a check that found it. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description Set only while `status` is `lost`: when the proof was found missing. Names under the domain keep
+             *     being served for fourteen days after it, then stop until the proof is back.
+             */
+            lost_since: string | null;
+            /**
+             * Format: date-time
+             * @description A dated exemption (set by the platform, never through this API) under which names of the domain are served without a proof.
+             */
+            grandfathered_until: string | null;
+        };
+        DomainAddRequest: {
+            /**
+             * @description The registrable domain to claim, such as `example.com` or `bücher.de`: normalised to lowercase
+             *     A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address, a public
+             *     suffix alone (`co.uk`), a name under no known public suffix, invalid labels, more than 253
+             *     characters, and a name under a registrable domain (`www.example.com`: claim `example.com`, whose
+             *     proof covers every name under it).
+             */
+            domain: string;
         };
         AuditActor: {
             /** Format: uuid */
@@ -2318,6 +3270,202 @@ export type components = {
             /** @description The new `svc_app_...` token, shown this once; the previous one stops working at once. */
             token: string;
         };
+        /** @description 1 to 200 characters after trimming surrounding white space, without control characters. */
+        AdminText: string;
+        /** @description Up to 4,000 characters; line breaks and tabs allowed, other control characters not. Blank reads as null. */
+        AdminLongText: string;
+        AdminIncidentCreateRequest: {
+            title: components["schemas"]["AdminText"];
+            /** @default null */
+            message?: components["schemas"]["AdminLongText"] | null;
+            /**
+             * Format: date-time
+             * @description When it began (default now). A time in the future keeps it off the public list until then.
+             */
+            started_at?: string;
+        };
+        AdminIncident: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            message: string | null;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null while ongoing; GET /public/incidents lists only ongoing incidents that have started.
+             */
+            resolved_at: string | null;
+        };
+        /** @description Only the fields given change; `message` null removes the message. An empty object changes nothing. */
+        AdminIncidentUpdateRequest: {
+            title?: components["schemas"]["AdminText"];
+            message?: components["schemas"]["AdminLongText"] | null;
+            /**
+             * Format: date-time
+             * @description Not after the time it was resolved.
+             */
+            started_at?: string;
+        };
+        AdminMaintenanceCreateRequest: {
+            title: components["schemas"]["AdminText"];
+            /** Format: date-time */
+            scheduled_at: string;
+            /**
+             * Format: int32
+             * @description Minutes, up to 30 days; null when unknown.
+             * @default null
+             */
+            expected_duration_minutes?: number | null;
+        };
+        AdminMaintenance: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            /** Format: date-time */
+            scheduled_at: string;
+            /** Format: int32 */
+            expected_duration_minutes: number | null;
+            /**
+             * Format: date-time
+             * @description Null unless cancelled; GET /public/maintenances lists windows not cancelled and scheduled no earlier than 24 hours ago.
+             */
+            cancelled_at: string | null;
+        };
+        /**
+         * @description A DNS hostname in ASCII (an internationalised name in its `xn--` A-label form), matched
+         *     case-insensitively and without a trailing root dot; stored lowercase.
+         */
+        AdminHostname: string;
+        /** @description A CSS hex colour, `#1a2b3c`; stored lowercase. */
+        BrandColorRequest: string;
+        /**
+         * @description Which image link previews use: `platform` the platform's own, `logo` the reseller's icon, `custom`
+         *     its own OG image (`PUT /admin/resellers/{id}/og-image`), `disabled` none.
+         * @enum {string}
+         */
+        OgImageModeRequest: "platform" | "logo" | "custom" | "disabled";
+        /** @description A chat-community invite link (https). */
+        DiscordInviteUrlRequest: string;
+        AdminResellerCreateRequest: {
+            name: components["schemas"]["AdminText"];
+            hostname: components["schemas"]["AdminHostname"];
+            brand_color: components["schemas"]["BrandColorRequest"];
+            /** @default false */
+            custom_plan_selector_enabled?: boolean;
+            /** @default platform */
+            og_image_mode?: components["schemas"]["OgImageModeRequest"];
+            /** @default null */
+            discord_invite_url?: components["schemas"]["DiscordInviteUrlRequest"] | null;
+            /**
+             * @description False creates it paused.
+             * @default true
+             */
+            enabled?: boolean;
+        };
+        /** @description The reseller as staff see it; the public read (`GET /public/resellers/by-host/{hostname}`) shows the branding fields of an enabled one. */
+        AdminReseller: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            hostname: string;
+            brand_color: string;
+            custom_plan_selector_enabled: boolean;
+            og_image_mode: components["schemas"]["OgImageMode"];
+            discord_invite_url: string | null;
+            /** Format: uuid */
+            icon_asset_id: string | null;
+            /**
+             * Format: uuid
+             * @description The uploaded OG image, whatever the mode.
+             */
+            og_image_asset_id: string | null;
+            /**
+             * Format: uuid
+             * @description What the public read answers for the current mode (the icon for `logo`, the OG image for `custom`, else null).
+             */
+            resolved_og_image_asset_id: string | null;
+            /** @description False while paused. */
+            enabled: boolean;
+        };
+        /** @description Only the fields given change; `discord_invite_url` null removes the link. An empty object changes nothing. */
+        AdminResellerUpdateRequest: {
+            name?: components["schemas"]["AdminText"];
+            hostname?: components["schemas"]["AdminHostname"];
+            brand_color?: components["schemas"]["BrandColorRequest"];
+            custom_plan_selector_enabled?: boolean;
+            og_image_mode?: components["schemas"]["OgImageModeRequest"];
+            discord_invite_url?: components["schemas"]["DiscordInviteUrlRequest"] | null;
+            /** @description False pauses the reseller (its hostname answers 404 on the public read); true serves it again. */
+            enabled?: boolean;
+        };
+        /**
+         * @description The widget the front end shows. Each but `custom` has a default verify URL (the provider's
+         *     siteverify endpoint); `custom` needs `verify_url`.
+         * @enum {string}
+         */
+        CaptchaProviderRequest: "hcaptcha" | "turnstile" | "recaptcha" | "custom";
+        /** @description A snake_case action name (`login`, `signup`, `password_forgot`, …). */
+        CaptchaActionRequest: string;
+        AdminCaptchaConfigRequest: {
+            enabled: boolean;
+            provider: components["schemas"]["CaptchaProviderRequest"];
+            site_key: string;
+            /**
+             * @description The provider's secret, sealed at rest and never returned. Leave it out to keep the stored one;
+             *     an enabled configuration needs one.
+             */
+            secret?: string;
+            protected_actions: components["schemas"]["CaptchaActionRequest"][];
+            /**
+             * @description Where solved challenges are checked (the siteverify protocol); null for the provider's default.
+             * @default null
+             */
+            verify_url?: string | null;
+        };
+        /** @description A captcha configuration as staff see it. The secret is never part of it. */
+        AdminCaptchaConfig: {
+            /** @description The hostname, or `_platform` for the platform's own configuration. */
+            hostname: string;
+            enabled: boolean;
+            provider: string;
+            site_key: string | null;
+            /** @description Whether a secret is stored (it is never shown). */
+            secret_set: boolean;
+            protected_actions: string[];
+            /** @description Where solved challenges are checked (the provider's default unless one was given). */
+            verify_url: string | null;
+        };
+        /** @description A decimal amount in EUR as a string, at most two decimal places (`-12.50`, `100`); no exponent, sign `+` or spaces. */
+        SignedAmountRequest: string;
+        /** @description A decimal amount in EUR as a string, not negative, at most two decimal places (`12.50`, `100`). */
+        AmountRequest: string;
+        /**
+         * @description The whole wallet, every field in EUR. Standing: the organization is restricted when
+         *     balance − reservations − open receivables + credit limit falls below the floor.
+         */
+        WalletRequest: {
+            balance: components["schemas"]["SignedAmountRequest"];
+            reservations: components["schemas"]["AmountRequest"];
+            floor: components["schemas"]["SignedAmountRequest"];
+            credit_limit: components["schemas"]["AmountRequest"];
+            open_receivables: components["schemas"]["AmountRequest"];
+        };
+        AdminWallet: {
+            /** Format: uuid */
+            organization_id: string;
+            /** @enum {string} */
+            currency: "EUR";
+            balance: components["schemas"]["Money"];
+            reservations: components["schemas"]["Money"];
+            floor: components["schemas"]["Money"];
+            credit_limit: components["schemas"]["Money"];
+            open_receivables: components["schemas"]["Money"];
+            /** @description The standing this wallet gives (`GET /organizations/{organization_id}/standing`). */
+            restricted: boolean;
+            /** Format: date-time */
+            updated_at: string;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -2404,6 +3552,16 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Where to send the browser. */
+        Redirect: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthRedirect"];
+            };
+        };
         /** @description The caller's identity. */
         Me: {
             headers: {
@@ -2462,11 +3620,17 @@ export type components = {
         AssetId: string;
         /** @description An `ETag` from an earlier answer (or a list of them, or `*`); a match answers 304 without the bytes. */
         IfNoneMatch: string;
+        /** @description The product's id. */
+        ProductId: string;
         /**
          * @description The solved captcha challenge, required when the public captcha configuration of the request's
          *     host is enabled and lists this action; refused with 400 `captcha-failed` when missing or invalid.
          */
         CaptchaToken: string;
+        /** @description The provider's id, as `GET /auth/oauth/providers` lists it. */
+        Provider: components["schemas"]["OAuthProviderId"];
+        /** @description Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly. */
+        RedirectTo: string;
         /** @description A slug. */
         SlugPath: string;
         /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
@@ -2475,6 +3639,8 @@ export type components = {
         StandingOrganizationId: string;
         /** @description The member's user id. */
         UserIdPath: string;
+        /** @description The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404. */
+        InvitationIdPath: string;
         /** @description Only entries of this action (exact match), e.g. `member.added`. */
         AuditAction: string;
         /** @description The 1-indexed page; 0 reads as 1. */
@@ -2693,6 +3859,83 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    catalogProductList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The products, in catalog order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogProduct"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    catalogProductGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The product's id. */
+                id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogProduct"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    catalogProductOperatingSystemList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The product's id. */
+                id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product's images, ordered by id. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatingSystemImage"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -3041,6 +4284,216 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthProviderList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers, in configuration order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthProviderList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthSignInStart: {
+        parameters: {
+            query: {
+                /** @description Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly. */
+                redirect_to: components["parameters"]["RedirectTo"];
+                /** @description A referral code, recorded on an account this flow creates; never changes the answer. */
+                referral_code?: string;
+                /** @description The reseller whose customer an account this flow creates becomes. */
+                reseller_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's id, as `GET /auth/oauth/providers` lists it. */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthLinkStart: {
+        parameters: {
+            query: {
+                /** @description Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly. */
+                redirect_to: components["parameters"]["RedirectTo"];
+                /** @description Ignored. */
+                referral_code?: string;
+                /** @description Ignored. */
+                reseller_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's id, as `GET /auth/oauth/providers` lists it. */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Redirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query: {
+                /** @description The flow's state, as the provider echoes it. */
+                state: string;
+                /** @description The authorization code; required unless `error` is present. */
+                code?: string;
+                /** @description The provider's refusal (RFC 6749 §4.1.2.1), such as `access_denied`. */
+                error?: string;
+                /** @description Ignored. */
+                error_description?: string;
+                /** @description Ignored. */
+                error_uri?: string;
+                /** @description The issuer (RFC 9207); must be the provider's when present. */
+                iss?: string;
+                /** @description Ignored. */
+                session_state?: string;
+                /** @description Ignored. */
+                scope?: string;
+                /** @description Ignored. */
+                authuser?: string;
+                /** @description Ignored. */
+                prompt?: string;
+                /** @description Ignored. */
+                hd?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's id, as `GET /auth/oauth/providers` lists it. */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Redirect"];
+            /** @description To the flow's `redirect_to`, with `key`, `linked` or `error` added to its query. */
+            307: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The flow's `redirect_to` with the outcome added. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthComplete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuthCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthAccountList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The linked identities. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthLinkedAccountList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oauthAccountUnlink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The provider's id, as `GET /auth/oauth/providers` lists it. */
+                provider: components["parameters"]["Provider"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
         };
@@ -3947,6 +5400,322 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    invitationList: {
+        parameters: {
+            query?: {
+                /** @description Only invitations whose effective status is this. */
+                status?: components["schemas"]["InvitationStatusFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Invited; the mail is on its way. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+                /** @description The invitation's id. */
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404. */
+                id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitation page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404. */
+                id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404. */
+                id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declined. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    invitationAllowReinvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404. */
+                id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization may invite the address again. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    domainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization's domain claims. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainVerification"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    domainAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainAddRequest"];
+            };
+        };
+        responses: {
+            /** @description The organization already claimed this domain; the claim as it is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainVerification"];
+                };
+            };
+            /** @description The new claim, `pending`, with its challenge. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainVerification"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    domainCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["OrganizationIdPath"];
+                /** @description The claimed domain, as listed (any case, a trailing dot or U-labels are normalised as when claiming). */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The claim after the check. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainVerification"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     organizationAuditList: {
         parameters: {
             query?: {
@@ -4682,6 +6451,381 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApplicationToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminIncidentCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminIncidentCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The incident. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminIncident"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminIncidentUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The incident's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminIncidentUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The incident now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminIncident"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminIncidentResolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The incident's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resolved incident. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminIncident"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminMaintenanceCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminMaintenanceCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The maintenance window. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminMaintenance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminMaintenanceCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The maintenance window's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled window. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminMaintenance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminResellerCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminResellerCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The reseller. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminReseller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminResellerUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reseller's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminResellerUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The reseller now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminReseller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminResellerIconUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reseller's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarUpload"];
+            };
+        };
+        responses: {
+            /** @description The reseller with its new icon. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminReseller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminResellerOgImageUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reseller's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["AvatarUpload"];
+            };
+        };
+        responses: {
+            /** @description The reseller with its new OG image. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminReseller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminCaptchaConfigSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The hostname the configuration is for (case-insensitive, without a trailing root dot), or `_platform` for the platform's own, which every other hostname falls back to. */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminCaptchaConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration now (never the secret). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCaptchaConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminCaptchaConfigDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The hostname the configuration is for (case-insensitive, without a trailing root dot), or `_platform` for the platform's own, which every other hostname falls back to. */
+                hostname: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminOrganizationWalletSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletRequest"];
+            };
+        };
+        responses: {
+            /** @description The wallet now, with the standing it gives. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWallet"];
                 };
             };
             400: components["responses"]["BadRequest"];

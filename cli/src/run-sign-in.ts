@@ -15,6 +15,8 @@ import { CODE_PATTERN, printJson, readEmailAndPassword, say } from './sign-in-in
 type Session = components['schemas']['Session'];
 
 export interface LoginOptions {
+  /** `--provider ID`: the OAuth browser flow instead (run-oauth-login.ts). */
+  provider?: string;
   email?: string;
   password?: string;
   passwordStdin?: boolean;
@@ -31,6 +33,14 @@ export async function runLogin(input: ParsedInput): Promise<void> {
   const opts = input.options as LoginOptions;
   const globals = input.globals as GlobalFlags;
   const interactive = opts.nonInteractive !== true;
+  if (opts.provider !== undefined) {
+    if (opts.email !== undefined || opts.password !== undefined || opts.passwordStdin || opts.challengeId !== undefined || opts.code !== undefined) {
+      throw new UsageError('--provider signs in through the provider: give it without --email, a password, --challenge-id or --code');
+    }
+    const { runOAuthLogin } = await import('./run-oauth-login.js');
+    await runOAuthLogin(input);
+    return;
+  }
   if (
     opts.challengeId !== undefined &&
     (opts.email !== undefined || opts.password !== undefined || opts.passwordStdin)
@@ -123,13 +133,13 @@ async function verifyPrompted(
   }
 }
 
-function describeUser(user: Session['user']): string {
+export function describeUser(user: Session['user']): string {
   if (!user.email) return user.name;
   return user.name && user.name !== user.email ? `${user.name} <${user.email}>` : user.email;
 }
 
 /** Ends a session this profile no longer holds; it does not matter if that fails. */
-async function endQuietly(settings: Settings, session: SessionTokens): Promise<void> {
+export async function endQuietly(settings: Settings, session: SessionTokens): Promise<void> {
   try {
     const { createSessionClient } = await import('@svcplatform/sdk');
     const client = createSessionClient({

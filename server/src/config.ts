@@ -26,6 +26,8 @@ export interface Config {
   dataDir: string;
   smtpUrl: string | null;
   dnsServers: string[];
+  /** DNS_TIMEOUT_MS: the longest one domain check waits for the DNS servers, retries and CNAME hops included. */
+  dnsTimeoutMs: number;
   sourceRateLimitScale: number;
   /** Deployment capabilities switched on (CAPABILITIES, comma-separated names). */
   capabilities: Record<CapabilityName, boolean>;
@@ -38,6 +40,8 @@ export interface Config {
   dashboardUrl: string;
   /** A refresh token unused this long expires (REFRESH_IDLE_TTL_SECONDS, default 7 days). */
   refreshIdleTtlSeconds: number;
+  /** WORKER: whether the API process runs the job worker (on) or leaves jobs to `npm run worker` (off). */
+  worker: boolean;
   /** Validate every response against the spec (development and tests). */
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
@@ -50,6 +54,23 @@ export interface Config {
   platformName: string;
   /** WebAuthn relying party: id (WEBAUTHN_RP_ID, default the host of PUBLIC_BASE_URL) and accepted origins. */
   webauthn: { rpId: string; rpName: string; origins: string[] };
+  /** OAUTH_PROVIDERS: OpenID providers, discovered from their issuer (features/oauth/). */
+  oauthProviders: OAuthProviderConfig[];
+  /** OAUTH_REDIRECT_ALLOWLIST: the exact URLs an OAuth flow may send the browser back to. */
+  oauthRedirectAllowlist: string[];
+}
+
+/** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
+export interface OAuthProviderConfig {
+  id: string;
+  displayName: string | null;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Scopes asked for; always holds `openid`. Default `openid email profile`. */
+  scopes: string[];
+  /** Reseller hostnames it is offered on (lowercase); null: the platform's own hosts. */
+  hosts: string[] | null;
 }
 
 export const ELEVATION_METHOD_NAMES = ['pin', 'totp', 'webauthn'] as const;
@@ -109,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
       problems.push(`DNS_SERVERS entry "${server}" must be an IP address with an optional :port`);
     }
   }
+  const dnsTimeoutMs = int('DNS_TIMEOUT_MS', 5000, 50, 60_000);
   const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
   let sourceRateLimitScale = 1;
   if (scaleRaw !== null) {
@@ -131,6 +153,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`PLATFORM_DOMAIN must be a DNS name such as example.com, got "${platformDomain}"`);
   }
 
+  const workerRaw = str('WORKER', 'on').toLowerCase();
+  if (workerRaw !== 'on' && workerRaw !== 'off') problems.push(`WORKER must be on or off, got "${workerRaw}"`);
   const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
   const refreshIdleTtlSeconds = int('REFRESH_IDLE_TTL_SECONDS', 7 * 24 * 3600, 60, 30 * 24 * 3600);
   const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
@@ -170,6 +194,23 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('PLATFORM_NAME must be at most 64 characters, without control characters or ":"');
   }
 
+  const oauthProviders = parseOAuthProviders(opt('OAUTH_PROVIDERS'), problems);
+  const oauthRedirectAllowlist: string[] = [];
+  for (const raw of (opt('OAUTH_REDIRECT_ALLOWLIST') ?? `${safeOrigin(dashboardUrl)}/auth/callback`)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    let ok = false;
+    try {
+      const u = new URL(raw);
+      ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '' && u.hash === '';
+    } catch {
+      ok = false;
+    }
+    if (ok) oauthRedirectAllowlist.push(raw);
+    else problems.push(`OAUTH_REDIRECT_ALLOWLIST entry "${raw}" must be an http(s) URL without userinfo or fragment`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -180,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(str('DATA_DIR', './.data')),
     smtpUrl,
     dnsServers,
+    dnsTimeoutMs,
     sourceRateLimitScale,
     capabilities,
     platformDomain,
@@ -187,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedOrigins: [...new Set([new URL(dashboardUrl).origin, ...allowedOrigins])],
     dashboardUrl,
     refreshIdleTtlSeconds,
+    worker: workerRaw !== 'off',
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),
@@ -198,7 +241,82 @@ export function loadConfig(env: Env = process.env): Config {
       rpName: platformName,
       origins: [...new Set([safeOrigin(publicBaseUrl), ...allowedOrigins, new URL(dashboardUrl).origin])].filter(Boolean),
     },
+    oauthProviders,
+    oauthRedirectAllowlist,
   };
+}
+
+/** Provider ids that would read as another route under /auth/oauth/ (spec/paths/oauth.yaml). */
+const RESERVED_PROVIDER_IDS = new Set(['accounts', 'complete', 'link', 'providers']);
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * OAUTH_PROVIDERS: a JSON array of {id, display_name, issuer, client_id, client_secret, scopes?, hosts?}.
+ * Issuers are https, except on loopback (a provider on this machine, as in tests).
+ */
+function parseOAuthProviders(raw: string | null, problems: string[]): OAuthProviderConfig[] {
+  if (raw === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    problems.push('OAUTH_PROVIDERS must be a JSON array of {id, display_name, issuer, client_id, client_secret, scopes?, hosts?}');
+    return [];
+  }
+  if (!Array.isArray(parsed)) {
+    problems.push('OAUTH_PROVIDERS must be a JSON array');
+    return [];
+  }
+  const providers: OAuthProviderConfig[] = [];
+  for (const [i, entry] of parsed.entries()) {
+    const at = `OAUTH_PROVIDERS[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      problems.push(`${at} must be an object`);
+      continue;
+    }
+    const e = entry as Record<string, unknown>;
+    const before = problems.length;
+    const text = (key: string) => (typeof e[key] === 'string' && (e[key] as string).trim() !== '' ? (e[key] as string).trim() : null);
+    const id = text('id');
+    if (id === null || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(id) || RESERVED_PROVIDER_IDS.has(id)) {
+      problems.push(`${at}.id must be 1-64 of [a-z0-9._-], not ${[...RESERVED_PROVIDER_IDS].join(', ')}`);
+    } else if (providers.some((p) => p.id === id)) problems.push(`${at}.id "${id}" is given twice`);
+    if (e.display_name !== undefined && e.display_name !== null && typeof e.display_name !== 'string') {
+      problems.push(`${at}.display_name must be a string or null`);
+    }
+    const issuer = text('issuer');
+    let issuerOk = false;
+    try {
+      const u = new URL(issuer ?? '');
+      issuerOk = (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname))) && !u.search && !u.hash;
+    } catch {
+      issuerOk = false;
+    }
+    if (!issuerOk) problems.push(`${at}.issuer must be an https URL (http only on loopback), without query or fragment`);
+    const clientId = text('client_id');
+    if (clientId === null) problems.push(`${at}.client_id must be a non-empty string`);
+    const clientSecret = text('client_secret');
+    if (clientSecret === null) problems.push(`${at}.client_secret must be a non-empty string`);
+    const scopes = e.scopes === undefined ? ['openid', 'email', 'profile'] : e.scopes;
+    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) || !scopes.includes('openid')) {
+      problems.push(`${at}.scopes must be an array of scope names that includes "openid"`);
+    }
+    const hosts = e.hosts === undefined || e.hosts === null ? null : e.hosts;
+    if (hosts !== null && (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === 'string' && /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(h)))) {
+      problems.push(`${at}.hosts must be a non-empty array of hostnames`);
+    }
+    if (problems.length > before) continue;
+    providers.push({
+      id: id!,
+      displayName: typeof e.display_name === 'string' ? e.display_name : null,
+      issuer: issuer!,
+      clientId: clientId!,
+      clientSecret: clientSecret!,
+      scopes: [...new Set(scopes as string[])],
+      hosts: hosts === null ? null : (hosts as string[]).map((h) => h.toLowerCase()),
+    });
+  }
+  return providers;
 }
 
 function safeHost(url: string): string {

@@ -1,18 +1,24 @@
 // The root handler map, typed against every operationId of the spec.
 import type { Handlers } from './http/handler.js';
 import { adminApplicationHandlers } from './features/admin-applications/handlers.js';
+import { adminBillingHandlers } from './features/admin-billing/handlers.js';
+import { adminContentHandlers } from './features/admin-content/handlers.js';
 import { adminUserHandlers } from './features/admin-users/handlers.js';
 import { apiTokenHandlers } from './features/api-tokens/handlers.js';
 import { applicationHandlers } from './features/applications/handlers.js';
 import { delegationHandlers } from './features/delegations/handlers.js';
+import { domainHandlers } from './features/domains/handlers.js';
 import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
+import { catalogHandlers } from './features/catalog/handlers.js';
 import { avatarHandlers } from './features/me/avatar.js';
 import { meHandlers } from './features/me/handlers.js';
 import { memberHandlers } from './features/members/handlers.js';
+import { oauthHandlers } from './features/oauth/handlers.js';
+import { invitationHandlers } from './features/invitations/handlers.js';
 import { organizationHandlers } from './features/organizations/handlers.js';
 import { projectHandlers } from './features/projects/handlers.js';
 import { publicHandlers } from './features/public/handlers.js';
@@ -22,10 +28,13 @@ import { webauthnHandlers } from './features/sudo/webauthn.js';
 export const handlers: Handlers = {
   ...adminUserHandlers,
   ...adminApplicationHandlers,
+  ...adminContentHandlers,
+  ...adminBillingHandlers,
   ...apiTokenHandlers,
   ...delegationHandlers,
   ...applicationHandlers,
   ...publicHandlers,
+  ...catalogHandlers,
   ...assetHandlers,
   ...loginHandlers,
   ...sessionHandlers,
@@ -36,6 +45,9 @@ export const handlers: Handlers = {
   ...webauthnHandlers,
   ...organizationHandlers,
   ...memberHandlers,
+  ...oauthHandlers,
+  ...invitationHandlers,
   ...auditHandlers,
+  ...domainHandlers,
   ...projectHandlers,
 };

@@ -1,5 +1,6 @@
 // `npm start`: read config, start the embedded PostgreSQL when no DATABASE_URL is given, migrate,
-// listen. SIGTERM/SIGINT drain in-flight requests, then stop the database this process started.
+// start the job worker (unless WORKER=off), listen. SIGTERM/SIGINT drain in-flight requests, let
+// the jobs in hand finish, then stop the database this process started.
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createApp } from './app.js';
@@ -9,7 +10,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
-import { startMailer } from './mail/sender.js';
+import { startWorker } from './jobs/worker.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import { sealLegacySecrets } from './secrets/seal-legacy.js';
 
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
       onLog: (line) => log.debug({ postgres: line }, 'postgres'),
     });
   }
-  const sql = connect(config.databaseUrl ?? embedded!.url, { max: 20 });
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const sql = connect(databaseUrl, { max: 20 });
   const applied = await migrate(sql);
   if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
 
@@ -46,7 +48,9 @@ async function main(): Promise<void> {
   if (sealed > 0) log.info({ sealed }, 'secrets stored in the clear were sealed with the encryption key');
 
   const app = createApp({ sql, config, log, box });
-  const mailer = await startMailer({ sql, config, log });
+  // The worker's own connections: background jobs never wait for, or hold up, a request's.
+  const workerSql = config.worker ? connect(databaseUrl, { max: 6 }) : null;
+  const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box }) : null;
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -54,7 +58,8 @@ async function main(): Promise<void> {
   const base = `http://${config.host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
   process.stdout.write(
     `control plane listening\n  API   ${base}/api/v2\n  docs  ${base}/docs\n  spec  ${base}/api/v2/openapi.json\n` +
-      `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n`,
+      `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
+      `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n`,
   );
 
   let stopping = false;
@@ -68,7 +73,8 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
     await once(server, 'close');
     clearTimeout(deadline);
-    await mailer.stop();
+    await worker?.stop();
+    await workerSql?.end({ timeout: 5 });
     await sql.end({ timeout: 5 });
     if (embedded) await embedded.stop();
     log.info('stopped');

@@ -5,6 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../../server/src/authz/capabilities.js';
+import { SYSTEM_PERMISSIONS } from '../../server/src/authz/system-permissions.js';
 import { outcome, refusal } from '../support/refusal.js';
 import {
   answerOf,
@@ -267,7 +268,7 @@ describe('admin-only capabilities', () => {
 
 describe('what a token itself may not do', () => {
   it('refuses minting and revoking by a token, even one holding every capability: 403 forbidden', async () => {
-    const staff = await person(h, 'all-caps', ['manage_users', 'manage_applications']);
+    const staff = await person(h, 'all-caps', [...SYSTEM_PERMISSIONS]);
     const session = await elevated(h, staff);
     const { secret, token } = await session.meApiTokenCreate({
       body: {

@@ -210,7 +210,6 @@ const VOLATILE_COLUMNS: Record<string, string[]> = {
     'sent_at',
     'given_up_at',
     'last_error',
-    'locked_until',
     'text_body',
     'html_body',
     'code',

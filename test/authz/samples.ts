@@ -97,6 +97,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   // The enum's first value is `owner`; no reason to hand W more than it has.
   memberUpdate: () => ({ role: 'member' }),
   applicationUsersLookup: (f) => ({ ids: [f.user.id] }),
+  // A registrable domain (a sampled string is none); a second add re-reads the claim, so it may repeat.
+  domainAdd: () => ({ domain: 'matrix-claim.com' }),
 };
 
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
@@ -119,6 +121,16 @@ const PATTERNS: Record<string, () => string> = {
   '^[a-z][a-z_]*(\\.[a-z][a-z_]*)+$': () => 'me.read',
   '^[a-z_]+\\.[a-z_]+$': () => 'member.added',
   '^[a-z0-9][a-z0-9._-]{0,63}$': () => 'github',
+  // OAuth: a state or redirect_to (printable ASCII); the allowlist or the state store refuses it later.
+  '^[\\x20-\\x7e]+$': () => `sample-${unique()}`,
+  // Staff content and billing: hostnames unique per sample (a reseller's is unique platform-wide).
+  [String.raw`^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$`]:
+    () => `m-${unique()}.example`,
+  [String.raw`^(?:_platform|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)$`]:
+    () => `m-${unique()}.example`,
+  '^#[0-9A-Fa-f]{6}$': () => '#123456',
+  '^-?[0-9]{1,12}(\\.[0-9]{1,2})?$': () => '0.00',
+  '^[0-9]{1,12}(\\.[0-9]{1,2})?$': () => '0.00',
 };
 
 function resolve(schema: unknown): Schema {

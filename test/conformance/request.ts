@@ -66,6 +66,8 @@ function travels(p: WalkedParameter, value: unknown): boolean {
       typeof wire === 'string' &&
       /^([\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/.test(wire)
     );
+  // An empty list of a repeated query key is no key at all: the parameter left out, not a bad value.
+  if (p.in === 'query' && Array.isArray(wire) && wire.length === 0) return false;
   return true;
 }
 

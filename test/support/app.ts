@@ -12,7 +12,7 @@ import { connect, type Sql } from '../../server/src/db/client.js';
 import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createHttpServer } from '../../server/src/http/server.js';
-import { startMailer } from '../../server/src/mail/sender.js';
+import { startWorker, type Worker } from '../../server/src/jobs/worker.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { SecretBox } from '../../server/src/secrets/secret-box.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
@@ -43,6 +43,12 @@ export interface TestApp {
   databaseUrl: string;
   /** The app's own secret box (the test data directory's key file unless ENCRYPTION_KEY is given). */
   box: SecretBox;
+  /**
+   * The app's job worker (mail and every other task, on the app's clock), null with WORKER=off. The
+   * crontab is off: tests run a periodic task with `worker.run(name)`, and due jobs (a mail retry
+   * after the clock was advanced) with `worker.runDue()`.
+   */
+  worker: Worker | null;
   close(): Promise<void>;
 }
 
@@ -97,7 +103,20 @@ export async function startTestApp(
     box,
     contract: options.contract,
   });
-  const mailer = await startMailer({ sql, config, log: createLogger(config.logLevel, sink), clock, pollMs: 500 });
+  const workerSql = config.worker ? connect(url, { max: 3 }) : null;
+  const worker = workerSql
+    ? await startWorker({
+        sql: workerSql,
+        databaseUrl: url,
+        config,
+        log: createLogger(config.logLevel, sink),
+        clock,
+        box,
+        periodic: false,
+        concurrency: 2,
+        pollIntervalMs: 500,
+      })
+    : null;
   const server: Server = createHttpServer(app.express);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -110,11 +129,13 @@ export async function startTestApp(
     logs,
     databaseUrl: url,
     box,
+    worker,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await app.docsReady;
-      await mailer.stop();
+      await worker?.stop();
+      await workerSql?.end({ timeout: 1 });
       await sql.end({ timeout: 1 });
       await db?.drop();
     },

@@ -18,6 +18,11 @@
 //                               on stdout (or saved with --save-as), what it is on stderr
 //   delegations grant           --capability, repeated; prints the delegation the grant made
 //   admin applications create | rotate-token   the application's token alone on stdout
+//   oauth complete --key KEY    redeems the key and saves the session like `svcctl login` (run-oauth-login.ts);
+//                               `oauth callback` (a browser route) is not listed
+//   domains add | check         as generated; in table mode the DNS record to publish follows the claim
+//   admin resellers icon set ID FILE | og-image set ID FILE   reads the image and uploads it
+//   admin captcha set HOSTNAME  as generated, plus --secret-stdin (run-admin-content.ts)
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts
 // and run-tokens.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
@@ -25,6 +30,8 @@
 import type { SessionClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
 import type { CliOperation } from '../operation.js';
+import type * as RunAdminContent from '../run-admin-content.js';
+import type * as RunOAuth from '../run-oauth-login.js';
 import type * as RunMe from '../run-me.js';
 import type * as RunOrgs from '../run-orgs.js';
 import type * as RunSudo from '../run-sudo.js';
@@ -41,7 +48,10 @@ export interface OperationOverride {
   runnable(op: CliOperation): Promise<Runnable>;
 }
 
+const adminContent = () => import('../run-admin-content.js');
+const domains = () => import('../run-domains.js');
 const me = () => import('../run-me.js');
+const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
@@ -107,7 +117,50 @@ const savesElevatedToken: OperationOverride = {
   },
 };
 
+/** `domains add` and `domains check`: in table mode, the record to publish set apart under the claim. */
+const showsDomainRecord: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    let table = false;
+    let organizationId = '';
+    const generated = operationRunnable(op, {
+      decorate: async (claim) => (table ? (await domains()).claimWithRecord(claim, organizationId) : claim),
+    });
+    return {
+      ...generated,
+      run: async (input) => {
+        table = await (await domains()).printsTable(input);
+        organizationId = input.args[0] ?? '';
+        await generated.run(input);
+      },
+    };
+  },
+};
+
 export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
+  oauthComplete: {
+    term: (word) => `${word} --key <key>`,
+    runnable: command<typeof RunOAuth>(
+      'KEY is what an OAuth sign-in sent the browser back with (?key=..., single use, 2 minutes). The session is saved for the profile, as `svcctl login` does, never printed; `svcctl login --provider ID` does the whole flow.',
+      [],
+      [option('--key', 'the completion key from ?key=', { value: '<key>', mandatory: true })],
+      oauth,
+      (m, _op, input) => m.runOAuthComplete(input),
+    ),
+  },
+
+  // The provider sends a browser there; nothing a terminal would call.
+  oauthCallback: {
+    hidden: true,
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      return operationRunnable(op);
+    },
+  },
+
+  domainAdd: showsDomainRecord,
+  domainCheck: showsDomainRecord,
+
   meAvatarUpload: {
     term: (word) => `${word} <file>`,
     runnable: command<typeof RunMe>(
@@ -340,6 +393,53 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       tokens,
       (m, _op, input) => m.runApplicationTokenRotate(input),
     ),
+  },
+
+  adminResellerIconUpload: {
+    term: (word) => `${word} <id> <file>`,
+    runnable: command<typeof RunAdminContent>(
+      'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin; SVG is refused), becomes the icon of the reseller ID (stored as a 512×512 WebP under a new asset id). Needs an elevated session holding manage_public_content, or an admin-authorized API token with admin.public_content.manage. Prints the reseller with its new icon_asset_id.',
+      [
+        { name: 'id', required: true, description: "the reseller's id (uuid)" },
+        { name: 'file', required: true, description: 'the image file, or - for stdin' },
+      ],
+      [],
+      adminContent,
+      (m, _op, input) => m.runResellerImageSet(input, 'adminResellerIconUpload'),
+    ),
+  },
+
+  adminResellerOgImageUpload: {
+    term: (word) => `${word} <id> <file>`,
+    runnable: command<typeof RunAdminContent>(
+      'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the link-preview image of the reseller ID (stored as a 1200×630 WebP, cropped to cover); link previews use it while the reseller\'s og_image_mode is custom (svcctl admin resellers update ID --og-image-mode custom). Prints the reseller.',
+      [
+        { name: 'id', required: true, description: "the reseller's id (uuid)" },
+        { name: 'file', required: true, description: 'the image file, or - for stdin' },
+      ],
+      [],
+      adminContent,
+      (m, _op, input) => m.runResellerImageSet(input, 'adminResellerOgImageUpload'),
+    ),
+  },
+
+  adminCaptchaConfigSet: {
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      const generated = operationRunnable(op);
+      const secret = generated.options.find((o) => o.long === '--secret')!.key;
+      return {
+        ...generated,
+        options: [
+          ...generated.options,
+          option(
+            '--secret-stdin',
+            "read the provider's secret from the next line of stdin (unseen on a terminal) instead of --secret, which others on this machine can see in the process list",
+          ),
+        ],
+        run: async (input) => (await adminContent()).runCaptchaSet(generated, secret, input),
+      };
+    },
   },
 
   sudoExit: {

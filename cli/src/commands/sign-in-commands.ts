@@ -105,6 +105,8 @@ const LOGIN = leaf<typeof RunSignIn>(
     'Sign in: asks for your email address, then your password (not shown as you type), then the 6-digit code emailed to you, and saves the session for the profile in credentials.yaml (mode 0600). Later commands use it and refresh it as needed.',
     '',
     'For scripts, --non-interactive works in two steps: `svcctl login --non-interactive --email EMAIL --password-stdin` prints {"challenge_id": ...} once the code is sent; then `svcctl login --non-interactive --challenge-id ID --code CODE` signs in and prints the session as JSON (tokens are saved, never printed).',
+    '',
+    'With --provider ID (see `svcctl oauth providers`), signs in with that OpenID provider instead: prints the provider\'s URL and opens a browser when it can, listens on a loopback redirect (--redirect-uri, default http://127.0.0.1:8976/callback, which the server\'s OAUTH_REDIRECT_ALLOWLIST must name), and saves the session once the browser comes back.',
   ].join('\n'),
   [
     EMAIL,
@@ -113,6 +115,11 @@ const LOGIN = leaf<typeof RunSignIn>(
       value: '<id>',
     }),
     option('--code', 'the 6-digit code from the email; goes with --challenge-id', { value: '<code>' }),
+    option('--provider', 'sign in with this OpenID provider in a browser instead (its id)', { value: '<id>' }),
+    option('--redirect-uri', 'with --provider: the loopback URL to listen on (default http://127.0.0.1:8976/callback; env SVCCTL_OAUTH_REDIRECT_URI)', {
+      value: '<url>',
+    }),
+    option('--no-browser', 'with --provider: only print the URL, do not open a browser (env SVCCTL_NO_BROWSER)'),
     CAPTCHA,
     NON_INTERACTIVE,
   ],

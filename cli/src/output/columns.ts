@@ -30,6 +30,14 @@ const MEMBER: readonly Column[] = [
   field('JOINED', 'created_at'),
 ];
 
+const INVITATION: readonly Column[] = [
+  field('ID', 'id'),
+  field('EMAIL', 'email'),
+  field('ROLE', 'role'),
+  field('STATUS', 'status'),
+  field('EXPIRES_AT', 'expires_at'),
+];
+
 const PROJECT: readonly Column[] = [
   field('ID', 'id'),
   field('SLUG', 'slug'),
@@ -102,9 +110,35 @@ const DELEGATION: readonly Column[] = [
   field('LAST_USED_AT', 'last_used_at'),
 ];
 
+const DOMAIN: readonly Column[] = [
+  field('DOMAIN', 'domain'),
+  field('STATUS', 'status'),
+  field('VERIFIED_AT', 'verified_at'),
+  field('LOST_SINCE', 'lost_since'),
+  field('LAST_CHECKED_AT', 'last_checked_at'),
+  field('LAST_ERROR', 'last_error'),
+];
+
+const CATALOG_PRODUCT: readonly Column[] = [
+  field('ID', 'id'),
+  field('SLUG', 'slug'),
+  field('KIND', 'kind'),
+  field('CPU', 'cpu'),
+  field('MEMORY_MB', 'memory_mb'),
+  field('STORAGE_GB', 'storage_gb'),
+  {
+    header: 'MONTHLY_FEE',
+    value: (row) => (row.monthly_fee == null ? null : `${String(row.monthly_fee)} EUR`),
+  },
+  { header: 'FEATURES', value: (row) => names(row.features) },
+];
+
 export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
+  catalogProductList: CATALOG_PRODUCT,
   organizationList: ORGANIZATION,
   memberList: MEMBER,
+  domainList: DOMAIN,
+  invitationList: INVITATION,
   projectList: [...PROJECT.slice(0, 1), field('ORGANIZATION_ID', 'organization_id'), ...PROJECT.slice(1)],
   organizationProjectList: PROJECT,
   projectStatsList: PROJECT_STATS,

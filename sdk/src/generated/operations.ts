@@ -239,6 +239,91 @@ export const operations = {
     "successStatus": 200,
     "responseType": "image/*"
   },
+  "catalogProductList": {
+    "operationId": "catalogProductList",
+    "method": "get",
+    "path": "/catalog/products",
+    "summary": "List products",
+    "tags": [
+      "catalog"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "catalog",
+      "products",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "catalogProductGet": {
+    "operationId": "catalogProductGet",
+    "method": "get",
+    "path": "/catalog/products/{id}",
+    "summary": "Get a product",
+    "tags": [
+      "catalog"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "catalog",
+      "products",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The product's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "catalogProductOperatingSystemList": {
+    "operationId": "catalogProductOperatingSystemList",
+    "method": "get",
+    "path": "/catalog/products/{id}/operating-systems",
+    "summary": "List a product's operating-system images",
+    "tags": [
+      "catalog"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "catalog",
+      "products",
+      "os-images"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The product's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "authLogin": {
     "operationId": "authLogin",
     "method": "post",
@@ -746,6 +831,331 @@ export const operations = {
     },
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "oauthProviderList": {
+    "operationId": "oauthProviderList",
+    "method": "get",
+    "path": "/auth/oauth/providers",
+    "summary": "Sign-in providers offered here",
+    "tags": [
+      "oauth"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "providers"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthSignInStart": {
+    "operationId": "oauthSignInStart",
+    "method": "get",
+    "path": "/auth/oauth/{provider}/start",
+    "summary": "Start signing in with a provider",
+    "tags": [
+      "oauth"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "start"
+    ],
+    "parameters": [
+      {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The provider's id, as `GET /auth/oauth/providers` lists it."
+      },
+      {
+        "name": "redirect_to",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly."
+      },
+      {
+        "name": "referral_code",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "A referral code, recorded on an account this flow creates; never changes the answer."
+      },
+      {
+        "name": "reseller_id",
+        "in": "query",
+        "required": false,
+        "type": "uuid",
+        "description": "The reseller whose customer an account this flow creates becomes."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthLinkStart": {
+    "operationId": "oauthLinkStart",
+    "method": "get",
+    "path": "/auth/oauth/link/{provider}/start",
+    "summary": "Start linking a provider identity to my account",
+    "tags": [
+      "oauth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "link"
+    ],
+    "parameters": [
+      {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The provider's id, as `GET /auth/oauth/providers` lists it."
+      },
+      {
+        "name": "redirect_to",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly."
+      },
+      {
+        "name": "referral_code",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "reseller_id",
+        "in": "query",
+        "required": false,
+        "type": "uuid",
+        "description": "Ignored."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthCallback": {
+    "operationId": "oauthCallback",
+    "method": "get",
+    "path": "/auth/oauth/{provider}/callback",
+    "summary": "Where the provider sends the browser back",
+    "tags": [
+      "oauth"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "callback"
+    ],
+    "parameters": [
+      {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The provider's id, as `GET /auth/oauth/providers` lists it."
+      },
+      {
+        "name": "state",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The flow's state, as the provider echoes it."
+      },
+      {
+        "name": "code",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The authorization code; required unless `error` is present."
+      },
+      {
+        "name": "error",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The provider's refusal (RFC 6749 §4.1.2.1), such as `access_denied`."
+      },
+      {
+        "name": "error_description",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "error_uri",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "iss",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The issuer (RFC 9207); must be the provider's when present."
+      },
+      {
+        "name": "session_state",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "scope",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "authuser",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "prompt",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      },
+      {
+        "name": "hd",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "Ignored."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthComplete": {
+    "operationId": "oauthComplete",
+    "method": "post",
+    "path": "/auth/oauth/complete",
+    "summary": "Redeem a completion key for a session",
+    "tags": [
+      "oauth"
+    ],
+    "security": [],
+    "callers": [
+      "anonymous"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "complete"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "key",
+          "required": true,
+          "type": "string",
+          "description": "The completion key the callback put in `?key=`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthAccountList": {
+    "operationId": "oauthAccountList",
+    "method": "get",
+    "path": "/auth/oauth/accounts",
+    "summary": "My linked provider identities",
+    "tags": [
+      "oauth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "accounts",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "oauthAccountUnlink": {
+    "operationId": "oauthAccountUnlink",
+    "method": "delete",
+    "path": "/auth/oauth/accounts/{provider}",
+    "summary": "Unlink a provider identity from my account",
+    "tags": [
+      "oauth"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "oauth",
+      "accounts",
+      "unlink"
+    ],
+    "parameters": [
+      {
+        "name": "provider",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The provider's id, as `GET /auth/oauth/providers` lists it."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
   },
   "meGet": {
     "operationId": "meGet",
@@ -2014,6 +2424,390 @@ export const operations = {
     "successStatus": 204,
     "responseType": null
   },
+  "invitationList": {
+    "operationId": "invitationList",
+    "method": "get",
+    "path": "/organizations/{id}/invitations",
+    "summary": "List an organization's invitations",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "invitations",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "status",
+        "in": "query",
+        "required": false,
+        "type": "pending|accepted|declined|revoked|expired",
+        "description": "Only invitations whose effective status is this."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "invitationCreate": {
+    "operationId": "invitationCreate",
+    "method": "post",
+    "path": "/organizations/{id}/invitations",
+    "summary": "Invite someone by email",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "invitations",
+      "create"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "email",
+          "required": true,
+          "type": "email",
+          "description": "An email address; compared case-insensitively.",
+          "nullable": false
+        },
+        {
+          "name": "role",
+          "required": false,
+          "type": "owner|admin|billing|member",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "invitationRevoke": {
+    "operationId": "invitationRevoke",
+    "method": "delete",
+    "path": "/organizations/{id}/invitations/{invitation_id}",
+    "summary": "Revoke an invitation",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "invitations",
+      "revoke"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "invitation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The invitation's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "invitationGet": {
+    "operationId": "invitationGet",
+    "method": "get",
+    "path": "/invitations/{id}",
+    "summary": "The invitation page",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "invitations",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "invitationAccept": {
+    "operationId": "invitationAccept",
+    "method": "post",
+    "path": "/invitations/{id}/accept",
+    "summary": "Accept an invitation",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "invitations",
+      "accept"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "invitationDecline": {
+    "operationId": "invitationDecline",
+    "method": "post",
+    "path": "/invitations/{id}/decline",
+    "summary": "Decline an invitation",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "invitations",
+      "decline"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "invitationAllowReinvite": {
+    "operationId": "invitationAllowReinvite",
+    "method": "post",
+    "path": "/invitations/{id}/allow-reinvite",
+    "summary": "Let the organization invite me again",
+    "tags": [
+      "invitations"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session"
+    ],
+    "capability": null,
+    "cli": [
+      "invitations",
+      "allow-reinvite"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The invitation's id. Unknown, and not addressed to the caller's verified email address, answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "domainList": {
+    "operationId": "domainList",
+    "method": "get",
+    "path": "/organizations/{id}/domains",
+    "summary": "List claimed domains",
+    "tags": [
+      "domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.read",
+    "cli": [
+      "domains",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "domainAdd": {
+    "operationId": "domainAdd",
+    "method": "post",
+    "path": "/organizations/{id}/domains",
+    "summary": "Claim a domain",
+    "tags": [
+      "domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
+    "cli": [
+      "domains",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "domain",
+          "required": true,
+          "type": "string",
+          "description": "The registrable domain to claim, such as `example.com` or `bücher.de`: normalised to lowercase A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address, a public suffix alone (`co.uk`), a name under no known public suffix, invalid labels, more than 253 characters, and a name under a registrable domain (`www.example.com`: claim `example.com`, whose proof covers every name under it).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "domainCheck": {
+    "operationId": "domainCheck",
+    "method": "post",
+    "path": "/organizations/{id}/domains/{domain}/check",
+    "summary": "Check a domain's proof now",
+    "tags": [
+      "domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "organizations.manage",
+    "cli": [
+      "domains",
+      "check"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id."
+      },
+      {
+        "name": "domain",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The claimed domain, as listed (any case, a trailing dot or U-labels are normalised as when claiming)."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "organizationAuditList": {
     "operationId": "organizationAuditList",
     "method": "get",
@@ -3012,9 +3806,692 @@ export const operations = {
     "body": null,
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "adminIncidentCreate": {
+    "operationId": "adminIncidentCreate",
+    "method": "post",
+    "path": "/admin/incidents",
+    "summary": "Open an incident",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "incidents",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "title",
+          "required": true,
+          "type": "string",
+          "description": "1 to 200 characters after trimming surrounding white space, without control characters.",
+          "nullable": false
+        },
+        {
+          "name": "message",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "started_at",
+          "required": false,
+          "type": "date-time",
+          "description": "When it began (default now). A time in the future keeps it off the public list until then.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminIncidentUpdate": {
+    "operationId": "adminIncidentUpdate",
+    "method": "patch",
+    "path": "/admin/incidents/{id}",
+    "summary": "Update an incident",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "incidents",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The incident's id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "title",
+          "required": false,
+          "type": "string",
+          "description": "1 to 200 characters after trimming surrounding white space, without control characters.",
+          "nullable": false
+        },
+        {
+          "name": "message",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "started_at",
+          "required": false,
+          "type": "date-time",
+          "description": "Not after the time it was resolved.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminIncidentResolve": {
+    "operationId": "adminIncidentResolve",
+    "method": "post",
+    "path": "/admin/incidents/{id}/resolve",
+    "summary": "Resolve an incident",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "incidents",
+      "resolve"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The incident's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminMaintenanceCreate": {
+    "operationId": "adminMaintenanceCreate",
+    "method": "post",
+    "path": "/admin/maintenances",
+    "summary": "Schedule a maintenance window",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "maintenances",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "title",
+          "required": true,
+          "type": "string",
+          "description": "1 to 200 characters after trimming surrounding white space, without control characters.",
+          "nullable": false
+        },
+        {
+          "name": "scheduled_at",
+          "required": true,
+          "type": "date-time",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "expected_duration_minutes",
+          "required": false,
+          "type": "integer",
+          "description": "Minutes, up to 30 days; null when unknown.",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminMaintenanceCancel": {
+    "operationId": "adminMaintenanceCancel",
+    "method": "post",
+    "path": "/admin/maintenances/{id}/cancel",
+    "summary": "Cancel a maintenance window",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "maintenances",
+      "cancel"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The maintenance window's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminResellerCreate": {
+    "operationId": "adminResellerCreate",
+    "method": "post",
+    "path": "/admin/resellers",
+    "summary": "Create a reseller",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "resellers",
+      "create"
+    ],
+    "parameters": [],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "1 to 200 characters after trimming surrounding white space, without control characters.",
+          "nullable": false
+        },
+        {
+          "name": "hostname",
+          "required": true,
+          "type": "string",
+          "description": "A DNS hostname in ASCII (an internationalised name in its `xn--` A-label form), matched case-insensitively and without a trailing root dot; stored lowercase.",
+          "nullable": false
+        },
+        {
+          "name": "brand_color",
+          "required": true,
+          "type": "string",
+          "description": "A CSS hex colour, `#1a2b3c`; stored lowercase.",
+          "nullable": false
+        },
+        {
+          "name": "custom_plan_selector_enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "og_image_mode",
+          "required": false,
+          "type": "platform|logo|custom|disabled",
+          "description": "Which image link previews use: `platform` the platform's own, `logo` the reseller's icon, `custom` its own OG image (`PUT /admin/resellers/{id}/og-image`), `disabled` none.",
+          "nullable": false
+        },
+        {
+          "name": "discord_invite_url",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "False creates it paused.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminResellerUpdate": {
+    "operationId": "adminResellerUpdate",
+    "method": "patch",
+    "path": "/admin/resellers/{id}",
+    "summary": "Update, pause or enable a reseller",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "resellers",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The reseller's id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": "1 to 200 characters after trimming surrounding white space, without control characters.",
+          "nullable": false
+        },
+        {
+          "name": "hostname",
+          "required": false,
+          "type": "string",
+          "description": "A DNS hostname in ASCII (an internationalised name in its `xn--` A-label form), matched case-insensitively and without a trailing root dot; stored lowercase.",
+          "nullable": false
+        },
+        {
+          "name": "brand_color",
+          "required": false,
+          "type": "string",
+          "description": "A CSS hex colour, `#1a2b3c`; stored lowercase.",
+          "nullable": false
+        },
+        {
+          "name": "custom_plan_selector_enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "og_image_mode",
+          "required": false,
+          "type": "platform|logo|custom|disabled",
+          "description": "Which image link previews use: `platform` the platform's own, `logo` the reseller's icon, `custom` its own OG image (`PUT /admin/resellers/{id}/og-image`), `disabled` none.",
+          "nullable": false
+        },
+        {
+          "name": "discord_invite_url",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "False pauses the reseller (its hostname answers 404 on the public read); true serves it again.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminResellerIconUpload": {
+    "operationId": "adminResellerIconUpload",
+    "method": "put",
+    "path": "/admin/resellers/{id}/icon",
+    "summary": "Upload a reseller's icon",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "resellers",
+      "icon",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The reseller's id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "multipart/form-data",
+      "fields": [
+        {
+          "name": "file",
+          "required": true,
+          "type": "binary",
+          "description": "A JPEG, PNG, WebP or GIF (its first frame), recognised by its bytes, not its name or declared type; at most 10 MB and 40 megapixels.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminResellerOgImageUpload": {
+    "operationId": "adminResellerOgImageUpload",
+    "method": "put",
+    "path": "/admin/resellers/{id}/og-image",
+    "summary": "Upload a reseller's OG image",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "resellers",
+      "og-image",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The reseller's id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "multipart/form-data",
+      "fields": [
+        {
+          "name": "file",
+          "required": true,
+          "type": "binary",
+          "description": "A JPEG, PNG, WebP or GIF (its first frame), recognised by its bytes, not its name or declared type; at most 10 MB and 40 megapixels.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminCaptchaConfigSet": {
+    "operationId": "adminCaptchaConfigSet",
+    "method": "put",
+    "path": "/admin/captcha-configs/{hostname}",
+    "summary": "Set a captcha configuration",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "captcha",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "hostname",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The hostname the configuration is for (case-insensitive, without a trailing root dot), or `_platform` for the platform's own, which every other hostname falls back to."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "enabled",
+          "required": true,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "provider",
+          "required": true,
+          "type": "hcaptcha|turnstile|recaptcha|custom",
+          "description": "The widget the front end shows. Each but `custom` has a default verify URL (the provider's siteverify endpoint); `custom` needs `verify_url`.",
+          "nullable": false
+        },
+        {
+          "name": "site_key",
+          "required": true,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "secret",
+          "required": false,
+          "type": "string",
+          "description": "The provider's secret, sealed at rest and never returned. Leave it out to keep the stored one; an enabled configuration needs one.",
+          "nullable": false
+        },
+        {
+          "name": "protected_actions",
+          "required": true,
+          "type": "string[]",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "verify_url",
+          "required": false,
+          "type": "string",
+          "description": "Where solved challenges are checked (the siteverify protocol); null for the provider's default.",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminCaptchaConfigDelete": {
+    "operationId": "adminCaptchaConfigDelete",
+    "method": "delete",
+    "path": "/admin/captcha-configs/{hostname}",
+    "summary": "Delete a captcha configuration",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.public_content.manage",
+    "cli": [
+      "admin",
+      "captcha",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "hostname",
+        "in": "path",
+        "required": true,
+        "type": "string",
+        "description": "The hostname the configuration is for (case-insensitive, without a trailing root dot), or `_platform` for the platform's own, which every other hostname falls back to."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "adminOrganizationWalletSet": {
+    "operationId": "adminOrganizationWalletSet",
+    "method": "put",
+    "path": "/admin/organizations/{id}/wallet",
+    "summary": "Set an organization's wallet",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.billing.manage",
+    "cli": [
+      "admin",
+      "wallet",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The organization's id."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "balance",
+          "required": true,
+          "type": "string",
+          "description": "A decimal amount in EUR as a string, at most two decimal places (`-12.50`, `100`); no exponent, sign `+` or spaces.",
+          "nullable": false
+        },
+        {
+          "name": "reservations",
+          "required": true,
+          "type": "string",
+          "description": "A decimal amount in EUR as a string, not negative, at most two decimal places (`12.50`, `100`).",
+          "nullable": false
+        },
+        {
+          "name": "floor",
+          "required": true,
+          "type": "string",
+          "description": "A decimal amount in EUR as a string, at most two decimal places (`-12.50`, `100`); no exponent, sign `+` or spaces.",
+          "nullable": false
+        },
+        {
+          "name": "credit_limit",
+          "required": true,
+          "type": "string",
+          "description": "A decimal amount in EUR as a string, not negative, at most two decimal places (`12.50`, `100`).",
+          "nullable": false
+        },
+        {
+          "name": "open_receivables",
+          "required": true,
+          "type": "string",
+          "description": "A decimal amount in EUR as a string, not negative, at most two decimal places (`12.50`, `100`).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

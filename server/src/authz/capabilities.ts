@@ -40,13 +40,13 @@ export const CAPABILITIES: readonly Capability[] = [
   },
   {
     name: 'organizations.read',
-    description: 'Read organizations, their members and standing.',
+    description: 'Read organizations, their members, standing and claimed domains.',
     systemPermission: null,
     scopes: ORGANIZATION,
   },
   {
     name: 'organizations.manage',
-    description: 'Create organizations; rename them, set their billing country and icon.',
+    description: 'Create organizations; rename them, set their billing country and icon; claim and check domains.',
     systemPermission: null,
     scopes: ORGANIZATION,
   },
@@ -77,6 +77,18 @@ export const CAPABILITIES: readonly Capability[] = [
     name: 'admin.applications.manage',
     description: 'Staff: register applications and rotate their tokens.',
     systemPermission: 'manage_applications',
+    scopes: ACCOUNT,
+  },
+  {
+    name: 'admin.public_content.manage',
+    description: 'Staff: public incidents, maintenance windows, resellers and captcha configurations.',
+    systemPermission: 'manage_public_content',
+    scopes: ACCOUNT,
+  },
+  {
+    name: 'admin.billing.manage',
+    description: "Staff: set organizations' wallets (their standing).",
+    systemPermission: 'manage_billing',
     scopes: ACCOUNT,
   },
 ];

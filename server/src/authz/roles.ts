@@ -13,10 +13,12 @@ export type Permission =
   | 'projects.read'
   | 'projects.manage'
   | 'audit.read'
+  | 'domains.read'
+  | 'domains.manage' // claim domains and check their proofs
   | 'standing.read'
   | 'standing.detail';
 
-const EVERY_MEMBER: Permission[] = ['organization.read', 'members.read', 'projects.read', 'standing.read'];
+const EVERY_MEMBER: Permission[] = ['organization.read', 'members.read', 'projects.read', 'standing.read', 'domains.read'];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   owner: new Set<Permission>([
@@ -27,8 +29,16 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
     'projects.manage',
     'audit.read',
     'standing.detail',
+    'domains.manage',
   ]),
-  admin: new Set<Permission>([...EVERY_MEMBER, 'organization.manage', 'members.manage', 'projects.manage', 'audit.read']),
+  admin: new Set<Permission>([
+    ...EVERY_MEMBER,
+    'organization.manage',
+    'members.manage',
+    'projects.manage',
+    'audit.read',
+    'domains.manage',
+  ]),
   billing: new Set<Permission>(EVERY_MEMBER),
   member: new Set<Permission>(EVERY_MEMBER),
 };

@@ -1,9 +1,12 @@
 // Forward-only SQL migrations from server/migrations, recorded in schema_migrations with a checksum,
-// applied under an advisory lock so that processes starting together do not race.
+// applied under an advisory lock so that processes starting together do not race. The job queue's
+// schema (graphile-worker's, jobs/schema.ts) is installed first under the same lock, so a migration
+// may enqueue jobs and every migrated database can take them.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installJobQueueSchema } from '../jobs/schema.js';
 import type { Sql } from './client.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -37,6 +40,7 @@ export async function migrate(sql: Sql, migrations?: Migration[]): Promise<strin
   const reserved = await sql.reserve();
   try {
     await reserved`select pg_advisory_lock(${LOCK_KEY})`;
+    await installJobQueueSchema(reserved);
     await reserved`
       create table if not exists schema_migrations (
         version text primary key,

@@ -27,6 +27,7 @@ const TITLES: Record<ErrorCode, string> = {
   'onboarding-already-completed': 'Onboarding already completed',
   'billing-country-already-set': 'Billing country already set',
   'avatar-source-unavailable': 'Avatar source unavailable',
+  'last-sign-in-method': 'Last sign-in method',
   'member-outranks-caller': 'Member outranks caller',
   'member-personal-organization': 'Personal organization',
   'last-owner': 'Last owner',
@@ -36,6 +37,12 @@ const TITLES: Record<ErrorCode, string> = {
   'project-slug-reserved': 'Project slug reserved',
   'project-gaming-managed': 'Managed project',
   'project-has-subscriptions': 'Project has subscriptions',
+  'hostname-taken': 'Hostname taken',
+  'already-a-member': 'Already a member',
+  'invitation-pending': 'Invitation pending',
+  'invitation-not-pending': 'Invitation not pending',
+  'invitation-not-declined': 'Invitation not declined',
+  'reinvite-cooldown': 'Re-invite cool-down',
   'internal-error': 'Internal error',
 };
 

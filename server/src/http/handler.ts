@@ -111,7 +111,8 @@ export type BodyOf<K extends OperationId> =
 
 type Responses<K extends OperationId> = Op<K>['responses'];
 // 304: a conditional GET whose validator still matches (the answer has no body; see ResultFor).
-type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204 | 304>;
+// 307: a browser route's redirect (the OAuth callback), its Location in `headers`.
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204 | 304 | 307>;
 type Headers = Record<string, string>;
 type ResultFor<S, R> = R extends { content: { 'application/json': infer B } }
   ? { status: S; body: B; headers?: Headers }

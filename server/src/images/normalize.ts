@@ -38,8 +38,10 @@ export async function decodeSlot<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export interface NormalizeOptions {
-  /** The side of the square output, in pixels. */
+  /** The side of the square output, in pixels (its width when `height` is given). */
   size: number;
+  /** The output's height, for a rectangle such as a 1200×630 link-preview image; default `size`. */
+  height?: number;
   /** Where a refused decode's reason goes (never to the caller; never with the bytes). */
   log?: Pick<Logger, 'warn'>;
   /** Carried into that log line. */
@@ -95,7 +97,7 @@ export async function normalizeImage(bytes: Buffer, options: NormalizeOptions): 
       })
         .timeout({ seconds: TIMEOUT_SECONDS })
         .rotate()
-        .resize(options.size, options.size, { fit: 'cover', position: 'centre' })
+        .resize(options.size, options.height ?? options.size, { fit: 'cover', position: 'centre' })
         // Lossy WebP; sharp writes no metadata unless asked to (withMetadata/keepMetadata), so EXIF, ICC
         // and XMP are gone and the pixels are converted to sRGB.
         .webp({ quality: WEBP_QUALITY })

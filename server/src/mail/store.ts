@@ -1,8 +1,8 @@
-// All SQL of the mail outbox (server/migrations/0003_mail_outbox.sql).
-import type { Db, Sql } from '../db/client.js';
+// All SQL of the mail outbox (server/migrations/0003_mail_outbox.sql, 0008_job_queue.sql).
+import type { Db } from '../db/client.js';
 
-/** The LISTEN/NOTIFY channel that wakes senders when a mail is committed. */
-export const OUTBOX_CHANNEL = 'outbox';
+/** Each mail's send_mail job carries the key `mail:<id>` (migration 0008 makes the same keys). */
+export const MAIL_JOB_KEY_PREFIX = 'mail:';
 
 export interface NewMailRow {
   id: string;
@@ -15,8 +15,8 @@ export interface NewMailRow {
   created_at: Date;
 }
 
-/** A row a sender holds a lease on; bodies are present because only unsent rows are claimed. */
-export interface ClaimedMailRow {
+/** A mail taken for one delivery attempt; bodies are present because only unsent rows are taken. */
+export interface TakenMailRow {
   id: string;
   recipient: string;
   subject: string;
@@ -43,58 +43,38 @@ export interface MailEnvelopeRow {
   sent_at: Date | null;
   given_up_at: Date | null;
   last_error: string | null;
-  locked_until: Date | null;
 }
 
-/**
- * Inserts a mail due at once and notifies the senders. NOTIFY inside a transaction is delivered only
- * when it commits (and identical notifications of one transaction are folded into one), so a rolled
- * back state change neither leaves a row nor wakes anyone.
- */
+/** Inserts a mail due at once; its send_mail job is added in the same transaction (outbox.ts). */
 export async function insertMail(db: Db, row: NewMailRow): Promise<void> {
   await db`
     insert into mail_outbox (id, recipient, subject, kind, text_body, html_body, code, created_at, next_attempt_at)
     values (${row.id}, ${row.recipient}, ${row.subject}, ${row.kind}, ${row.text_body}, ${row.html_body},
             ${row.code}, ${row.created_at}, ${row.created_at})`;
-  await db`select pg_notify(${OUTBOX_CHANNEL}, '')`;
 }
 
 /**
- * Leases up to `limit` due rows to the caller until `leaseUntil` and counts the attempt. `skip locked`
- * lets concurrent senders pass over each other's rows instead of queueing behind them; the lease
- * (checked again by PostgreSQL on a row another sender updated meanwhile) keeps a row from being
- * claimed twice while it is being delivered, after this statement's row locks are gone. Counting the
- * attempt at claim time means a mail that crashes its sender still runs out of attempts.
+ * Counts one delivery attempt of a mail that is still waiting, and returns it; undefined when it was
+ * sent, given up or deleted. Counting at the start means a mail that crashes its worker still runs out
+ * of attempts.
  */
-export async function claimDueMails(
-  db: Db,
-  now: Date,
-  leaseUntil: Date,
-  limit: number,
-): Promise<ClaimedMailRow[]> {
-  return db<ClaimedMailRow[]>`
-    update mail_outbox set locked_until = ${leaseUntil}, attempts = attempts + 1
-    where id in (
-      select id from mail_outbox
-      where sent_at is null and given_up_at is null
-        and next_attempt_at <= ${now}
-        and (locked_until is null or locked_until <= ${now})
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked
-    )
+export async function takeMailAttempt(db: Db, id: string): Promise<TakenMailRow | undefined> {
+  const [row]: [TakenMailRow?] = await db`
+    update mail_outbox set attempts = attempts + 1
+    where id = ${id} and sent_at is null and given_up_at is null
     returning id, recipient, subject, kind, text_body, html_body, code, created_at, attempts`;
+  return row;
 }
 
 /** Records delivery and erases what only the recipient may read; the envelope stays for audit. */
 export async function markMailSent(db: Db, id: string, now: Date): Promise<void> {
   await db`
     update mail_outbox
-    set sent_at = ${now}, locked_until = null, text_body = null, html_body = null, code = null
+    set sent_at = ${now}, text_body = null, html_body = null, code = null
     where id = ${id} and sent_at is null and given_up_at is null`;
 }
 
-/** Puts a failed mail back in line for `nextAttemptAt`, unless another sender delivered it meanwhile. */
+/** Puts a failed mail back in line for `nextAttemptAt`, unless it was delivered meanwhile. */
 export async function scheduleMailRetry(
   db: Db,
   id: string,
@@ -102,7 +82,7 @@ export async function scheduleMailRetry(
   error: string,
 ): Promise<void> {
   await db`
-    update mail_outbox set next_attempt_at = ${nextAttemptAt}, locked_until = null, last_error = ${error}
+    update mail_outbox set next_attempt_at = ${nextAttemptAt}, last_error = ${error}
     where id = ${id} and sent_at is null and given_up_at is null`;
 }
 
@@ -110,24 +90,43 @@ export async function scheduleMailRetry(
 export async function giveUpMail(db: Db, id: string, now: Date, error: string): Promise<void> {
   await db`
     update mail_outbox
-    set given_up_at = ${now}, locked_until = null, last_error = ${error},
-        text_body = null, html_body = null, code = null
+    set given_up_at = ${now}, last_error = ${error}, text_body = null, html_body = null, code = null
     where id = ${id} and sent_at is null and given_up_at is null`;
 }
 
 export async function findMail(db: Db, id: string): Promise<MailEnvelopeRow | undefined> {
   const [row]: [MailEnvelopeRow?] = await db`
     select id, recipient, subject, kind, text_body, html_body, code, created_at, next_attempt_at, attempts,
-           sent_at, given_up_at, last_error, locked_until
+           sent_at, given_up_at, last_error
     from mail_outbox where id = ${id}`;
   return row;
 }
 
 /**
- * Calls `onWake` for every committed mail and again each time the listening connection is (re)made,
- * since notifications sent while it was down are lost. Resolves once LISTEN is in effect.
+ * Mail still waiting, due before `staleBefore`, that has no job which can still run: its job was given up by the queue (repeated crashes or database errors) or never
+ * existed. At most `limit`, oldest first.
  */
-export async function listenForMail(sql: Sql, onWake: () => void): Promise<{ unlisten(): Promise<void> }> {
-  const { unlisten } = await sql.listen(OUTBOX_CHANNEL, () => onWake(), onWake);
-  return { unlisten: async () => void (await unlisten()) };
+export async function findStrandedMail(db: Db, staleBefore: Date, limit: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select m.id from mail_outbox m
+    where m.sent_at is null and m.given_up_at is null and m.next_attempt_at < ${staleBefore}
+      and not exists (
+        select 1 from graphile_worker.jobs j
+        where j.key = ${MAIL_JOB_KEY_PREFIX} || m.id::text and (j.locked_at is not null or j.attempts < j.max_attempts)
+      )
+    order by m.next_attempt_at
+    limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+/** Deletes finished mail (sent or given up) older than `before`; at most `limit` rows. */
+export async function deleteFinishedMail(db: Db, before: Date, limit: number): Promise<number> {
+  const rows = await db`
+    delete from mail_outbox where id in (
+      select id from mail_outbox
+      where (sent_at is not null or given_up_at is not null) and coalesce(sent_at, given_up_at) < ${before}
+      limit ${limit}
+    )
+    returning id`;
+  return rows.length;
 }

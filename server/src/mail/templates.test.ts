@@ -19,6 +19,13 @@ const SAMPLE: MailData = {
   },
   password_changed: {},
   elevation_pin_locked: { failures: 100 },
+  invitation: {
+    link: 'https://app.example.com/invitations/5f0c6a52-8f4e-4d3c-9a55-0d6f7d1f2b3a',
+    organizationName: 'Acme <Ops> & Co',
+    inviterName: 'Ada Lovelace',
+    role: 'admin',
+    expiresAt: '2026-11-28 12:00 UTC',
+  },
 };
 
 describe('mailLanguage', () => {

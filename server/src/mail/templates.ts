@@ -15,6 +15,8 @@ export interface MailData {
   password_changed: Record<string, never>;
   /** The absolute cap on failed elevation attempts was reached and the PIN is locked (NIST SP 800-63B §5.2.2). */
   elevation_pin_locked: { failures: number };
+  /** An invitation into an organization (document 1, "Invitations"); `expiresAt` as `2026-11-28 12:00 UTC`. */
+  invitation: { link: string; organizationName: string; inviterName: string; role: string; expiresAt: string };
 }
 
 export type MailKind = keyof MailData;
@@ -226,6 +228,27 @@ const TEMPLATES: Templates = {
       paragraphs: [
         [`Für Ihr Konto wurde ${d.failures}-mal hintereinander eine falsche PIN oder ein falscher Code eingegeben; Ihre PIN wurde deshalb gesperrt.`],
         ['Melden Sie sich erneut an, um sie zu entsperren. Waren Sie das nicht, nutzt womöglich jemand eine Ihrer Sitzungen: Ändern Sie Ihr Passwort und beenden Sie Ihre anderen Sitzungen.'],
+      ],
+    }),
+  },
+  // The subject names no one: the names are the inviter's own words, and subjects outlive the bodies.
+  invitation: {
+    en: (d) => ({
+      subject: 'You are invited to join an organization',
+      paragraphs: [
+        [`${d.inviterName} invites you to join ${d.organizationName} as ${d.role}.`],
+        ['Sign in with this email address, then open this link to accept or decline:'],
+        [link(d.link)],
+        [`The invitation expires ${d.expiresAt}. If you do not know the sender, ignore this message.`],
+      ],
+    }),
+    de: (d) => ({
+      subject: 'Einladung in eine Organisation',
+      paragraphs: [
+        [`${d.inviterName} lädt Sie in ${d.organizationName} ein, mit der Rolle „${d.role}“.`],
+        ['Melden Sie sich mit dieser E-Mail-Adresse an und öffnen Sie dann diesen Link, um anzunehmen oder abzulehnen:'],
+        [link(d.link)],
+        [`Die Einladung gilt bis ${d.expiresAt}. Wenn Sie den Absender nicht kennen, ignorieren Sie diese Nachricht.`],
       ],
     }),
   },

@@ -84,14 +84,14 @@ export interface ProviderPicture {
 }
 
 /**
- * The picture stored with the caller's account linked at `providerId`; undefined while that provider
- * is not linked or holds no picture.
- *
- * TODO(OAuth): no account can be linked yet. The OAuth issue adds `oauth_accounts` and reads the
- * stored picture here; until then nothing is linked, so nothing is found.
+ * The picture stored with the caller's identity linked at `providerId` (features/oauth/picture-sync.ts
+ * keeps it); undefined while that provider is not linked or holds no picture.
  */
-export function findProviderPicture(_db: Db, _userId: string, _providerId: string): Promise<ProviderPicture | undefined> {
-  return Promise.resolve(undefined);
+export async function findProviderPicture(db: Db, userId: string, providerId: string): Promise<ProviderPicture | undefined> {
+  const [row] = await db<ProviderPicture[]>`
+    select a.bytes from oauth_accounts o join assets a on a.id = o.picture_asset_id
+    where o.user_id = ${userId} and o.provider_id = ${providerId}`;
+  return row;
 }
 
 // --- discovery_seen ---------------------------------------------------------------------------------

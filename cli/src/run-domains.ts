@@ -1,0 +1,28 @@
+// `svcctl domains add` and `svcctl domains check` in table mode: the claim, and while it is not
+// verified, the DNS record to publish set apart under it, ready to copy. Imported when one runs.
+import type { ParsedInput } from './argv/spec.js';
+import type { GlobalFlags } from './global-options.js';
+import { formatValue } from './output/format.js';
+import { isRecord } from './output/table.js';
+import { resolveSettings } from './settings.js';
+
+/** Whether the answer will be printed as a table (json and yaml print the claim alone). */
+export async function printsTable(input: ParsedInput): Promise<boolean> {
+  const settings = await resolveSettings(input.globals as GlobalFlags);
+  return settings.outputFormat === 'table' && !settings.quiet;
+}
+
+/** The claim as key/value lines, then the record to publish unless it is verified. */
+export async function claimWithRecord(claim: unknown, organizationId: string): Promise<unknown> {
+  if (!isRecord(claim) || typeof claim.record_name !== 'string') return claim;
+  const lines = await formatValue(claim, 'table');
+  if (claim.status === 'verified') return lines;
+  return [
+    lines,
+    `To prove it, publish this DNS record, then run: svcctl domains check ${organizationId} ${String(claim.domain)}`,
+    `  NAME   ${claim.record_name}`,
+    `  TYPE   ${String(claim.record_type)}`,
+    `  VALUE  ${String(claim.record_value)}`,
+    '',
+  ].join('\n');
+}
