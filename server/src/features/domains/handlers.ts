@@ -58,7 +58,8 @@ export const domainHandlers: AreaHandlers<'domainList' | 'domainAdd' | 'domainCh
     const domain = domainOf(path.domain, 'path', 'domain');
     const claim = await store.findClaim(ctx.sql, path.id, domain);
     if (!claim) throw claimNotFound();
-    const limit = await hit(ctx.sql, CHECKS_PER_CLAIM, `${path.id}:${domain}`, ctx.clock.now());
+    // Keyed by the stored claim, not the path: one bucket per claim however its id is spelled.
+    const limit = await hit(ctx.sql, CHECKS_PER_CLAIM, `${claim.organization_id}:${claim.domain}`, ctx.clock.now());
     if (!limit.allowed) throw rateLimited(limit.retryAfterSeconds);
     const checked = await checkClaim(ctx, claim, { ctx, actor: actorOf(auth) });
     if (!checked) throw claimNotFound();
