@@ -480,7 +480,9 @@ export type paths = {
          * Start signing in with a provider
          * @description Answers the provider's authorization URL to send the browser to (authorization code flow with
          *     PKCE S256, `state` and `nonce`; OpenID Connect). The flow lives 10 minutes and its `state` is
-         *     single use. After the provider, the browser comes back to
+         *     single use. The answer sets an HttpOnly cookie (`svc_oauth_…`, path `/api/v2/auth/oauth`, SameSite=Lax)
+         *     that binds the flow to this browser: call this route from the browser that will follow the URL
+         *     (credentials included). Only a `redirect_to` on a loopback address (svcctl) is exempt. After the provider, the browser comes back to
          *     `GET /auth/oauth/{provider}/callback`, which sends it on to `redirect_to` with `?key=KEY` (redeem
          *     it with `POST /auth/oauth/complete`) or `?error=CODE`.
          *
@@ -510,7 +512,7 @@ export type paths = {
         /**
          * Start linking a provider identity to my account
          * @description As `GET /auth/oauth/{provider}/start`, for the signed-in caller (a full session): the flow is
-         *     bound to the caller and this session, and its callback attaches the identity to the caller and
+         *     bound to the caller, this session and (by its cookie, always) this browser, and its callback attaches the identity to the caller and
          *     redirects to `redirect_to?linked=PROVIDER` (no key: the caller is signed in already), or
          *     `?error=login_failed` when another account holds that identity, the caller holds another identity
          *     of this provider, or the session ended meanwhile. `referral_code` and `reseller_id` are accepted
@@ -535,7 +537,8 @@ export type paths = {
         /**
          * Where the provider sends the browser back
          * @description A browser route, registered at the provider as `{PUBLIC_BASE_URL}/api/v2/auth/oauth/{provider}/callback`.
-         *     Spends the flow's `state` (single use), redeems `code` with the PKCE verifier, verifies the ID
+         *     Spends the flow's `state` (single use), requires the browser cookie its start set (a flow finished
+         *     in another browser is `login_failed`: RFC 9700 §4.7), redeems `code` with the PKCE verifier, verifies the ID
          *     token (signature, issuer, audience, expiry, nonce) and answers 307 to the flow's `redirect_to` with
          *     one of:
          *

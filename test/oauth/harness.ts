@@ -63,7 +63,7 @@ export async function startWorld(
       ...extra.env,
     },
   });
-  const anon = createClient({ baseUrl: app.baseUrl, retries: 0 });
+  const anon = createClient({ baseUrl: app.baseUrl, retries: 0, fetch: browserFetch });
   return {
     app,
     smtp,
@@ -96,13 +96,38 @@ export interface CallbackAnswer {
   headers: Headers;
 }
 
-/** The browser arriving at the callback URL the provider sent it to. */
+/**
+ * The browser's cookies for the API: what start answers set (the flow's binding, server/src/features/
+ * oauth/browser.ts). The test's clients and the browser share it, as a dashboard and its browser do.
+ */
+const jar = new Map<string, string>();
+
+/** fetch for the test's API clients: keeps the cookies the API sets. */
+export const browserFetch = async (request: Request): Promise<Response> => {
+  const response = await fetch(request);
+  for (const cookie of response.headers.getSetCookie()) {
+    const [pair] = cookie.split(';');
+    const eq = pair!.indexOf('=');
+    jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+  }
+  return response;
+};
+
+const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+
+/**
+ * The browser arriving at the callback URL the provider sent it to; `otherBrowser` is a browser that
+ * did not start the flow (a victim's, sent the attacker's URL).
+ */
 export async function arrive(
   app: TestApp,
   callback: URL | string,
   accept = 'text/html,*/*',
+  options: { otherBrowser?: boolean } = {},
 ): Promise<CallbackAnswer> {
-  const res = await fetch(viaApp(app, callback), { redirect: 'manual', headers: { accept } });
+  const headers: Record<string, string> = { accept };
+  if (!options.otherBrowser && jar.size > 0) headers.cookie = cookieHeader();
+  const res = await fetch(viaApp(app, callback), { redirect: 'manual', headers });
   const text = await res.text();
   const body = text ? (JSON.parse(text) as unknown) : null;
   const location = res.headers.get('location');
@@ -157,7 +182,7 @@ export async function oauthSignIn(
 }
 
 export const clientOf = (app: TestApp, token: string): SvcClient =>
-  createClient({ baseUrl: app.baseUrl, token, retries: 0 });
+  createClient({ baseUrl: app.baseUrl, token, retries: 0, fetch: browserFetch });
 
 /** A GET with a Host header of our choosing (fetch always sends the URL's own). */
 export function getWithHost(

@@ -19,6 +19,7 @@ import { syncPicture } from './picture-sync.js';
 import { authorizationRequest, identityFromCallback, type FlowSecrets } from './provider-identity.js';
 import { configuredProvider, providerOnHost, providersForHost } from './providers.js';
 import { requireAllowedRedirect, wantsJson, withOutcome, type Outcome } from './redirect.js';
+import { carriesBinding, needsBrowser, newBinding } from './browser.js';
 import * as store from './store.js';
 
 const MINUTE = 60;
@@ -65,10 +66,15 @@ async function startFlow(
       headers: PRIVATE,
     };
   }
+  const stateDigest = digestToken(request.state);
+  const browser = needsBrowser(binding.purpose, redirectTo)
+    ? newBinding(stateDigest, ctx.config.publicBaseUrl.startsWith('https:'), FLOW_TTL_SECONDS)
+    : null;
   await store.createFlow(
     ctx.sql,
     {
-      stateDigest: digestToken(request.state),
+      stateDigest,
+      browserDigest: browser?.digest ?? null,
       providerId: provider.id,
       purpose: binding.purpose,
       userId: binding.purpose === 'link' ? binding.userId : null,
@@ -82,7 +88,8 @@ async function startFlow(
     },
     now,
   );
-  return { status: 200, body: { redirect_to: request.url }, headers: PRIVATE };
+  const headers = browser ? { ...PRIVATE, 'Set-Cookie': browser.cookie } : PRIVATE;
+  return { status: 200, body: { redirect_to: request.url }, headers };
 }
 
 function describe(err: unknown): string {
@@ -119,7 +126,8 @@ export const oauthHandlers: AreaHandlers<
       ]);
     }
     const now = ctx.clock.now();
-    const spent = await store.spendFlow(ctx.sql, digestToken(query.state), provider.id, now);
+    const stateDigest = digestToken(query.state);
+    const spent = await store.spendFlow(ctx.sql, stateDigest, provider.id, now);
     if (!spent) {
       throw invalidFieldValue('state is not one this service issued for this provider.', [
         { location: 'query', pointer: 'state', message: 'is unknown' },
@@ -134,6 +142,11 @@ export const oauthHandlers: AreaHandlers<
     };
     // Expired, or used already (a replay, or a reload of the callback page): nothing happens again.
     if (!live || query.error !== undefined) return answer({ error: 'login_failed' });
+    // Finished in a browser other than the one that started it: spent, and nothing else happens.
+    if (flow.browser_digest && !carriesBinding(ctx.header('cookie'), stateDigest, flow.browser_digest)) {
+      ctx.log.warn({ request_id: ctx.requestId, provider: provider.id }, 'oauth callback from another browser');
+      return answer({ error: 'login_failed' });
+    }
 
     let identity;
     try {

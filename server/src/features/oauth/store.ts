@@ -12,6 +12,7 @@ export interface FlowRow {
   secrets_sealed: string;
   referral_code: string | null;
   reseller_id: string | null;
+  browser_digest: Buffer | null;
   expires_at: Date;
   used_at: Date | null;
 }
@@ -30,7 +31,7 @@ export interface LinkRow {
 }
 
 const FLOW_COLUMNS =
-  'id, provider_id, purpose, user_id, session_id, redirect_to, secrets_sealed, referral_code, reseller_id, expires_at, used_at';
+  'id, provider_id, purpose, user_id, session_id, redirect_to, secrets_sealed, referral_code, reseller_id, browser_digest, expires_at, used_at';
 const LINK_COLUMNS =
   'id, user_id, provider_id, issuer, provider_user_id, email, created_at, last_used_at, picture_url, picture_asset_id';
 
@@ -63,16 +64,17 @@ export async function createFlow(
     secretsSealed: string;
     referralCode: string | null;
     resellerId: string | null;
+    browserDigest: Buffer | null;
     expiresAt: Date;
   },
   now: Date,
 ): Promise<void> {
   await db`
     insert into oauth_flows (id, state_digest, provider_id, purpose, user_id, session_id, redirect_to, secrets_sealed,
-                             referral_code, reseller_id, created_at, expires_at)
+                             referral_code, reseller_id, browser_digest, created_at, expires_at)
     values (${randomUUID()}, ${input.stateDigest}, ${input.providerId}, ${input.purpose}, ${input.userId},
             ${input.sessionId}, ${input.redirectTo}, ${input.secretsSealed}, ${input.referralCode}, ${input.resellerId},
-            ${now}, ${input.expiresAt})`;
+            ${input.browserDigest}, ${now}, ${input.expiresAt})`;
 }
 
 /**
