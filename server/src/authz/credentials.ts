@@ -11,6 +11,7 @@ import { bearerToken, unauthenticated } from '../http/authenticate.js';
 import { forbidden, invalidFieldValue } from '../http/errors.js';
 import type { RequestContext } from '../http/handler.js';
 import type { GrantRow } from './reach.js';
+import { isUuid } from '../http/uuid.js';
 
 export const ACTING_AS_HEADER = 'x-acting-as-user';
 
@@ -32,7 +33,6 @@ export type Credential =
   | { kind: 'application'; applicationId: string; capabilities: string[] }
   | { kind: 'acting_as'; applicationId: string; userId: string; delegationId: string; capabilities: string[] };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function resolveCredential(ctx: RequestContext): Promise<Credential> {
   const token = bearerToken(ctx.headers.authorization);
@@ -112,7 +112,7 @@ interface ApplicationRow {
 async function applicationToken(ctx: RequestContext, raw: string, actingAs: string | undefined): Promise<Credential> {
   const parsed = parseApplicationToken(raw);
   if (!parsed) throw unauthenticated();
-  if (actingAs !== undefined && !UUID.test(actingAs)) {
+  if (actingAs !== undefined && !isUuid(actingAs)) {
     throw invalidFieldValue('X-Acting-As-User must be a user id (uuid).', [
       { location: 'header', pointer: 'X-Acting-As-User', message: 'not a uuid' },
     ]);

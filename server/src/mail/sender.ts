@@ -26,6 +26,7 @@ import {
   type TakenMailRow,
 } from './store.js';
 import { createMailTransport, defaultFromAddress, type MailTransport } from './transport.js';
+import { isUuid } from '../http/uuid.js';
 
 /** The worker's side of mail: the transport, opened once per worker, and how to log deliveries. */
 export interface MailSender {
@@ -60,12 +61,11 @@ export interface SendMailPayload {
   id: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The send_mail task: one delivery attempt of one mail, if it is still waiting. */
 export async function sendMailTask(payload: unknown, ctx: TaskContext): Promise<void> {
   const id = (payload as Partial<SendMailPayload> | null)?.id;
-  if (typeof id !== 'string' || !UUID.test(id)) throw new Error('send_mail: the payload names no mail id');
+  if (typeof id !== 'string' || !isUuid(id)) throw new Error('send_mail: the payload names no mail id');
   const row = await takeMailAttempt(ctx.sql, id);
   if (!row) return; // sent, given up or deleted meanwhile
   if (row.attempts > MAX_ATTEMPTS) {

@@ -5,9 +5,9 @@ import type { components } from '../../../../generated/api.js';
 import { invalidFieldValue, notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { findLinkedUser, findProfiles, type ProfileRow } from './store.js';
+import { isUuid } from '../../http/uuid.js';
 
 const LOOKUP_MAX = 100;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const toProfile = (r: ProfileRow): components['schemas']['ApplicationUserProfile'] => ({
   id: r.id,
@@ -27,7 +27,7 @@ export const applicationHandlers: AreaHandlers<
         { location: 'body', pointer: '/ids', message: `more than ${LOOKUP_MAX} distinct ids` },
       ]);
     }
-    const rows = await findProfiles(ctx.sql, distinct.filter((id) => UUID.test(id)));
+    const rows = await findProfiles(ctx.sql, distinct.filter((id) => isUuid(id)));
     const byId = new Map(rows.map((r) => [r.id, r]));
     // In the order asked, each once.
     const users = distinct.flatMap((id) => (byId.has(id) ? [toProfile(byId.get(id)!)] : []));
