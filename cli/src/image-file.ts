@@ -19,3 +19,11 @@ export async function readImage(file: string): Promise<Uint8Array> {
   if (bytes.byteLength === 0) throw new UsageError(`${file === '-' ? 'stdin' : file} is empty`);
   return bytes;
 }
+
+/** The `ID FILE` arguments of an upload to one thing (an organization's icon, a reseller's images). */
+export function idAndImageArgs(args: readonly string[]): [id: string, file: string] {
+  const [id, file] = args;
+  if (id === undefined) throw new UsageError("missing required argument 'id'");
+  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  return [id, file];
+}

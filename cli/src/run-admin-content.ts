@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import type { ParsedInput, Runnable } from './argv/spec.js';
 import { UsageError } from './errors.js';
 import type { GlobalFlags } from './global-options.js';
-import { readImage } from './image-file.js';
+import { idAndImageArgs, readImage } from './image-file.js';
 import { writeResult } from './output/write-result.js';
 import { Prompter } from './prompt.js';
 import { openClient } from './sdk-client.js';
@@ -15,9 +15,7 @@ export async function runResellerImageSet(
   input: ParsedInput,
   operationId: 'adminResellerIconUpload' | 'adminResellerOgImageUpload',
 ): Promise<void> {
-  const [id, file] = input.args;
-  if (id === undefined) throw new UsageError("missing required argument 'id'");
-  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  const [id, file] = idAndImageArgs(input.args);
   const settings = await resolveSettings(input.globals as GlobalFlags);
   requireSignIn(settings);
   const bytes = await readImage(file);

@@ -3,9 +3,8 @@
 import { basename } from 'node:path';
 import { operations } from '@svcplatform/sdk/operations';
 import type { ParsedInput } from './argv/spec.js';
-import { UsageError } from './errors.js';
 import type { GlobalFlags } from './global-options.js';
-import { readImage } from './image-file.js';
+import { idAndImageArgs, readImage } from './image-file.js';
 import type { CliOperation } from './operation.js';
 import { writeResult } from './output/write-result.js';
 import { runOperation } from './run-operation.js';
@@ -13,9 +12,7 @@ import { openClient } from './sdk-client.js';
 import { requireSignIn, resolveSettings } from './settings.js';
 
 export async function runIconSet(input: ParsedInput): Promise<void> {
-  const [id, file] = input.args;
-  if (id === undefined) throw new UsageError("missing required argument 'id'");
-  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  const [id, file] = idAndImageArgs(input.args);
   const settings = await resolveSettings(input.globals as GlobalFlags);
   requireSignIn(settings);
   const bytes = await readImage(file);
