@@ -130,6 +130,8 @@ export function validInput(
  * so a value the server cannot store is found on every run rather than by chance, and is not
  * hidden behind another field's refusal.
  */
+const RESERVED = /[:/?#[\]@!$&'()*+,;=]/;
+
 export function hostileInputs(op: WalkedOperation, resolve: Resolve): OperationInput[] {
   const hostile: ArbitraryOptions = { resolve, full: true, hostile: true };
   const one = <T>(arb: Arbitrary<T>) => fc.sample(arb, { numRuns: 1, seed: 3 })[0]!;
@@ -138,6 +140,14 @@ export function hostileInputs(op: WalkedOperation, resolve: Resolve): OperationI
   for (const p of sendable(op).filter((q) => q.in !== 'header')) {
     const v = one(arbitrary(p.schema, hostile));
     if (travels(p, v)) out.push(withParameter(base, p.in as 'path' | 'query', p.name, v));
+    // A query value the schema allows with a URL-reserved character in it: clients leave `*!'()`
+    // (and often `:/`) unencoded, so such a parameter must declare `allowReserved` or be refused.
+    if (p.in === 'query') {
+      const reserved = fc
+        .sample(arbitrary(p.schema, hostile), { numRuns: 300, seed: 5 })
+        .find((x) => typeof x === 'string' && RESERVED.test(x) && travels(p, x));
+      if (reserved !== undefined) out.push(withParameter(base, 'query', p.name, reserved));
+    }
   }
   const schema = bodySchema(op);
   const body = base.body;
