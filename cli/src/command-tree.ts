@@ -63,7 +63,10 @@ export function countOperations(node: CommandNode): number {
 /** A one-line description of a group: its sub-words, so `svcctl --help` hints at what is inside. */
 export function describeGroup(node: CommandNode, width = 60, overrides: OperationOverrides = {}): string {
   if (node.operation && node.children.size === 0) return node.operation.summary;
-  const words = [...node.children.values()].filter((c) => !isHidden(c, overrides)).map((c) => c.word);
+  const words = [
+    ...[...node.children.values()].filter((c) => !isHidden(c, overrides)).map((c) => c.word),
+    ...besideCommands(node, overrides).map((c) => c.name),
+  ];
   let text = '';
   for (const [i, word] of words.entries()) {
     const next = text ? `${text}, ${word}` : word;
@@ -104,7 +107,10 @@ function commandFor(node: CommandNode, overrides: OperationOverrides, listGroup?
     ...(listGroup ? { listGroup } : {}),
     ...(isHidden(node, overrides) ? { hidden: true } : {}),
     description: `${node.word}: ${describeGroup(node, Infinity, overrides)}`,
-    subcommands: () => [...node.children.values()].map((child) => commandFor(child, overrides)),
+    subcommands: () => [
+      ...[...node.children.values()].map((child) => commandFor(child, overrides)),
+      ...besideCommands(node, overrides),
+    ],
     ...(op
       ? {
           runnable: async () => {
@@ -115,6 +121,31 @@ function commandFor(node: CommandNode, overrides: OperationOverrides, listGroup?
         }
       : {}),
   };
+}
+
+/**
+ * The commands overrides put beside the operations under `node` (`operations wait` beside the generated
+ * `operations show`): not operations of the spec, so they live in the tree as their operation's
+ * companions. A word the spec gives an operation stays that operation's.
+ */
+function besideCommands(node: CommandNode, overrides: OperationOverrides): CommandSpec[] {
+  const commands: CommandSpec[] = [];
+  for (const child of node.children.values()) {
+    const op = child.operation;
+    if (!op || !Object.hasOwn(overrides, op.operationId)) continue;
+    for (const [word, extra] of Object.entries(overrides[op.operationId]!.beside ?? {})) {
+      if (node.children.has(word)) continue;
+      commands.push({
+        name: word,
+        summary: extra.summary,
+        term: extra.term(word),
+        description: `${word}: ${extra.summary}`,
+        subcommands: () => [],
+        runnable: () => extra.runnable(op),
+      });
+    }
+  }
+  return commands;
 }
 
 function termFor(node: CommandNode, custom?: OperationOverride): string {

@@ -17,6 +17,11 @@ import { paginate, type PageItem, type PagedOperationId, type PaginateArgs } fro
 import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 import { SDK_VERSION } from './version.js';
+import {
+  waitForOperation,
+  type FinishedOperation,
+  type WaitForOperationOptions,
+} from './wait-for-operation.js';
 
 export interface ClientOptions {
   /** The platform's URL (`https://api.example.com`); `/api/v2` is appended unless present. */
@@ -88,6 +93,19 @@ export interface SvcClientCore {
     params?: LooseParams,
     options?: RequestOptions,
   ): AsyncGenerator<unknown, void, undefined>;
+  /**
+   * Polls the operation (`GET /service-instances/{id}/operations/{operation_id}`) until it is
+   * `succeeded`, `failed` or `cancelled`, and resolves with it as it ended: a failed operation resolves
+   * too (check `status`; `error` says why), since the API answered. Rejects as every call does
+   * (SvcApiError for a 404 and the like, after the usual retries of a GET) and with the signal's
+   * reason when `options.signal` aborts. Polls at once, then after 250 ms, growing to every 2 s;
+   * `options.onProgress` hears of each change of status, phase or progress.
+   */
+  waitForOperation(
+    instanceId: string,
+    operationId: string,
+    options?: WaitForOperationOptions,
+  ): Promise<FinishedOperation>;
 }
 
 export type SvcClient = SvcClientCore & OperationMethods;
@@ -144,6 +162,8 @@ export function createClient(options: ClientOptions): SvcClient {
       ),
     paginate: (operationId: string, params?: LooseParams, pageOptions?: RequestOptions) =>
       paginate(call, operationId, params, pageOptions),
+    waitForOperation: (instanceId: string, operationId: string, waitOptions?: WaitForOperationOptions) =>
+      waitForOperation(call, instanceId, operationId, waitOptions),
     actingAs: (userId: string) =>
       createClient({ ...options, headers: { ...options.headers, 'X-Acting-As-User': userId } }),
   } as unknown as SvcClient;

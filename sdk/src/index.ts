@@ -47,4 +47,9 @@ export type { OperationId, OperationIndexEntry } from './generated/operations.js
 export type { components, paths, operations as ApiOperations } from './generated/api.js';
 export type { UploadFile, UploadOptions } from './upload.js';
 export type { PageItem, PagedOperationId, PaginateArgs, PaginateParams } from './paginate.js';
+export type {
+  FinalOperationStatus,
+  FinishedOperation,
+  WaitForOperationOptions,
+} from './wait-for-operation.js';
 export { SDK_VERSION } from './version.js';

@@ -14,6 +14,7 @@ import { operations, type OperationId, type OperationIndexEntry } from './genera
 import type { LooseParams, RequestOptions } from './operation-types.js';
 import { paginate } from './paginate.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
+import { waitForOperation, type WaitForOperationOptions } from './wait-for-operation.js';
 
 /** What to persist to resume a session later (`session` option, `setTokens`). */
 export interface SessionTokens {
@@ -373,6 +374,9 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     // Each page goes through `call`, so a walk outlasting the access token refreshes like any call.
     paginate: (operationId: string, params?: LooseParams, pageOptions?: RequestOptions) =>
       paginate((id, p, o) => call(id, p, o), operationId, params, pageOptions),
+    // Each poll goes through `call` too: a long wait outlives the access token.
+    waitForOperation: (instanceId: string, operationId: string, waitOptions?: WaitForOperationOptions) =>
+      waitForOperation((id, p, o) => call(id, p, o), instanceId, operationId, waitOptions),
     ...session,
   } as unknown as SessionClient;
 }

@@ -42,6 +42,8 @@ export interface Config {
   refreshIdleTtlSeconds: number;
   /** WORKER: whether the API process runs the job worker (on) or leaves jobs to `npm run worker` (off). */
   worker: boolean;
+  /** SUBSTRATE: the hosting substrate driver (SUBSTRATE.md): `local` (this machine) or `kubernetes`. */
+  substrate: 'local' | 'kubernetes';
   /** Validate every response against the spec (development and tests). */
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
@@ -155,6 +157,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   const workerRaw = str('WORKER', 'on').toLowerCase();
   if (workerRaw !== 'on' && workerRaw !== 'off') problems.push(`WORKER must be on or off, got "${workerRaw}"`);
+  const substrate = str('SUBSTRATE', 'local').toLowerCase();
+  if (substrate !== 'local' && substrate !== 'kubernetes')
+    problems.push(`SUBSTRATE must be local or kubernetes, got "${substrate}"`);
   const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
   const refreshIdleTtlSeconds = int('REFRESH_IDLE_TTL_SECONDS', 7 * 24 * 3600, 60, 30 * 24 * 3600);
   const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
@@ -230,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardUrl,
     refreshIdleTtlSeconds,
     worker: workerRaw !== 'off',
+    substrate: substrate === 'kubernetes' ? 'kubernetes' : 'local',
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),

@@ -3,6 +3,7 @@ import type { Handlers } from './http/handler.js';
 import { adminApplicationHandlers } from './features/admin-applications/handlers.js';
 import { adminBillingHandlers } from './features/admin-billing/handlers.js';
 import { adminContentHandlers } from './features/admin-content/handlers.js';
+import { adminServiceHandlers } from './features/admin-services/handlers.js';
 import { adminUserHandlers } from './features/admin-users/handlers.js';
 import { apiTokenHandlers } from './features/api-tokens/handlers.js';
 import { applicationHandlers } from './features/applications/handlers.js';
@@ -22,6 +23,7 @@ import { invitationHandlers } from './features/invitations/handlers.js';
 import { organizationHandlers } from './features/organizations/handlers.js';
 import { projectHandlers } from './features/projects/handlers.js';
 import { publicHandlers } from './features/public/handlers.js';
+import { serviceHandlers } from './features/services/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
@@ -50,4 +52,6 @@ export const handlers: Handlers = {
   ...auditHandlers,
   ...domainHandlers,
   ...projectHandlers,
+  ...adminServiceHandlers,
+  ...serviceHandlers,
 };

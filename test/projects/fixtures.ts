@@ -8,6 +8,9 @@ import type { TestApp } from '../support/app.js';
 import { newAccount } from '../support/auth.js';
 import type { TestSmtp } from '../support/smtp.js';
 
+// The embedded catalog's VPS product (migration 0013): a subscription references a real product.
+const VPS_SMALL = '5c0a7a10-0000-4000-8000-000000000001';
+
 export type Project = components['schemas']['Project'];
 export type CreateBody = components['schemas']['ProjectCreateRequest'];
 
@@ -100,7 +103,7 @@ export async function insertSubscription(
   await app.sql`
     insert into subscriptions (id, project_id, product_id, status, price, currency, window_start, window_end,
                                created_at, updated_at, deleted_at)
-    values (${id}, ${projectId}, ${randomUUID()}, ${s.status ?? 'active'}, ${s.price ?? '5.00'}, ${s.currency ?? 'EUR'},
+    values (${id}, ${projectId}, ${VPS_SMALL}, ${s.status ?? 'active'}, ${s.price ?? '5.00'}, ${s.currency ?? 'EUR'},
             ${s.window?.[0] ?? null}, ${s.window?.[1] ?? null}, ${now}, ${now}, ${s.deleted ? now : null})`;
   return id;
 }

@@ -1,6 +1,7 @@
 // The whole app on an ephemeral loopback port, on a fresh database cloned from the migrated template.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import type { Clock, Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createHttpServer } from '../../server/src/http/server.js';
 import { startWorker, type Worker } from '../../server/src/jobs/worker.js';
+import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
+import { createSubstrate } from '../../server/src/substrate/index.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { SecretBox } from '../../server/src/secrets/secret-box.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
@@ -49,6 +52,9 @@ export interface TestApp {
    * after the clock was advanced) with `worker.runDue()`.
    */
   worker: Worker | null;
+  /** The worker's substrate (this app's own directory under DATA_DIR/substrate), null with WORKER=off. */
+  substrate: SubstrateDriver | null;
+  substrateDir: string;
   close(): Promise<void>;
 }
 
@@ -104,6 +110,8 @@ export async function startTestApp(
     contract: options.contract,
   });
   const workerSql = config.worker ? connect(url, { max: 3 }) : null;
+  const substrateDir = join(config.dataDir, 'substrate', randomUUID());
+  const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
   const worker = workerSql
     ? await startWorker({
         sql: workerSql,
@@ -115,6 +123,9 @@ export async function startTestApp(
         periodic: false,
         concurrency: 2,
         pollIntervalMs: 500,
+        // Units of this app only, stopped with it: test files share DATA_DIR and run side by side.
+        substrate: substrate ?? undefined,
+        stopUnitsOnStop: true,
       })
     : null;
   const server: Server = createHttpServer(app.express);
@@ -130,11 +141,14 @@ export async function startTestApp(
     databaseUrl: url,
     box,
     worker,
+    substrate,
+    substrateDir,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await app.docsReady;
       await worker?.stop();
+      await rm(substrateDir, { recursive: true, force: true });
       await workerSql?.end({ timeout: 1 });
       await sql.end({ timeout: 1 });
       await db?.drop();

@@ -23,9 +23,18 @@
 //   domains add | check         as generated; in table mode the DNS record to publish follows the claim
 //   admin resellers icon set ID FILE | og-image set ID FILE   reads the image and uploads it
 //   admin captcha set HOSTNAME  as generated, plus --secret-stdin (run-admin-content.ts)
+//   vps reinstall ID RESOURCE_ID --image IMAGE   --yes (or y on a terminal's prompt) sends confirm:
+//                               true; an Idempotency-Key always; --wait follows the operation
+//                               (run-services.ts)
+//   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
+//                               (`beside`): polls until the operation ends, with a progress display
+//   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
+//                               provisioning operation of its answer
+//   resources list | subscriptions resources   as generated; in table mode the resources as rows,
+//                               with the primary-role inconsistency said in words
 //
-// Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts
-// and run-tokens.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
+// Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
+// run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
 // of a paged operation takes --all (commands/operation-command.ts).
 import type { SessionClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
@@ -34,6 +43,8 @@ import type * as RunAdminContent from '../run-admin-content.js';
 import type * as RunOAuth from '../run-oauth-login.js';
 import type * as RunMe from '../run-me.js';
 import type * as RunOrgs from '../run-orgs.js';
+import type { Answered } from '../run-services.js';
+import type * as RunServices from '../run-services.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -46,6 +57,20 @@ export interface OperationOverride {
   readonly hidden?: boolean;
   /** The command, built when the command line reaches it. */
   runnable(op: CliOperation): Promise<Runnable>;
+  /**
+   * Commands of their own beside this one under the same parent, by word (`operations wait` beside
+   * `operations show`). They are not operations of the spec; each is built on this one.
+   */
+  readonly beside?: Readonly<Record<string, BesideCommand>>;
+}
+
+export interface BesideCommand {
+  /** One line, for the parent's listing. */
+  readonly summary: string;
+  /** How the parent lists it, from its word. */
+  term(word: string): string;
+  /** Given the operation it sits beside. */
+  runnable(op: CliOperation): Promise<Runnable>;
 }
 
 const adminContent = () => import('../run-admin-content.js');
@@ -53,6 +78,7 @@ const domains = () => import('../run-domains.js');
 const me = () => import('../run-me.js');
 const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
+const services = () => import('../run-services.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -63,11 +89,13 @@ function command<M>(
   options: readonly OptionSpec[],
   load: () => Promise<M>,
   run: (module: M, op: CliOperation, input: Parameters<Runnable['run']>[0]) => Promise<void>,
+  /** What it does, when that is not the operation's summary (a command `beside` it). */
+  summary?: string,
 ): OperationOverride['runnable'] {
   return async (op) => {
     const { longDescription } = await import('./operation-command.js');
     return {
-      description: `${op.summary}. ${description}\n\n${longDescription(op).split('\n\n').slice(1).join('\n\n')}`,
+      description: `${summary ?? op.summary}. ${description}\n\n${longDescription(op).split('\n\n').slice(1).join('\n\n')}`,
       arguments: args,
       options,
       run: async (input) => run(await load(), op, input),
@@ -131,6 +159,46 @@ const showsDomainRecord: OperationOverride = {
       run: async (input) => {
         table = await (await domains()).printsTable(input);
         organizationId = input.args[0] ?? '';
+        await generated.run(input);
+      },
+    };
+  },
+};
+
+const WAIT_OUTPUT =
+  'With --wait it then follows the operation on stderr (a progress bar on a terminal, a plain line per change such as "phase stop 10%" otherwise; none with --quiet) and exits 0 when it succeeded, 7 when it failed or was cancelled, with its error. Ctrl-C stops the waiting, not the operation: `svcctl operations wait ID OPERATION_ID` follows it again.';
+
+const WAIT_SUMMARY = 'Wait for an operation to end, showing its progress';
+
+const WAIT = option(
+  '--wait',
+  'then wait for the operation to end, showing its progress on stderr (exit 7 when it fails)',
+);
+
+const IDEMPOTENCY_KEY = option(
+  '--idempotency-key',
+  'sent as Idempotency-Key (default: a new random one): running again with the same key within 24 hours answers the first answer and starts nothing new',
+  { value: '<key>' },
+);
+
+/** The generated command, unchanged: for an override that only adds commands `beside` it. */
+const asGenerated: OperationOverride['runnable'] = async (op) => {
+  const { operationRunnable } = await import('./operation-command.js');
+  return operationRunnable(op);
+};
+
+/** `resources list` and `subscriptions resources`: in table mode, the resources as rows. */
+const showsResourceTable: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    let table = false;
+    const generated = operationRunnable(op, {
+      decorate: async (answer) => (table ? (await services()).resourcesTable(answer) : answer),
+    });
+    return {
+      ...generated,
+      run: async (input) => {
+        table = await (await services()).printsTable(input);
         await generated.run(input);
       },
     };
@@ -441,6 +509,97 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       };
     },
   },
+
+  vpsReinstall: {
+    term: (word) => `${word} [options] <id> <resource_id> --image <image>`,
+    runnable: command<typeof RunServices>(
+      [
+        "Rebuilds the VPS's virtual machine RESOURCE_ID (see svcctl resources list ID) from IMAGE, one of the product's operating systems (svcctl catalog products os-images PRODUCT_ID). Everything on its disk is erased.",
+        '',
+        'On a terminal it asks first ("Reinstall RESOURCE_ID with IMAGE? All data on it is erased [y/N]"); --yes confirms without asking, and without a terminal --yes is required (else exit 2, and nothing is started).',
+        '',
+        `Prints the accepted answer (operation_id, os_image, resource_id, service_instance_id). ${WAIT_OUTPUT}`,
+        '',
+        'Each run sends an Idempotency-Key, so a run repeated with the same --idempotency-key never starts a second reinstall; when no answer came, the key to repeat it with is shown.',
+      ].join('\n'),
+      [
+        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        {
+          name: 'resource_id',
+          required: true,
+          description: "the virtual machine's resource id (uuid), of this service instance",
+        },
+      ],
+      [
+        option(
+          '--image',
+          'the operating-system image to install, e.g. debian-12 (the installed one is allowed)',
+          {
+            value: '<image>',
+            mandatory: true,
+          },
+        ),
+        option('--os-image', 'the same as --image', { value: '<image>', key: 'image' }),
+        option('--yes', 'confirm that all data on the machine is erased, without being asked'),
+        WAIT,
+        IDEMPOTENCY_KEY,
+      ],
+      services,
+      (m, _op, input) => m.runReinstall(input),
+    ),
+  },
+
+  serviceOperationGet: {
+    runnable: asGenerated,
+    beside: {
+      wait: {
+        summary: WAIT_SUMMARY,
+        term: (word) => `${word} <id> <operation_id>`,
+        runnable: command<typeof RunServices>(
+          [
+            'Polls the operation (as `svcctl operations show` does, from every 250 ms to every 2 s) until it succeeded, failed or was cancelled, showing its progress on stderr: a bar redrawn in place on a terminal, a plain line per change ("phase stop 10%") otherwise, none with --quiet. Then prints the operation as `operations show` does.',
+            '',
+            'Exits 0 when it succeeded, 7 when it failed or was cancelled (its error on stderr). Ctrl-C stops the waiting, not the operation.',
+          ].join('\n'),
+          [
+            { name: 'id', required: true, description: "the service instance's id (uuid)" },
+            { name: 'operation_id', required: true, description: "the operation's id (uuid)" },
+          ],
+          [],
+          services,
+          (m, _op, input) => m.runOperationWait(input),
+          WAIT_SUMMARY,
+        ),
+      },
+    },
+  },
+
+  adminSubscriptionCreate: {
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      let answered: Answered | null = null;
+      const generated = operationRunnable(op, {
+        decorate: (answer, client) => {
+          answered = { answer, client };
+          return answer;
+        },
+      });
+      const key = generated.options.find((o) => o.long === '--idempotency-key')!.key;
+      const [summary, ...rest] = generated.description.split('\n\n');
+      return {
+        ...generated,
+        description: [
+          `${summary}. Prints the accepted answer (subscription_id, service_instance_id, operation_id); an Idempotency-Key is always sent (a new random one unless --idempotency-key gives it). ${WAIT_OUTPUT.replace('ID OPERATION_ID', 'SERVICE_INSTANCE_ID OPERATION_ID')}`,
+          ...rest,
+        ].join('\n\n'),
+        options: [...generated.options, { ...WAIT, group: 'Request options:' }],
+        run: async (input) => (await services()).runSubscriptionCreate(generated, key, () => answered, input),
+      };
+    },
+  },
+
+  serviceInstanceResourceList: showsResourceTable,
+  subscriptionResourceList: showsResourceTable,
 
   sudoExit: {
     runnable: command<typeof RunSudo>(

@@ -133,6 +133,33 @@ const CATALOG_PRODUCT: readonly Column[] = [
   { header: 'FEATURES', value: (row) => names(row.features) },
 ];
 
+const SERVICE_INSTANCE: readonly Column[] = [
+  field('ID', 'id'),
+  field('SLUG', 'slug'),
+  field('NAME', 'name'),
+  field('STATUS', 'status'),
+  field('PRODUCT_ID', 'product_id'),
+  field('CREATED_AT', 'created_at'),
+];
+
+/** The rows of `resources list` and `subscriptions resources`, whose answers wrap them (run-services.ts). */
+export const RESOURCE_COLUMNS: readonly Column[] = [
+  field('ID', 'id'),
+  field('KIND', 'kind'),
+  field('ROLE', 'role'),
+  field('STATUS', 'status'),
+  field('PRIMARY', 'is_declared_primary'),
+  field('HIDDEN', 'hidden'),
+  field('OS_IMAGE', 'os_image'),
+  field('CREATED_AT', 'created_at'),
+];
+
+const SERVICE_SHARE: readonly Column[] = [
+  field('USER_ID', 'user_id'),
+  field('NAME', 'name'),
+  field('SHARED_AT', 'created_at'),
+];
+
 export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   catalogProductList: CATALOG_PRODUCT,
   organizationList: ORGANIZATION,
@@ -146,6 +173,8 @@ export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   meApiTokenList: API_TOKEN,
   meApiTokenCapabilitiesList: API_TOKEN_CAPABILITY,
   meDelegationList: DELEGATION,
+  serviceInstanceList: SERVICE_INSTANCE,
+  serviceShareList: SERVICE_SHARE,
 };
 
 export function tableColumns(operationId: string): readonly Column[] | undefined {

@@ -2252,6 +2252,282 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/admin/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Provision a subscription
+         * @description Staff with `manage_services`. Creates the subscription (active, at the product's monthly fee plus
+         *     the image's), its service instance (`provisioning`) and resources, and starts the provisioning
+         *     operation: the substrate makes the volume and the machine or workload, writes the unit contract,
+         *     and the operation succeeds when the unit's agent acknowledges it (the instance turns `active`).
+         *     An unknown (or deleted) project or product is 404; `os_image` follows the reinstall rules (400).
+         *     Audited as `subscription.activated` in the project's organization.
+         */
+        post: operations["adminSubscriptionCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/subscriptions/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a subscription
+         * @description Staff with `manage_services`. An active subscription becomes `suspended`: its service stops (the
+         *     units are stopped, data kept) and it is no longer serviceable. Suspending a suspended one changes
+         *     nothing; an ended one is 422 `subscription-ended`. Audited as `subscription.suspended`.
+         */
+        post: operations["adminSubscriptionSuspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/subscriptions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a subscription
+         * @description Staff with `manage_services`. A suspended subscription becomes `active` again and its units start.
+         *     Resuming an active one changes nothing; an ended one is 422 `subscription-ended`. Audited as
+         *     `subscription.resumed`.
+         */
+        post: operations["adminSubscriptionResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/subscriptions/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a subscription
+         * @description Staff with `manage_services`. The subscription ends for good: its units are stopped and removed,
+         *     its volumes deleted, the service instance `ended`. Ending an ended one changes nothing. Audited as
+         *     `subscription.ended`.
+         */
+        post: operations["adminSubscriptionEnd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/service-instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's service instances
+         * @description Every service instance of the project, ended ones included, newest first. Any member of the
+         *     project's organization may read them; a project the caller cannot read answers 404 exactly as an
+         *     unknown id.
+         */
+        get: operations["serviceInstanceList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a service instance
+         * @description Members of the service's organization, and staff holding `manage_services` or `view_all_orders`.
+         *     Anyone else, share holders included, gets the 404 of an unknown id.
+         */
+        get: operations["serviceInstanceGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service instance's resources
+         * @description Members of the service's organization and holders of a share of this service (`.../shares`); anyone
+         *     else gets the 404 of an unknown id. Live resources, the primary first, then by kind and creation.
+         *     At most one is marked `is_declared_primary`: when two live resources have the `primary` role none is,
+         *     and `primary_role_is_inconsistent` is true.
+         */
+        get: operations["serviceInstanceResourceList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{id}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a subscription's resources
+         * @description The resources of the service instance the subscription made, with that instance's summary. Access as
+         *     listing the service instance's resources (members and share holders; 404 for anyone else).
+         */
+        get: operations["subscriptionResourceList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List who holds a share of a service
+         * @description Owners and Admins of the service's organization; anyone else, other members included, gets the 404 of
+         *     an unknown id (service-scoped routes answer 404 in place of 403). Oldest first.
+         */
+        get: operations["serviceShareList"];
+        put?: never;
+        /**
+         * Share a service with a user
+         * @description Owners and Admins (anyone else: the 404 of an unknown id). The user may then list this service's
+         *     resources and nothing more. Sharing again with the same user answers the existing share (200); a new
+         *     one is 201. An unknown user is 404 too.
+         */
+        post: operations["serviceShareCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/shares/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take a share back
+         * @description Owners and Admins (anyone else, the 404 of an unknown id). A user without a share of this service is 404.
+         */
+        delete: operations["serviceShareDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/operations/{operation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an operation
+         * @description The poll of a long action (provisioning, reinstall). Members of the service's organization, and staff
+         *     holding `manage_services` or `view_all_orders`; an operation of another service is the 404 of an
+         *     unknown id.
+         */
+        get: operations["serviceOperationGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/reinstall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reinstall a VPS
+         * @description Rebuilds the virtual machine of a VPS service from an image of the product's operating systems
+         *     (the installed one allowed): `confirm` must be true; an image that is disabled, whose minimum CPU,
+         *     memory or storage the plan does not meet, or whose monthly fee differs from the installed image's is
+         *     400 `invalid-field-value`; a resource that is not the virtual machine of a VPS service is 422
+         *     `not-a-virtual-machine`; the subscription must be `active` (else 422 `service-not-serviceable`).
+         *     Owners, Admins and Members (not Billing) of the service's organization; anyone else gets the 404 of
+         *     an unknown id. The rebuild is an operation: it waits behind a backup, restore or deployment that
+         *     holds the service, and a reinstall already queued or running is 409 `operation-in-progress`. It
+         *     runs `stop`, `wipe`, `install`, `vm_access` (old credentials cleared, the machine booted) and
+         *     `boot`; public endpoints stay.
+         */
+        post: operations["vpsReinstall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2277,7 +2553,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "service-not-serviceable" | "subscription-ended" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -3469,6 +3745,179 @@ export type components = {
             /** Format: date-time */
             updated_at: string;
         };
+        SubscriptionCreateRequest: {
+            /** Format: uuid */
+            project_id: string;
+            /** Format: uuid */
+            product_id: string;
+            name: string;
+            /**
+             * @description VPS products only (400 `invalid-field-value` for others): the image to install, by the reinstall
+             *     rules. Absent: the first enabled image, by id, that the plan meets at no extra fee.
+             */
+            os_image?: string;
+        };
+        SubscriptionCreated: {
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: uuid */
+            service_instance_id: string;
+            /** Format: uuid */
+            operation_id: string;
+        };
+        /**
+         * @description A subscription is serviceable while `active`.
+         * @enum {string}
+         */
+        SubscriptionStatus: "active" | "suspended" | "ended";
+        Subscription: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            project_id: string;
+            /** Format: uuid */
+            product_id: string;
+            status: components["schemas"]["SubscriptionStatus"];
+            /** Format: uuid */
+            service_instance_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description `provisioning` until the provisioning operation succeeds (`failed` if it fails), then `active`;
+         *     `suspended` and `ended` follow the subscription (staff suspend, resume and end it).
+         * @enum {string}
+         */
+        ServiceInstanceStatus: "provisioning" | "active" | "suspended" | "ended" | "failed";
+        /** @description A hosted service inside a project, made by its subscription. */
+        ServiceInstance: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Unique within the project; made from the name. */
+            slug: string;
+            /** Format: uuid */
+            project_id: string;
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: uuid */
+            product_id: string;
+            status: components["schemas"]["ServiceInstanceStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @enum {string} */
+        ResourceKind: "virtual_machine" | "volume" | "workload";
+        /**
+         * @description `primary`: what the service is (the VPS's machine, a game's or web app's workload); `storage`: the
+         *     volume it keeps its data on.
+         * @enum {string}
+         */
+        ResourceRole: "primary" | "storage";
+        /** @enum {string} */
+        ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed";
+        /**
+         * @description A resource of a service instance. `is_declared_primary` marks the one live resource whose role is
+         *     `primary`; when two live resources have that role none is marked and the list's
+         *     `primary_role_is_inconsistent` is true.
+         */
+        Resource: {
+            /** Format: uuid */
+            id: string;
+            kind: components["schemas"]["ResourceKind"];
+            role: components["schemas"]["ResourceRole"];
+            status: components["schemas"]["ResourceStatus"];
+            /** @description Kept out of customer dashboards (platform plumbing); listed all the same. */
+            hidden: boolean;
+            is_declared_primary: boolean;
+            /** @description The installed operating-system image of a virtual machine; null for other kinds. */
+            os_image: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ServiceResourceList: {
+            resources: components["schemas"]["Resource"][];
+            /** @description Two live resources satisfy the primary rule; none is marked, and a consumer must say so. */
+            primary_role_is_inconsistent: boolean;
+        };
+        /** @description The service instance a subscription made. */
+        ServiceInstanceSummary: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+        };
+        SubscriptionResourceList: {
+            resources: components["schemas"]["Resource"][];
+            primary_role_is_inconsistent: boolean;
+            service_instance: components["schemas"]["ServiceInstanceSummary"];
+        };
+        /** @description A user outside (or inside) the organization allowed to list this service's resources. */
+        ServiceShare: {
+            /** Format: uuid */
+            service_instance_id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @description The user's display name. */
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ShareCreateRequest: {
+            /** Format: uuid */
+            user_id: string;
+        };
+        /**
+         * @description What the operation does. `provision` and `reinstall` today; backups, restores, deployments and imports
+         *     arrive with their features (the service lease already serialises them).
+         * @enum {string}
+         */
+        OperationKind: "provision" | "reinstall" | "backup" | "restore" | "deployment" | "import";
+        /** @enum {string} */
+        OperationStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        /**
+         * @description A long action on a service, run on the durable queue. `phase` names the step it is in (reinstall:
+         *     `stop`, `wipe`, `install`, `vm_access`, `boot`; provisioning: `volume`, `machine`, `contract`,
+         *     `acknowledge`); a queued operation waiting for another that holds the service has phase null.
+         */
+        Operation: {
+            /** Format: uuid */
+            id: string;
+            kind: components["schemas"]["OperationKind"];
+            /** Format: uuid */
+            service_instance_id: string;
+            /** Format: uuid */
+            resource_id?: string | null;
+            status: components["schemas"]["OperationStatus"];
+            phase: string | null;
+            progress_percent: number | null;
+            error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        ReinstallRequest: {
+            /** @description Must be true (false is 400 `invalid-field-value`; missing is 400 `invalid-request`). */
+            confirm: boolean;
+            /** @description An image id of the product's operating systems (`GET /catalog/products/{id}/operating-systems`). */
+            os_image: string;
+        };
+        ReinstallAccepted: {
+            /** Format: uuid */
+            operation_id: string;
+            os_image: string;
+            /** Format: uuid */
+            resource_id: string;
+            /** Format: uuid */
+            service_instance_id: string;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -3668,6 +4117,16 @@ export type components = {
         ApplicationUserIdPath: string;
         /** @description The application's id. */
         ApplicationIdPath: string;
+        /**
+         * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+         *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+         *     A request still being answered under the key is 409 `operation-in-progress`.
+         */
+        IdempotencyKey: string;
+        /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+        ServiceInstanceIdPath: string;
+        /** @description The resource's id, of this service instance. */
+        ResourceIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -6835,6 +7294,418 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSubscriptionCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A request still being answered under the key is 409 `operation-in-progress`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; poll the operation. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSubscriptionSuspend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSubscriptionResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSubscriptionEnd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceInstanceList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id. */
+                id: components["parameters"]["ProjectIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service instances, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceInstance"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceInstanceGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service instance. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceInstance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceInstanceResourceList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resources. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceResourceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    subscriptionResourceList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resources and the service instance. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionResourceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceShareList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The shares. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceShare"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceShareCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The user already held a share. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceShare"];
+                };
+            };
+            /** @description The share. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceShare"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceShareDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The share holder's user id. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Taken back. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceOperationGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The operation's id. */
+                operation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    vpsReinstall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A request still being answered under the key is 409 `operation-in-progress`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReinstallRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; poll the operation. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReinstallAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -4489,9 +4489,543 @@ export const operations = {
     },
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "adminSubscriptionCreate": {
+    "operationId": "adminSubscriptionCreate",
+    "method": "post",
+    "path": "/admin/subscriptions",
+    "summary": "Provision a subscription",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "cli": [
+      "admin",
+      "subscriptions",
+      "create"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A request still being answered under the key is 409 `operation-in-progress`."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "project_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "product_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "os_image",
+          "required": false,
+          "type": "string",
+          "description": "VPS products only (400 `invalid-field-value` for others): the image to install, by the reinstall rules. Absent: the first enabled image, by id, that the plan meets at no extra fee.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 202,
+    "responseType": "application/json"
+  },
+  "adminSubscriptionSuspend": {
+    "operationId": "adminSubscriptionSuspend",
+    "method": "post",
+    "path": "/admin/subscriptions/{id}/suspend",
+    "summary": "Suspend a subscription",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "cli": [
+      "admin",
+      "subscriptions",
+      "suspend"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The subscription's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminSubscriptionResume": {
+    "operationId": "adminSubscriptionResume",
+    "method": "post",
+    "path": "/admin/subscriptions/{id}/resume",
+    "summary": "Resume a subscription",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "cli": [
+      "admin",
+      "subscriptions",
+      "resume"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The subscription's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminSubscriptionEnd": {
+    "operationId": "adminSubscriptionEnd",
+    "method": "post",
+    "path": "/admin/subscriptions/{id}/end",
+    "summary": "End a subscription",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "cli": [
+      "admin",
+      "subscriptions",
+      "end"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The subscription's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceInstanceList": {
+    "operationId": "serviceInstanceList",
+    "method": "get",
+    "path": "/projects/{id}/service-instances",
+    "summary": "List a project's service instances",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "services",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The project's id. A project of an organization the caller does not belong to answers 404 exactly as an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceInstanceGet": {
+    "operationId": "serviceInstanceGet",
+    "method": "get",
+    "path": "/service-instances/{id}",
+    "summary": "Get a service instance",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "services",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceInstanceResourceList": {
+    "operationId": "serviceInstanceResourceList",
+    "method": "get",
+    "path": "/service-instances/{id}/resources",
+    "summary": "List a service instance's resources",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "resources",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "subscriptionResourceList": {
+    "operationId": "subscriptionResourceList",
+    "method": "get",
+    "path": "/subscriptions/{id}/resources",
+    "summary": "List a subscription's resources",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "subscriptions",
+      "resources"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The subscription's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceShareList": {
+    "operationId": "serviceShareList",
+    "method": "get",
+    "path": "/service-instances/{id}/shares",
+    "summary": "List who holds a share of a service",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "shares",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceShareCreate": {
+    "operationId": "serviceShareCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/shares",
+    "summary": "Share a service with a user",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "shares",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "user_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "serviceShareDelete": {
+    "operationId": "serviceShareDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/shares/{user_id}",
+    "summary": "Take a share back",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "members.manage",
+    "cli": [
+      "shares",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The share holder's user id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "serviceOperationGet": {
+    "operationId": "serviceOperationGet",
+    "method": "get",
+    "path": "/service-instances/{id}/operations/{operation_id}",
+    "summary": "Get an operation",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "operations",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "operation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The operation's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "vpsReinstall": {
+    "operationId": "vpsReinstall",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/reinstall",
+    "summary": "Reinstall a VPS",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "vps",
+      "reinstall"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The resource's id, of this service instance."
+      },
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A request still being answered under the key is 409 `operation-in-progress`."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "confirm",
+          "required": true,
+          "type": "boolean",
+          "description": "Must be true (false is 400 `invalid-field-value`; missing is 400 `invalid-request`).",
+          "nullable": false
+        },
+        {
+          "name": "os_image",
+          "required": true,
+          "type": "string",
+          "description": "An image id of the product's operating systems (`GET /catalog/products/{id}/operating-systems`).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 202,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationGet" | "vpsReinstall";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

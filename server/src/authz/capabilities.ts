@@ -54,7 +54,8 @@ export const CAPABILITIES: readonly Capability[] = [
   { name: 'audit.read', description: "Read organizations' audit logs.", systemPermission: null, scopes: ORGANIZATION },
   { name: 'projects.read', description: 'Read projects and their statistics.', systemPermission: null, scopes: PROJECT },
   { name: 'projects.manage', description: 'Create, change and delete projects.', systemPermission: null, scopes: PROJECT },
-  { name: 'orders.manage', description: 'Place and manage orders (subscriptions).', systemPermission: null, scopes: PROJECT },
+  { name: 'orders.manage', description: 'Place and manage orders (subscriptions) and change services (reinstall).', systemPermission: null, scopes: PROJECT },
+  { name: 'services.read', description: 'Read service instances, their resources and operations.', systemPermission: null, scopes: PROJECT },
   {
     name: 'users.read.public',
     description: "Applications: read users' public profiles (never an email).",
@@ -89,6 +90,12 @@ export const CAPABILITIES: readonly Capability[] = [
     name: 'admin.billing.manage',
     description: "Staff: set organizations' wallets (their standing).",
     systemPermission: 'manage_billing',
+    scopes: ACCOUNT,
+  },
+  {
+    name: 'admin.services.manage',
+    description: 'Staff: provision subscriptions, suspend, resume and end them.',
+    systemPermission: 'manage_services',
     scopes: ACCOUNT,
   },
 ];

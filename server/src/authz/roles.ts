@@ -16,9 +16,19 @@ export type Permission =
   | 'domains.read'
   | 'domains.manage' // claim domains and check their proofs
   | 'standing.read'
-  | 'standing.detail';
+  | 'standing.detail'
+  | 'services.read' // service instances, resources, operations (document 2)
+  | 'services.manage' // "changing the service": reinstall and the like; Billing manages money, not servers
+  | 'services.share'; // per-service shares (DECISIONS.md §4: owner or admin)
 
-const EVERY_MEMBER: Permission[] = ['organization.read', 'members.read', 'projects.read', 'standing.read', 'domains.read'];
+const EVERY_MEMBER: Permission[] = [
+  'organization.read',
+  'members.read',
+  'projects.read',
+  'standing.read',
+  'domains.read',
+  'services.read',
+];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   owner: new Set<Permission>([
@@ -30,6 +40,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
     'audit.read',
     'standing.detail',
     'domains.manage',
+    'services.manage',
+    'services.share',
   ]),
   admin: new Set<Permission>([
     ...EVERY_MEMBER,
@@ -38,9 +50,11 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
     'projects.manage',
     'audit.read',
     'domains.manage',
+    'services.manage',
+    'services.share',
   ]),
   billing: new Set<Permission>(EVERY_MEMBER),
-  member: new Set<Permission>(EVERY_MEMBER),
+  member: new Set<Permission>([...EVERY_MEMBER, 'services.manage']),
 };
 
 /** owner > admin > billing > member: "a member whose role is above the caller's" compares these. */

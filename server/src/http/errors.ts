@@ -43,6 +43,10 @@ const TITLES: Record<ErrorCode, string> = {
   'invitation-not-pending': 'Invitation not pending',
   'invitation-not-declined': 'Invitation not declined',
   'reinvite-cooldown': 'Re-invite cool-down',
+  'idempotency-key-reused': 'Idempotency key reused',
+  'not-a-virtual-machine': 'Not a virtual machine',
+  'service-not-serviceable': 'Service not serviceable',
+  'subscription-ended': 'Subscription ended',
   'internal-error': 'Internal error',
 };
 

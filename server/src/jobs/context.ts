@@ -6,6 +6,7 @@ import type { Sql } from '../db/client.js';
 import type { Clock } from '../http/handler.js';
 import type { MailSender } from '../mail/sender.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { SubstrateDriver } from '../substrate/driver.js';
 
 export interface TaskContext {
   /** The worker's connections; a task opens its own transactions (`ctx.sql.begin`). */
@@ -21,6 +22,8 @@ export interface TaskContext {
   box: SecretBox;
   /** The worker's mail transport, open while the worker runs. */
   mail: MailSender;
+  /** The hosting substrate the worker's operations act on (SUBSTRATE). */
+  substrate: SubstrateDriver;
   job: {
     id: string;
     /** This run counted: 1 on the first run. */

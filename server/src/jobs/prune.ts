@@ -2,8 +2,10 @@
 // statement deletes a bounded batch in its own transaction, so pruning a backlog never holds locks
 // for long; a run stops after MAX_BATCHES and the next run goes on.
 import { deleteFinishedMail } from '../mail/store.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../operations/idempotency.js';
 import type { TaskContext } from './context.js';
 import {
+  deleteExpiredIdempotencyKeys,
   deleteExpiredLoginChallenges,
   deleteExpiredOAuthRows,
   deleteExpiredRateLimitBuckets,
@@ -74,4 +76,10 @@ export function pruneSigningKeys(ctx: TaskContext): Promise<void> {
 export function pruneOAuthFlows(ctx: TaskContext): Promise<void> {
   const before = new Date(ctx.clock.now().getTime() - RETENTION.oauthMs);
   return inBatches(ctx, 'oauth_flows, oauth_completions', () => deleteExpiredOAuthRows(ctx.sql, before, PRUNE_BATCH));
+}
+
+/** Idempotency keys past their 24 hours (DECISIONS.md §4): a retry after that is a new request anyway. */
+export function pruneIdempotencyKeys(ctx: TaskContext): Promise<void> {
+  const before = new Date(ctx.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS);
+  return inBatches(ctx, 'idempotency_keys', () => deleteExpiredIdempotencyKeys(ctx.sql, before, PRUNE_BATCH));
 }

@@ -143,3 +143,12 @@ export async function deleteExpiredSigningKeys(db: Db, before: Date, limit: numb
     returning kid`;
   return rows.length;
 }
+
+export async function deleteExpiredIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
+  const rows = await db`
+    delete from idempotency_keys where (caller, key) in (
+      select caller, key from idempotency_keys where created_at <= ${before} limit ${limit}
+    )
+    returning 1`;
+  return rows.length;
+}

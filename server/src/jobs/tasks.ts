@@ -3,9 +3,13 @@
 // jobs, so names stay.
 import { recheckDomains } from '../features/domains/recheck.js';
 import { requeueStrandedMail, sendMailTask, type SendMailPayload } from '../mail/sender.js';
+import { convergeService, reconcileUnits, type ConvergePayload } from '../operations/converge.js';
+import { OPERATIONS } from '../operations/definitions.js';
+import { runOperation, type RunOperationPayload } from '../operations/run.js';
 import type { TaskContext } from './context.js';
 import {
   pruneFinishedMail,
+  pruneIdempotencyKeys,
   pruneLoginChallenges,
   pruneOAuthFlows,
   pruneRateLimitBuckets,
@@ -65,11 +69,16 @@ export const PERIODIC_TASKS = {
   recheck_domains: periodic('*/15 * * * *', 15 * MINUTE, async (ctx) => {
     await recheckDomains(ctx);
   }),
+  prune_idempotency_keys: periodic('7 * * * *', HOUR, pruneIdempotencyKeys),
+  // Units that should run and do not (a node restart, a crashed unit) are started again.
+  reconcile_units: periodic('* * * * *', MINUTE, reconcileUnits),
 } satisfies Record<string, PeriodicTask>;
 
 /** Tasks run when code enqueues them. */
 const ON_DEMAND_TASKS = {
   send_mail: { run: sendMailTask },
+  run_operation: { run: (payload, ctx) => runOperation(OPERATIONS, payload as RunOperationPayload, ctx) },
+  converge_service: { run: (payload, ctx) => convergeService(payload as ConvergePayload, ctx) },
 } satisfies Record<string, TaskDefinition>;
 
 export const TASKS: Readonly<Record<string, TaskDefinition | PeriodicTask>> = {
@@ -85,6 +94,8 @@ export interface PeriodicPayload {
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads extends Record<keyof typeof PERIODIC_TASKS, PeriodicPayload> {
   send_mail: SendMailPayload;
+  run_operation: RunOperationPayload;
+  converge_service: ConvergePayload;
 }
 
 /** Queue and key shared by every job of periodic task `name`: one at a time, ticks merged. */

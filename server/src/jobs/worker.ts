@@ -19,6 +19,8 @@ import type { Sql } from '../db/client.js';
 import { systemClock, type Clock } from '../http/handler.js';
 import { openMailSender } from '../mail/sender.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { SubstrateDriver } from '../substrate/driver.js';
+import { createSubstrate } from '../substrate/index.js';
 import type { TaskContext } from './context.js';
 import { startLiveness, type Liveness } from './liveness.js';
 import { JOB_SCHEMA } from './schema.js';
@@ -36,6 +38,10 @@ export interface WorkerOptions {
   config: Config;
   log: Logger;
   box: SecretBox;
+  /** The hosting substrate operations act on (default: SUBSTRATE's driver over DATA_DIR); closed at stop. */
+  substrate?: SubstrateDriver;
+  /** Stop every unit when the worker stops (tests: nothing outlives them). Default false: units run on. */
+  stopUnitsOnStop?: boolean;
   /** What tasks decide by (ctx.clock). Default: the system clock. */
   clock?: Clock;
   /** Default: every task of tasks.ts. Tests bring their own. */
@@ -80,6 +86,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const taskNames = Object.keys(tasks);
 
+  const substrate = options.substrate ?? createSubstrate(config.substrate, { dataDir: config.dataDir });
   const mail = await openMailSender({ config, log });
   let liveness: Liveness;
   try {
@@ -111,6 +118,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         clock,
         box,
         mail,
+        substrate,
         job: {
           id: String(helpers.job.id),
           attempts: helpers.job.attempts,
@@ -204,6 +212,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         });
         await liveness.stop();
         mail.close();
+        await substrate.close({ stopUnits: options.stopUnitsOnStop ?? false });
       })();
       return stopping;
     },

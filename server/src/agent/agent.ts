@@ -1,0 +1,163 @@
+// The unit agent (SUBSTRATE.md "The unit contract"): runs the unit's workload, applies each new contract
+// the platform writes beside it (or refuses it, keeping the previous one), and acknowledges what it
+// applied in status.json. Started by the local driver; stops on SIGTERM or when its unit is deleted.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
+import { readIfPresent } from '../substrate/local/atomic-file.js';
+import { readImageFile } from '../substrate/local/images.js';
+import { layoutOfUnitDir, UNIT_FILES } from '../substrate/local/layout.js';
+import { runsWithArg, waitUntil } from '../substrate/local/proc.js';
+import { decide } from './contract.js';
+import { agentLog, type AgentLog } from './log.js';
+import { loadState, writeApplied, writeStatus } from './state.js';
+import { readUnit, type AgentUnit } from './unit.js';
+import { watchUnitDir } from './watch.js';
+import { endOrphan, superviseWorkload, type Workload } from './workload.js';
+
+/** How long a new agent waits for the driver to record its pid before deciding it is a stray. */
+const CLAIM_TIMEOUT_MS = 5_000;
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export interface Agent {
+  /** Stops the workload and lets go of the watch; the process may then exit. */
+  stop(): Promise<void>;
+  /** Settles when the agent stopped, by stop() or because its unit directory is gone. */
+  readonly stopped: Promise<void>;
+}
+
+export async function startAgent(unitDir: string, log: AgentLog = agentLog()): Promise<Agent | null> {
+  if (!(await claimUnit(unitDir))) {
+    log.warn('agent.pid names another agent of this unit; exiting');
+    return null;
+  }
+
+  const unit = await readUnit(unitDir);
+  const volumeDir = layoutOfUnitDir(unitDir).volumeDir(unit.volumeId);
+  const state = await loadState(unitDir);
+  let lastText: string | null = null;
+
+  const report = async () =>
+    writeStatus(unitDir, state, unit.kind === 'machine' ? await readImageFile(volumeDir) : undefined);
+
+  // Serialised: a watch event during a check asks for one more check after it, not a second one beside it.
+  let checking: Promise<void> | null = null;
+  let again = false;
+  const check = (): Promise<void> => {
+    if (checking) {
+      again = true;
+      return checking;
+    }
+    checking = (async () => {
+      do {
+        again = false;
+        await checkSignal();
+      } while (again);
+    })()
+      .catch((err: unknown) =>
+        log.warn(`could not apply the contract: ${(err as NodeJS.ErrnoException).code ?? 'error'}`),
+      )
+      .finally(() => (checking = null));
+    return checking;
+  };
+
+  async function checkSignal(): Promise<void> {
+    const text = await readIfPresent(join(unitDir, UNIT_FILES.signal));
+    if (text === null || text === lastText) return;
+    lastText = text;
+    const decision = decide(text, state.observedGeneration, state.applied, new Date());
+    if (decision.kind === 'refuse') {
+      state.lastError = { generation: decision.generation, errors: decision.errors };
+      const why = decision.errors.map((e) => `${e.pointer || '(document)'} ${e.message}`).join('; ');
+      log.warn(
+        `refused contract generation ${decision.generation}, keeping generation ${state.observedGeneration ?? 'none'}: ${why}`,
+      );
+    } else {
+      await writeApplied(unitDir, decision.spec, endpointsJson(unit, decision.spec));
+      state.applied = decision.spec;
+      state.observedGeneration = decision.spec.generation;
+      state.lastError = null;
+      log.info(`applied contract generation ${decision.spec.generation}`);
+    }
+    await report();
+  }
+
+  // A restart (the node or the agent died) applies the current contract again and acknowledges it.
+  await check();
+  if (lastText === null) await report();
+
+  let workload: Workload | null = null;
+  if (unit.command) {
+    const workloadPid = join(unitDir, UNIT_FILES.workloadPid);
+    await endOrphan(workloadPid, log);
+    workload = superviseWorkload({
+      command: unit.command,
+      cwd: volumeDir,
+      env: () => workloadEnv(unit, state.applied, volumeDir),
+      pidFile: workloadPid,
+      log,
+    });
+  }
+
+  let done!: () => void;
+  const stopped = new Promise<void>((resolve) => (done = resolve));
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      watch.close();
+      await workload?.stop().catch(() => undefined);
+      done();
+    })());
+  const watch = watchUnitDir(unitDir, UNIT_FILES.signal, {
+    change: () => void check(),
+    gone: () => {
+      log.info('unit directory is gone; stopping');
+      void stop();
+    },
+  });
+  log.info(`agent running ${unit.kind} ${unit.id}${unit.command ? ' with its command' : ''}`);
+  return { stop, stopped };
+}
+
+/**
+ * The driver writes agent.pid just after spawning us. Two control planes starting the same unit at once
+ * both spawn an agent, but only the pid written last is the unit's: the other agent leaves at once when
+ * that one runs, or after a deadline when nobody ever names it.
+ */
+async function claimUnit(unitDir: string): Promise<boolean> {
+  const pidFile = join(unitDir, UNIT_FILES.agentPid);
+  let mine = false;
+  await waitUntil(async () => {
+    if (!(await exists(unitDir))) return true;
+    const pid = Number((await readIfPresent(pidFile))?.trim());
+    mine = pid === process.pid;
+    return mine || (Number.isInteger(pid) && pid > 0 && (await runsWithArg(pid, unitDir)));
+  }, CLAIM_TIMEOUT_MS);
+  return mine;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The workload's environment: the unit's own, not the agent's (nothing of the host leaks in beyond a
+ * PATH), and SVC_PUBLIC_ENDPOINTS from the contract when it carries an override.
+ */
+function workloadEnv(unit: AgentUnit, applied: UnitSignalSpec | null, volumeDir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? DEFAULT_PATH,
+    HOME: volumeDir,
+    ...unit.env,
+    SVC_PUBLIC_ENDPOINTS: endpointsJson(unit, applied),
+  };
+}
+
+/** The endpoints in force: the contract's override, else what the unit was created with, else none. */
+function endpointsJson(unit: AgentUnit, applied: UnitSignalSpec | null): string {
+  if (applied?.publicEndpoints) return JSON.stringify(applied.publicEndpoints);
+  return unit.env.SVC_PUBLIC_ENDPOINTS ?? '[]';
+}

@@ -1,0 +1,39 @@
+// The unit the agent runs, from unit.json (written by the local driver from a UnitSpec).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { UnitSpec } from '../substrate/driver.js';
+import { UNIT_FILES } from '../substrate/local/layout.js';
+
+export interface AgentUnit {
+  id: string;
+  kind: 'machine' | 'workload';
+  volumeId: string;
+  /** What a workload runs; null for a machine and for a workload that is the agent alone. */
+  command: string[] | null;
+  env: Record<string, string>;
+}
+
+export async function readUnit(unitDir: string): Promise<AgentUnit> {
+  const raw = JSON.parse(await readFile(join(unitDir, UNIT_FILES.unit), 'utf8')) as Partial<UnitSpec>;
+  if (typeof raw.id !== 'string' || typeof raw.volumeId !== 'string')
+    throw new Error('unit.json lacks id or volumeId');
+  if (raw.kind !== 'machine' && raw.kind !== 'workload') throw new Error('unit.json has no valid kind');
+  const command = raw.command ?? null;
+  if (command !== null && !(Array.isArray(command) && command.length > 0 && command.every(isString))) {
+    throw new Error('unit.json command must be a non-empty array of strings or null');
+  }
+  const env = raw.env ?? {};
+  if (typeof env !== 'object' || !Object.values(env).every(isString))
+    throw new Error('unit.json env must map names to strings');
+  return {
+    id: raw.id,
+    kind: raw.kind,
+    volumeId: raw.volumeId,
+    command: raw.kind === 'machine' ? null : command,
+    env,
+  };
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === 'string';
+}

@@ -1,0 +1,133 @@
+// All SQL of staff provisioning and of the subscription's lifecycle (DECISIONS.md §4 "provisioning",
+// "service end").
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import type { ProductRow } from '../catalog/store.js';
+import type { SubscriptionStatus } from '../services/store.js';
+
+export interface ProjectRef {
+  id: string;
+  organization_id: string;
+}
+
+/** The project, locked: provisioning into it picks a free slug one request at a time. */
+export async function lockProject(db: Db, projectId: string): Promise<ProjectRef | undefined> {
+  const [row] = await db<ProjectRef[]>`select id, organization_id from projects where id = ${projectId} for update`;
+  return row;
+}
+
+/** A slug from the name, unique in the project: `my-server`, then `my-server-2`, ... */
+export async function freeSlug(db: Db, projectId: string, name: string): Promise<string> {
+  const base =
+    name
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40)
+      .replace(/-+$/, '') || 'service';
+  const taken = new Set(
+    (await db<{ slug: string }[]>`
+      select slug from service_instances where project_id = ${projectId} and (slug = ${base} or slug like ${base + '-%'})`).map(
+      (r) => r.slug,
+    ),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+export interface Provisioned {
+  subscriptionId: string;
+  serviceId: string;
+  unitId: string;
+}
+
+/**
+ * The subscription (active, for a month from now), its service instance (provisioning), the volume and
+ * the machine or workload on it, with the unit's public endpoint.
+ */
+export async function insertService(
+  db: Db,
+  input: {
+    project: ProjectRef;
+    product: ProductRow;
+    name: string;
+    slug: string;
+    price: string;
+    osImage: string | null;
+    /** The platform's DNS zone: the unit's public name is made under it. */
+    platformDomain: string;
+  },
+  now: Date,
+): Promise<Provisioned> {
+  const subscriptionId = randomUUID();
+  const serviceId = randomUUID();
+  const volumeId = randomUUID();
+  const unitId = randomUUID();
+  const windowEnd = new Date(now);
+  windowEnd.setUTCMonth(windowEnd.getUTCMonth() + 1);
+  await db`
+    insert into subscriptions (id, project_id, product_id, status, price, currency, window_start, window_end,
+                               created_at, updated_at)
+    values (${subscriptionId}, ${input.project.id}, ${input.product.id}, 'active', ${input.price}, 'EUR', ${now},
+            ${windowEnd}, ${now}, ${now})`;
+  await db`
+    insert into service_instances (id, project_id, subscription_id, product_id, name, slug, status, created_at, updated_at)
+    values (${serviceId}, ${input.project.id}, ${subscriptionId}, ${input.product.id}, ${input.name}, ${input.slug},
+            'provisioning', ${now}, ${now})`;
+  await db`
+    insert into service_resources (id, service_instance_id, kind, role, status, size_gb, created_at, updated_at)
+    values (${volumeId}, ${serviceId}, 'volume', 'storage', 'provisioning', ${input.product.storage_gb}, ${now}, ${now})`;
+  const vps = input.product.kind === 'vps';
+  const publicAddress = `${input.slug.slice(0, 40).replace(/-+$/, '')}-${serviceId.slice(0, 8)}.${input.platformDomain}`;
+  // What the service answers on from outside: a VPS its SSH port, the others their program's port.
+  const endpoint = vps
+    ? { protocols: ['tcp'], internal_port: 22, address: publicAddress }
+    : { protocols: ['tcp', 'udp'], internal_port: 25565, address: publicAddress };
+  await db`
+    insert into service_resources (id, service_instance_id, kind, role, status, os_image, volume_id, unit_key,
+                                   public_endpoints, created_at, updated_at)
+    values (${unitId}, ${serviceId}, ${vps ? 'virtual_machine' : 'workload'}, 'primary', 'provisioning',
+            ${input.osImage}, ${volumeId}, ${input.slug.slice(0, 40).replace(/-+$/, '')},
+            ${db.json([endpoint] as never)}, ${now}, ${now})`;
+  return { subscriptionId, serviceId, unitId };
+}
+
+export interface SubscriptionRow {
+  id: string;
+  project_id: string;
+  product_id: string;
+  status: SubscriptionStatus;
+  service_instance_id: string;
+  organization_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function lockSubscription(db: Db, id: string): Promise<SubscriptionRow | undefined> {
+  const [row] = await db<SubscriptionRow[]>`
+    select sub.id, sub.project_id, sub.product_id, sub.status, s.id as service_instance_id, p.organization_id,
+           sub.created_at, sub.updated_at
+    from subscriptions sub
+    join service_instances s on s.subscription_id = sub.id
+    join projects p on p.id = sub.project_id
+    where sub.id = ${id} and sub.deleted_at is null
+    for update of sub, s`;
+  return row;
+}
+
+/** Moves the subscription and its service to `status`; the service keeps `provisioning` or `failed`. */
+export async function setSubscriptionStatus(
+  db: Db,
+  sub: SubscriptionRow,
+  status: SubscriptionStatus,
+  now: Date,
+): Promise<SubscriptionRow> {
+  await db`update subscriptions set status = ${status}, updated_at = ${now} where id = ${sub.id}`;
+  await db`
+    update service_instances set status = ${status}, updated_at = ${now}
+    where id = ${sub.service_instance_id}
+      and (${status} = 'ended' or status in ('active', 'suspended'))`;
+  return { ...sub, status, updated_at: now };
+}

@@ -1,0 +1,139 @@
+// All SQL of service instances, their resources and shares (document 2 §2 "Resource list entries",
+// §4 "Resources"; DECISIONS.md §4 "Service instances", shares).
+import type { Db } from '../../db/client.js';
+import type { Role } from '../../authz/roles.js';
+
+export type ServiceStatus = 'provisioning' | 'active' | 'suspended' | 'ended' | 'failed';
+export type SubscriptionStatus = 'active' | 'suspended' | 'ended';
+
+export interface ServiceRow {
+  id: string;
+  name: string;
+  slug: string;
+  project_id: string;
+  subscription_id: string;
+  product_id: string;
+  status: ServiceStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ResourceRow {
+  id: string;
+  service_instance_id: string;
+  kind: 'virtual_machine' | 'volume' | 'workload';
+  role: 'primary' | 'storage';
+  status: 'provisioning' | 'running' | 'stopped' | 'reinstalling' | 'failed';
+  hidden: boolean;
+  os_image: string | null;
+  volume_id: string | null;
+  size_gb: number | null;
+  unit_key: string | null;
+  public_endpoints: unknown[];
+  signal_generation: string;
+  observed_generation: string | null;
+  created_at: Date;
+}
+
+const SERVICE_COLUMNS = 's.id, s.name, s.slug, s.project_id, s.subscription_id, s.product_id, s.status, s.created_at, s.updated_at';
+const RESOURCE_COLUMNS = `r.id, r.service_instance_id, r.kind, r.role, r.status, r.hidden, r.os_image, r.volume_id, r.size_gb,
+  r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at`;
+
+/**
+ * How the caller stands towards a service: its organization, the caller's role there (null when not a
+ * member) and whether the caller holds a share of it. One statement.
+ */
+export interface ServiceAccessRow {
+  service: ServiceRow;
+  organization_id: string;
+  role: Role | null;
+  shared: boolean;
+  subscription_status: SubscriptionStatus;
+  product_kind: 'vps' | 'block_game' | 'arena_game' | 'web_app';
+}
+
+export async function findServiceAccess(
+  db: Db,
+  where: { serviceId: string } | { subscriptionId: string },
+  userId: string,
+  options: { lock?: boolean } = {},
+): Promise<ServiceAccessRow | undefined> {
+  const condition = 'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
+  const [row] = await db<(ServiceRow & Omit<ServiceAccessRow, 'service'>)[]>`
+    select ${db.unsafe(SERVICE_COLUMNS)}, p.organization_id, m.role,
+           exists (select 1 from service_shares sh where sh.service_instance_id = s.id and sh.user_id = ${userId}) as shared,
+           sub.status as subscription_status, cp.kind as product_kind
+    from service_instances s
+    join projects p on p.id = s.project_id
+    join subscriptions sub on sub.id = s.subscription_id
+    join catalog_products cp on cp.id = s.product_id
+    left join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    where ${condition}
+    ${options.lock ? db`for update of s` : db``}`;
+  if (!row) return undefined;
+  const { organization_id, role, shared, subscription_status, product_kind, ...service } = row;
+  return { service, organization_id, role, shared, subscription_status, product_kind };
+}
+
+export async function listProjectServices(db: Db, projectId: string): Promise<ServiceRow[]> {
+  return db<ServiceRow[]>`
+    select ${db.unsafe(SERVICE_COLUMNS)} from service_instances s
+    where s.project_id = ${projectId}
+    order by s.created_at desc, s.id`;
+}
+
+/** Live resources: the primary role first, then volumes after what runs on them, then by age. */
+export async function listResources(db: Db, serviceId: string): Promise<ResourceRow[]> {
+  return db<ResourceRow[]>`
+    select ${db.unsafe(RESOURCE_COLUMNS)} from service_resources r
+    where r.service_instance_id = ${serviceId} and r.deleted_at is null
+    order by (r.role = 'primary') desc, (r.kind = 'volume'), r.created_at, r.id`;
+}
+
+export async function findResource(db: Db, serviceId: string, resourceId: string): Promise<ResourceRow | undefined> {
+  const [row] = await db<ResourceRow[]>`
+    select ${db.unsafe(RESOURCE_COLUMNS)} from service_resources r
+    where r.id = ${resourceId} and r.service_instance_id = ${serviceId} and r.deleted_at is null`;
+  return row;
+}
+
+export interface ShareRow {
+  service_instance_id: string;
+  user_id: string;
+  name: string;
+  created_at: Date;
+}
+
+export async function listShares(db: Db, serviceId: string): Promise<ShareRow[]> {
+  return db<ShareRow[]>`
+    select sh.service_instance_id, sh.user_id, u.name, sh.created_at
+    from service_shares sh join users u on u.id = sh.user_id
+    where sh.service_instance_id = ${serviceId} and u.deleted_at is null
+    order by sh.created_at, sh.user_id`;
+}
+
+/** The share, made unless it exists; `created` says which. Null when no such (live) user. */
+export async function addShare(
+  db: Db,
+  serviceId: string,
+  userId: string,
+  createdBy: string | null,
+  now: Date,
+): Promise<{ share: ShareRow; created: boolean } | null> {
+  const inserted = await db<{ created_at: Date }[]>`
+    insert into service_shares (service_instance_id, user_id, created_by, created_at)
+    select ${serviceId}, u.id, ${createdBy}, ${now} from users u where u.id = ${userId} and u.deleted_at is null
+    on conflict (service_instance_id, user_id) do nothing
+    returning created_at`;
+  const [share] = await db<ShareRow[]>`
+    select sh.service_instance_id, sh.user_id, u.name, sh.created_at
+    from service_shares sh join users u on u.id = sh.user_id
+    where sh.service_instance_id = ${serviceId} and sh.user_id = ${userId} and u.deleted_at is null`;
+  return share ? { share, created: inserted.length > 0 } : null;
+}
+
+export async function removeShare(db: Db, serviceId: string, userId: string): Promise<boolean> {
+  const rows = await db`
+    delete from service_shares where service_instance_id = ${serviceId} and user_id = ${userId} returning 1`;
+  return rows.length > 0;
+}

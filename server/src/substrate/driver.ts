@@ -1,0 +1,91 @@
+// The hosting substrate (SUBSTRATE.md): what makes the platform's desired state real. The control plane
+// records intent in PostgreSQL and calls a driver from its jobs; it never touches machines itself.
+// Every call is idempotent: a job that died half way runs again and converges instead of doing the
+// work twice. The interface speaks the platform's nouns, never a driver's.
+import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
+
+export type DriverName = 'local' | 'kubernetes';
+
+/** What a driver can do; routes of a missing feature answer what the seeds say for it. */
+export interface SubstrateCapabilities {
+  snapshots: boolean;
+  gateway: boolean;
+  framebuffer: boolean;
+}
+
+export interface VolumeSpec {
+  id: string;
+  sizeGb: number;
+}
+
+/** A machine (a VPS's virtual machine) or a workload (a game server, a web app): a unit with a contract. */
+export interface UnitSpec {
+  id: string;
+  kind: 'machine' | 'workload';
+  /** The volume it runs on (a machine boots from it; a workload sees only it). */
+  volumeId: string;
+  /** What a workload runs (the product's command); null: the agent alone. Machines ignore it. */
+  command?: string[] | null;
+  /** Environment of the unit's program (SVC_PUBLIC_ENDPOINTS and the like). */
+  env?: Record<string, string>;
+}
+
+export interface UnitSignalError {
+  pointer: string;
+  message: string;
+}
+
+export interface UnitStatus {
+  /** Whether the unit's processes run (`absent`: never created, or deleted). */
+  state: 'running' | 'stopped' | 'absent';
+  /** The generation the unit's agent last acknowledged, or null before its first. */
+  observedGeneration: number | null;
+  /** Why the agent refused the newest contract it saw (it keeps the previous one); null when it did not. */
+  lastError: { generation: number; errors: UnitSignalError[] } | null;
+}
+
+/** Login material of a machine: the vm_access step replaces it, so old credentials stop working. */
+export interface MachineAccess {
+  username: string;
+  password: string;
+}
+
+export interface SubstrateDriver {
+  readonly name: DriverName;
+  capabilities(): SubstrateCapabilities;
+
+  /** Makes the volume exist (empty the first time); a second call changes nothing. */
+  ensureVolume(volume: VolumeSpec): Promise<void>;
+  /** Removes the volume and everything on it; absent is fine. */
+  deleteVolume(volumeId: string): Promise<void>;
+  /** Empties the volume (a reinstall's wipe); the volume itself stays. */
+  wipeVolume(volumeId: string): Promise<void>;
+  /** Writes an operating-system image onto a machine's volume (after a wipe: a fresh install). */
+  installImage(volumeId: string, imageId: string): Promise<void>;
+  /** The image installed on the volume, or null for none. */
+  installedImage(volumeId: string): Promise<string | null>;
+  /**
+   * Clears every credential on the machine's volume and sets fresh ones (the reinstall's vm_access step);
+   * the answer is the only copy of the new password.
+   */
+  resetMachineAccess(unitId: string, volumeId: string): Promise<MachineAccess>;
+
+  /** Creates the unit if it is not there and makes it run; a running unit is left as it is. */
+  startUnit(unit: UnitSpec): Promise<void>;
+  /** Stops the unit's processes, keeping the unit and its volume; a stopped or absent unit is fine. */
+  stopUnit(unitId: string): Promise<void>;
+  /** Stops the unit and forgets it (its contract too); the volume stays. */
+  deleteUnit(unitId: string): Promise<void>;
+  unitStatus(unitId: string): Promise<UnitStatus>;
+
+  /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
+  writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;
+  /** The contract as last written, or null. */
+  readUnitSignal(unitId: string): Promise<UnitSignalSpec | null>;
+
+  /**
+   * Lets go of what the driver holds in this process. Units keep running (a control plane that stops
+   * does not stop its customers' machines) unless `stopUnits` is set, as tests do.
+   */
+  close(options?: { stopUnits?: boolean }): Promise<void>;
+}

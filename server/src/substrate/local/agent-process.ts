@@ -1,0 +1,92 @@
+// The unit agent as a process of this machine. It is spawned detached, in a session and process group of
+// its own, so a control plane killed with -9 (or a Ctrl-C on its terminal) does not take its customers'
+// units with it, as a real node would not; the workload it runs stays in its group, so one group
+// signal ends both.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { readFile, rename, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { UNIT_FILES } from './layout.js';
+import { runsWithArg, signal, signalGroup, waitUntil } from './proc.js';
+
+// Resolved from this file, so the agent starts the same whatever the control plane's working directory.
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const AGENT_MAIN = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
+// The repository root: tsx reads tsconfig.json from its working directory, as under `npm start`.
+const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+
+const STOP_GRACE_MS = 5_000;
+const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
+
+/** Whether `pid` is the agent of the unit in `unitDir` (and not a process that reused its pid). */
+export function isAgentOf(pid: number, unitDir: string): Promise<boolean> {
+  return runsWithArg(pid, unitDir);
+}
+
+export async function readAgentPid(unitDir: string): Promise<number | null> {
+  try {
+    const pid = Number((await readFile(join(unitDir, UNIT_FILES.agentPid), 'utf8')).trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Starts the agent of `unitDir`, its output appended to agent.log; answers its pid. */
+export async function spawnAgent(unitDir: string): Promise<number> {
+  const logFile = join(unitDir, UNIT_FILES.agentLog);
+  await rotateLog(logFile);
+  const out = openSync(logFile, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, AGENT_MAIN, unitDir], {
+      cwd: REPO_ROOT,
+      detached: true,
+      stdio: ['ignore', out, out],
+      // Not the control plane's environment: it holds the database URL and the encryption key.
+      env: agentEnv(),
+    });
+    child.on('error', () => {
+      // Reported below through the missing pid; the listener keeps the event from throwing.
+    });
+    child.unref();
+    if (child.pid === undefined) throw new Error(`could not start the agent of ${unitDir}`);
+    return child.pid;
+  } finally {
+    closeSync(out);
+  }
+}
+
+/**
+ * Stops the agent (it stops its workload first): SIGTERM, then SIGKILL to its whole process group when it
+ * has not exited within the grace period. Answers false when it had to kill.
+ */
+export async function stopAgent(pid: number, unitDir: string): Promise<boolean> {
+  if (!(await isAgentOf(pid, unitDir))) return true;
+  signal(pid, 'SIGTERM');
+  const gone = () => isAgentOf(pid, unitDir).then((alive) => !alive);
+  const clean = await waitUntil(gone, STOP_GRACE_MS);
+  // Also after a clean exit: whatever the workload left in the group (its own children) goes too.
+  signalGroup(pid, 'SIGKILL');
+  if (!clean) await waitUntil(gone, 2_000);
+  return clean;
+}
+
+function agentEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of ['PATH', 'TMPDIR', 'LANG', 'TZ']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+async function rotateLog(file: string): Promise<void> {
+  try {
+    if ((await stat(file)).size > LOG_ROTATE_BYTES) await rename(file, `${file}.1`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

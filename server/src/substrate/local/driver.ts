@@ -1,0 +1,52 @@
+// The local substrate (SUBSTRATE=local): everything on this machine, no root needed. Volumes are
+// directories, machines and workloads are agent processes, images are small root filesystems. It is
+// real, not a mock: units outlive the control plane and are adopted by the next one.
+import type { SubstrateDriver } from '../driver.js';
+import { checkMachineAccess, resetMachineAccess } from './access.js';
+import { installedImage, installImage } from './images.js';
+import { localLayout } from './layout.js';
+import { localUnits, type DriverLog } from './units.js';
+import { deleteVolume, ensureVolume, wipeVolume } from './volumes.js';
+
+export interface LocalDriverOptions {
+  /** DATA_DIR: volumes/ and units/ live under it. */
+  dataDir: string;
+  log?: DriverLog;
+}
+
+export interface LocalDriver extends SubstrateDriver {
+  readonly name: 'local';
+  /** Whether the machine on the volume accepts this login (what resetMachineAccess set). */
+  checkMachineAccess(volumeId: string, username: string, password: string): Promise<boolean>;
+}
+
+export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
+  const layout = localLayout(options.dataDir);
+  const units = localUnits(layout, options.log);
+  return {
+    name: 'local',
+    // TODO(snapshots, gateway, framebuffer): each arrives with the issue that builds it.
+    capabilities: () => ({ snapshots: false, gateway: false, framebuffer: false }),
+
+    ensureVolume: (volume) => ensureVolume(layout, volume),
+    deleteVolume: (volumeId) => deleteVolume(layout, volumeId),
+    wipeVolume: (volumeId) => wipeVolume(layout, volumeId),
+    installImage: (volumeId, imageId) => installImage(layout, volumeId, imageId),
+    installedImage: (volumeId) => installedImage(layout, volumeId),
+    resetMachineAccess: (unitId, volumeId) => resetMachineAccess(layout, unitId, volumeId),
+    checkMachineAccess: (volumeId, username, password) =>
+      checkMachineAccess(layout.volumeDir(volumeId), username, password),
+
+    startUnit: (unit) => units.start(unit),
+    stopUnit: (unitId) => units.stop(unitId),
+    deleteUnit: (unitId) => units.delete(unitId),
+    unitStatus: (unitId) => units.status(unitId),
+    writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
+    readUnitSignal: (unitId) => units.readSignal(unitId),
+
+    // The driver holds no timers or handles: agents are detached and the files are the state.
+    close: async ({ stopUnits = false } = {}) => {
+      if (stopUnits) await units.stopAll();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// Operating-system images on the local substrate: not real disks, but a small root filesystem that says
+// what was installed, in the files a real system would (/etc/os-release) and one of the platform's own
+// (/etc/svc-image). Which ids may be installed is the catalog's decision (PostgreSQL), not the driver's:
+// any well-formed id installs.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readIfPresent, writeFileAtomic } from './atomic-file.js';
+import { IMAGE_FILE, ROOTFS, type LocalLayout } from './layout.js';
+import { existingVolume } from './volumes.js';
+
+const IMAGE_ID = /^[a-z0-9]+([.-][a-z0-9]+)*$/;
+
+// Families whose usual name is not the id title-cased.
+const FAMILY_NAMES: Record<string, string> = {
+  debian: 'Debian GNU/Linux',
+  ubuntu: 'Ubuntu',
+  rocky: 'Rocky Linux',
+  almalinux: 'AlmaLinux',
+  'centos-stream': 'CentOS Stream',
+  fedora: 'Fedora Linux',
+  alpine: 'Alpine Linux',
+  archlinux: 'Arch Linux',
+  'opensuse-leap': 'openSUSE Leap',
+};
+
+export interface OsRelease {
+  id: string;
+  versionId: string | null;
+  name: string;
+  prettyName: string;
+}
+
+/** What /etc/os-release says for an image id: the family up to the first part that starts with a digit. */
+export function osRelease(imageId: string): OsRelease {
+  checkImageId(imageId);
+  const parts = imageId.split('-');
+  const at = parts.findIndex((part) => /^[0-9]/.test(part));
+  const id = at > 0 ? parts.slice(0, at).join('-') : imageId;
+  const versionId = at > 0 ? parts.slice(at).join('-') : null;
+  const name = FAMILY_NAMES[id] ?? titleCase(id);
+  return { id, versionId, name, prettyName: versionId === null ? name : `${name} ${versionId}` };
+}
+
+export function osReleaseText(imageId: string): string {
+  const release = osRelease(imageId);
+  // Values come from IMAGE_ID's alphabet (and the names above): nothing to escape inside the quotes.
+  const lines = [`NAME="${release.name}"`, `ID=${release.id}`];
+  if (release.versionId !== null) lines.push(`VERSION_ID="${release.versionId}"`);
+  lines.push(`PRETTY_NAME="${release.prettyName}"`);
+  return `${lines.join('\n')}\n`;
+}
+
+export async function installImage(layout: LocalLayout, volumeId: string, imageId: string): Promise<void> {
+  checkImageId(imageId);
+  const rootfs = join(await existingVolume(layout, volumeId), ROOTFS);
+  await mkdir(join(rootfs, 'etc'), { recursive: true, mode: 0o755 });
+  await mkdir(join(rootfs, 'root'), { recursive: true, mode: 0o700 });
+  await mkdir(join(rootfs, 'home'), { recursive: true, mode: 0o755 });
+  await mkdir(join(rootfs, 'tmp'), { recursive: true, mode: 0o755 });
+  await writeFileAtomic(join(rootfs, 'etc', 'os-release'), osReleaseText(imageId), 0o644);
+  // Last: an interrupted install does not claim to be one.
+  await writeFileAtomic(join(layout.volumeDir(volumeId), IMAGE_FILE), `${imageId}\n`, 0o644);
+}
+
+export async function installedImage(layout: LocalLayout, volumeId: string): Promise<string | null> {
+  return readImageFile(layout.volumeDir(volumeId));
+}
+
+/** The image id written on a volume, or null; the agent reports it for its machine. */
+export async function readImageFile(volumeDir: string): Promise<string | null> {
+  const text = await readIfPresent(join(volumeDir, IMAGE_FILE));
+  const id = text?.trim() ?? '';
+  return IMAGE_ID.test(id) ? id : null;
+}
+
+function checkImageId(imageId: string): void {
+  if (!IMAGE_ID.test(imageId))
+    throw new Error(`invalid image id ${JSON.stringify(imageId)}: expected ${String(IMAGE_ID)}`);
+}
+
+function titleCase(id: string): string {
+  return id
+    .split(/[-.]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
+}

@@ -1,0 +1,278 @@
+// The behaviour every substrate driver must show (SUBSTRATE.md "Two drivers, one interface"), run over
+// each driver of drivers.ts. Each test has its own DATA_DIR and stops every unit it started.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { UnitSignalSpec } from '../../generated/unit-signal.js';
+import type { SubstrateDriver, UnitSpec, UnitStatus } from '../../server/src/substrate/driver.js';
+import { drivers, eventually, kill9, type Probe } from './drivers.js';
+
+const spec = (generation: number, extra: Record<string, unknown> = {}): UnitSignalSpec =>
+  ({ unitId: 'unit-1', key: 'web', contractVersion: 1, generation, ...extra }) as UnitSignalSpec;
+const machine: UnitSpec = { id: 'unit-1', kind: 'machine', volumeId: 'vol-1' };
+
+describe.each(drivers)('$name driver', (subject) => {
+  let dataDir: string;
+  let driver: SubstrateDriver;
+  let probe: Probe;
+  const others: SubstrateDriver[] = [];
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), `svc-substrate-${subject.name}-`));
+    driver = subject.make(dataDir);
+    probe = subject.probe(dataDir);
+  });
+
+  afterEach(async () => {
+    for (const other of others.splice(0)) await other.close();
+    await driver.close({ stopUnits: true });
+    expect(await probe.processes()).toEqual([]);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Waits until the unit's status satisfies `ok`, answering it. */
+  const statusWhere = (unitId: string, what: string, ok: (s: UnitStatus) => boolean) =>
+    eventually(what, async () => {
+      const status = await driver.unitStatus(unitId);
+      return ok(status) ? status : undefined;
+    });
+  const acknowledged = (generation: number) =>
+    statusWhere(
+      'unit-1',
+      `generation ${generation} acknowledged`,
+      (s) => s.observedGeneration === generation,
+    );
+  const refused = (generation: number) =>
+    statusWhere('unit-1', `generation ${generation} refused`, (s) => s.lastError?.generation === generation);
+
+  async function runningMachine(): Promise<number> {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    await driver.startUnit(machine);
+    await acknowledged(1);
+    return (await probe.agentPid('unit-1'))!;
+  }
+
+  it('makes, wipes and deletes volumes, each call idempotent', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 5 });
+    expect(await probe.volumeEntries('vol-1')).toEqual([]);
+    await probe.writeVolumeFile('vol-1', 'data/world.dat', 'blocks');
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 5 });
+    expect(await probe.readVolumeFile('vol-1', 'data/world.dat')).toBe('blocks');
+
+    await driver.wipeVolume('vol-1');
+    expect(await probe.volumeEntries('vol-1')).toEqual([]);
+    await driver.wipeVolume('vol-1');
+
+    await driver.deleteVolume('vol-1');
+    expect(await probe.volumeEntries('vol-1')).toBeNull();
+    await driver.deleteVolume('vol-1');
+    await driver.deleteVolume('never-made');
+  });
+
+  it('installs an image and reads it back', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 5 });
+    expect(await driver.installedImage('vol-1')).toBeNull();
+    await driver.installImage('vol-1', 'ubuntu-24.04');
+    await driver.installImage('vol-1', 'ubuntu-24.04');
+    expect(await driver.installedImage('vol-1')).toBe('ubuntu-24.04');
+    const osRelease = await probe.readVolumeFile('vol-1', 'rootfs/etc/os-release');
+    expect(osRelease).toContain('ID=ubuntu\n');
+    expect(osRelease).toContain('VERSION_ID="24.04"\n');
+
+    await driver.wipeVolume('vol-1');
+    expect(await driver.installedImage('vol-1')).toBeNull();
+    await driver.installImage('vol-1', 'windows-server-2022');
+    expect(await driver.installedImage('vol-1')).toBe('windows-server-2022');
+    await expect(driver.installImage('vol-1', '../etc')).rejects.toThrow(/invalid image id/);
+    expect(await driver.installedImage('vol-1')).toBe('windows-server-2022');
+    expect(await driver.installedImage('never-made')).toBeNull();
+  });
+
+  it('resets machine access: old keys and access gone, a new password each time', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 5 });
+    await driver.installImage('vol-1', 'debian-12');
+    await probe.writeVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys', 'ssh-ed25519 AAAA old@laptop\n');
+    await probe.writeVolumeFile(
+      'vol-1',
+      'rootfs/home/alice/.ssh/authorized_keys',
+      'ssh-ed25519 AAAA alice\n',
+    );
+    await probe.writeVolumeFile('vol-1', 'rootfs/etc/shadow', 'root:$6$old:19000:0:99999:7:::\n');
+    await probe.writeVolumeFile('vol-1', 'rootfs/etc/svc-access.json', '{"old":true}');
+    await probe.writeVolumeFile('vol-1', 'rootfs/srv/site/index.html', 'kept');
+
+    const first = await driver.resetMachineAccess('unit-1', 'vol-1');
+    expect(first.username).toBe('root');
+    expect(first.password.length).toBeGreaterThanOrEqual(16);
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys')).toBeNull();
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/home/alice/.ssh/authorized_keys')).toBeNull();
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/etc/shadow')).toBeNull();
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/srv/site/index.html')).toBe('kept');
+    const access = await probe.readVolumeFile('vol-1', 'rootfs/etc/svc-access.json');
+    expect(access).not.toBeNull();
+    expect(access).not.toContain('"old"');
+    expect(access).not.toContain(first.password);
+
+    const second = await driver.resetMachineAccess('unit-1', 'vol-1');
+    expect(second.password).not.toBe(first.password);
+    const again = await probe.readVolumeFile('vol-1', 'rootfs/etc/svc-access.json');
+    expect(again).not.toBe(access);
+    expect(again).not.toContain(second.password);
+    await expect(driver.resetMachineAccess('unit-1', 'never-made')).rejects.toThrow(/does not exist/);
+  });
+
+  it('starts a unit once, stops it and deletes it, keeping the volume', async () => {
+    expect((await driver.unitStatus('unit-1')).state).toBe('absent');
+    const pid = await runningMachine();
+    await driver.startUnit(machine);
+    expect(await probe.agentPid('unit-1')).toBe(pid);
+    expect(await probe.processes()).toEqual([pid]);
+    expect(await driver.unitStatus('unit-1')).toEqual({
+      state: 'running',
+      observedGeneration: 1,
+      lastError: null,
+    });
+
+    await driver.stopUnit('unit-1');
+    expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
+    expect(await probe.processes()).toEqual([]);
+    await driver.stopUnit('unit-1');
+
+    await driver.deleteUnit('unit-1');
+    expect(await driver.unitStatus('unit-1')).toEqual({
+      state: 'absent',
+      observedGeneration: null,
+      lastError: null,
+    });
+    expect(await driver.readUnitSignal('unit-1')).toBeNull();
+    expect(await probe.volumeEntries('vol-1')).toEqual([]);
+    await driver.deleteUnit('unit-1');
+    await driver.stopUnit('never-made');
+  });
+
+  it('acknowledges each generation after writing it', async () => {
+    await runningMachine();
+    expect(await driver.readUnitSignal('unit-1')).toEqual(spec(1));
+    const endpoints = [{ protocols: ['tcp'], internal_port: 25565, address: '203.0.113.7:31000' }];
+    await driver.writeUnitSignal('unit-1', spec(2, { publicEndpoints: endpoints }));
+    expect(await acknowledged(2)).toEqual({ state: 'running', observedGeneration: 2, lastError: null });
+    expect(await probe.appliedContract('unit-1')).toEqual(spec(2, { publicEndpoints: endpoints }));
+  });
+
+  it('refuses a spec that fails validation and keeps the previous contract', async () => {
+    await runningMachine();
+    await driver.writeUnitSignal('unit-1', spec(2, { key: 'Bad Key', labels: { 'Not Valid': 'x' } }));
+    const status = await refused(2);
+    expect(status.observedGeneration).toBe(1);
+    expect(status.state).toBe('running');
+    const pointers = status.lastError!.errors.map((e) => e.pointer);
+    expect(pointers).toContain('/key');
+    expect(pointers).toContain('/labels/Not Valid');
+    expect(await probe.appliedContract('unit-1')).toEqual(spec(1));
+
+    // The next good spec clears the error.
+    await driver.writeUnitSignal('unit-1', spec(3));
+    expect(await acknowledged(3)).toMatchObject({ observedGeneration: 3, lastError: null });
+  });
+
+  it('ignores unknown fields, top-level and nested', async () => {
+    await runningMachine();
+    const allocation = { id: 'alloc-1', generation: 4, allocatedAt: '2024-05-01T12:00:00Z' };
+    await driver.writeUnitSignal(
+      'unit-1',
+      spec(2, {
+        fromTheFuture: { anything: true },
+        allocation: { ...allocation, zone: 'eu-1' },
+        publicEndpoints: [
+          { protocols: ['udp'], internal_port: 27960, address: '203.0.113.7:27960', weight: 3 },
+        ],
+        userData: { kept: { as: 'is' } },
+      }),
+    );
+    expect(await acknowledged(2)).toMatchObject({ lastError: null });
+    expect(await probe.appliedContract('unit-1')).toEqual(
+      spec(2, {
+        allocation,
+        publicEndpoints: [{ protocols: ['udp'], internal_port: 27960, address: '203.0.113.7:27960' }],
+        userData: { kept: { as: 'is' } },
+      }),
+    );
+  });
+
+  it('refuses a generation lower than the one acknowledged', async () => {
+    await runningMachine();
+    await driver.writeUnitSignal('unit-1', spec(5));
+    await acknowledged(5);
+    await driver.writeUnitSignal('unit-1', spec(4, { labels: { lowered: 'yes' } }));
+    const status = await refused(4);
+    expect(status.observedGeneration).toBe(5);
+    expect(status.lastError!.errors).toEqual([
+      { pointer: '/generation', message: expect.stringContaining('5') },
+    ]);
+    expect(await probe.appliedContract('unit-1')).toEqual(spec(5));
+  });
+
+  it('restarts an agent killed with SIGKILL, which acknowledges again', async () => {
+    const pid = await runningMachine();
+    kill9(pid);
+    await statusWhere('unit-1', 'the unit stopped', (s) => s.state === 'stopped');
+    await driver.writeUnitSignal('unit-1', spec(2));
+    await driver.startUnit(machine);
+    const restarted = await probe.agentPid('unit-1');
+    expect(restarted).not.toBe(pid);
+    expect(await acknowledged(2)).toMatchObject({ state: 'running', lastError: null });
+    expect(await probe.processes()).toEqual([restarted]);
+  });
+
+  it('lets a second driver on the same data directory adopt a running unit', async () => {
+    const pid = await runningMachine();
+    const second = subject.make(dataDir);
+    others.push(second);
+    await second.startUnit(machine);
+    expect(await probe.agentPid('unit-1')).toBe(pid);
+    expect(await probe.processes()).toEqual([pid]);
+    expect(await second.unitStatus('unit-1')).toEqual({
+      state: 'running',
+      observedGeneration: 1,
+      lastError: null,
+    });
+    await second.writeUnitSignal('unit-1', spec(2));
+    await acknowledged(2);
+    // Closing a driver leaves its units running.
+    await second.close();
+    expect((await driver.unitStatus('unit-1')).state).toBe('running');
+  });
+
+  it('runs a workload command in its volume with the unit env and the contract endpoints', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    const endpoints = [{ protocols: ['tcp'], internal_port: 8080, address: 'app.example.test:443' }];
+    await driver.writeUnitSignal('unit-1', spec(1, { publicEndpoints: endpoints }));
+    const script = [
+      "const fs = require('node:fs');",
+      "fs.writeFileSync('seen.json', JSON.stringify({ endpoints: process.env.SVC_PUBLIC_ENDPOINTS, motd: process.env.MOTD, pid: process.pid }));",
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    await driver.startUnit({
+      id: 'unit-1',
+      kind: 'workload',
+      volumeId: 'vol-1',
+      command: [process.execPath, '-e', script],
+      env: { MOTD: 'hello' },
+    });
+    const seen = await eventually('the workload wrote seen.json', async () => {
+      const text = await probe.readVolumeFile('vol-1', 'seen.json');
+      return text ? (JSON.parse(text) as { endpoints: string; motd: string; pid: number }) : undefined;
+    });
+    expect(JSON.parse(seen.endpoints)).toEqual(endpoints);
+    expect(seen.motd).toBe('hello');
+    await acknowledged(1);
+    const agent = await probe.agentPid('unit-1');
+    expect((await probe.processes()).sort()).toEqual([agent, seen.pid].sort());
+
+    await driver.close({ stopUnits: true });
+    expect(await probe.processes()).toEqual([]);
+    expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
+  });
+});

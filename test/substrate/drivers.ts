@@ -1,0 +1,100 @@
+// The drivers the behaviour suite runs over, each with a probe: how a test looks inside that driver's
+// volumes and units and at its processes, the way an operator on the node could.
+import { readdir, readFile, readlink, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
+import { createLocalDriver } from '../../server/src/substrate/local/driver.js';
+import { signal } from '../../server/src/substrate/local/proc.js';
+
+export interface Probe {
+  /** Writes a file on the volume, as a process of the machine could. */
+  writeVolumeFile(volumeId: string, path: string, content: string): Promise<void>;
+  /** A file's text on the volume, or null. */
+  readVolumeFile(volumeId: string, path: string): Promise<string | null>;
+  /** The volume's top-level entries, or null when the volume does not exist. */
+  volumeEntries(volumeId: string): Promise<string[] | null>;
+  /** The contract the unit's agent applied (what it was told, unknown fields dropped), or null. */
+  appliedContract(unitId: string): Promise<Record<string, unknown> | null>;
+  /** The pid of the unit's agent as recorded, or null. */
+  agentPid(unitId: string): Promise<number | null>;
+  /** Every live process the driver's units consist of (agents and workloads). */
+  processes(): Promise<number[]>;
+}
+
+export interface Subject {
+  name: string;
+  make(dataDir: string): SubstrateDriver;
+  probe(dataDir: string): Probe;
+}
+
+export const drivers: Subject[] = [
+  {
+    name: 'local',
+    make: (dataDir) => createLocalDriver({ dataDir }),
+    probe: (dataDir) => localProbe(dataDir),
+  },
+];
+
+function localProbe(dataDir: string): Probe {
+  const volume = (id: string, path = '') => join(dataDir, 'volumes', id, path);
+  return {
+    async writeVolumeFile(volumeId, path, content) {
+      await mkdir(dirname(volume(volumeId, path)), { recursive: true });
+      await writeFile(volume(volumeId, path), content);
+    },
+    readVolumeFile: (volumeId, path) => orNull(readFile(volume(volumeId, path), 'utf8')),
+    volumeEntries: (volumeId) => orNull(readdir(volume(volumeId))),
+    async appliedContract(unitId) {
+      const text = await orNull(readFile(join(dataDir, 'units', unitId, 'applied', 'contract.json'), 'utf8'));
+      return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+    },
+    async agentPid(unitId) {
+      const text = await orNull(readFile(join(dataDir, 'units', unitId, 'agent.pid'), 'utf8'));
+      return text === null ? null : Number(text.trim());
+    },
+    processes: () => processesUnder(dataDir),
+  };
+}
+
+/** Live processes whose arguments name something under `dir`, or whose working directory is there. */
+export async function processesUnder(dir: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    const args = (await orNull(readFile(`/proc/${pid}/cmdline`, 'utf8'))) ?? '';
+    const cwd = (await orNull(readlink(`/proc/${pid}/cwd`))) ?? '';
+    // An empty cmdline is a zombie (or a kernel thread): not running anything.
+    if (args !== '' && (args.includes(dir) || cwd.startsWith(dir))) found.push(pid);
+  }
+  return found;
+}
+
+export function kill9(pid: number): void {
+  signal(pid, 'SIGKILL');
+}
+
+async function orNull<T>(promise: Promise<T>): Promise<T | null> {
+  try {
+    return await promise;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES' || code === 'ENOTDIR') return null;
+    throw err;
+  }
+}
+
+/** Polls until `check` answers something other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,184 @@
+// What only the local driver does: processes of this machine, files under DATA_DIR, and the safety nets
+// around both (pid reuse, orphans, a deleted data directory).
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { UnitSignalSpec } from '../../generated/unit-signal.js';
+import type { UnitStatus } from '../../server/src/substrate/driver.js';
+import { createSubstrate } from '../../server/src/substrate/index.js';
+import { createLocalDriver, type LocalDriver } from '../../server/src/substrate/local/driver.js';
+import { pidAlive } from '../../server/src/substrate/local/proc.js';
+import { eventually, kill9, processesUnder } from './drivers.js';
+
+const spec = (generation: number): UnitSignalSpec => ({
+  unitId: 'unit-1',
+  key: 'web',
+  contractVersion: 1,
+  generation,
+});
+
+let dataDir: string;
+let driver: LocalDriver;
+const unitDir = () => join(dataDir, 'units', 'unit-1');
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'svc-local-'));
+  driver = createLocalDriver({ dataDir });
+  await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+});
+
+afterEach(async () => {
+  await driver.close({ stopUnits: true });
+  expect(await processesUnder(dataDir)).toEqual([]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const statusWhere = (what: string, ok: (s: UnitStatus) => boolean) =>
+  eventually(what, async () => {
+    const status = await driver.unitStatus('unit-1');
+    return ok(status) ? status : undefined;
+  });
+const agentPid = async () => Number((await readFile(join(unitDir(), 'agent.pid'), 'utf8')).trim());
+const agentStatusFile = async () =>
+  JSON.parse(await readFile(join(unitDir(), 'status.json'), 'utf8')) as Record<string, unknown>;
+
+describe('local driver', () => {
+  it('reports the installed image of a machine', async () => {
+    await driver.installImage('vol-1', 'debian-12');
+    await driver.writeUnitSignal('unit-1', spec(1));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    await statusWhere('generation 1', (s) => s.observedGeneration === 1);
+    expect(await agentStatusFile()).toMatchObject({
+      osImage: 'debian-12',
+      agentPid: await agentPid(),
+      lastError: null,
+    });
+  });
+
+  it('refuses a contract file that is not JSON, naming the whole document', async () => {
+    await driver.writeUnitSignal('unit-1', spec(1));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    await statusWhere('generation 1', (s) => s.observedGeneration === 1);
+    await writeFile(join(unitDir(), 'unit-signal.json'), '{"generation": 2, "key": "secret-looking');
+    const status = await statusWhere('a refusal', (s) => s.lastError !== null);
+    expect(status).toMatchObject({
+      observedGeneration: 1,
+      lastError: { generation: -1, errors: [{ pointer: '', message: 'is not valid JSON' }] },
+    });
+    const log = await readFile(join(unitDir(), 'agent.log'), 'utf8');
+    expect(log).toContain('refused contract generation -1');
+    expect(log).not.toContain('secret-looking');
+  });
+
+  it('keeps the acknowledged generation across agent restarts', async () => {
+    await driver.writeUnitSignal('unit-1', spec(5));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    await statusWhere('generation 5', (s) => s.observedGeneration === 5);
+    await driver.stopUnit('unit-1');
+    await driver.writeUnitSignal('unit-1', spec(3));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    const status = await statusWhere('generation 3 refused', (s) => s.lastError?.generation === 3);
+    expect(status.observedGeneration).toBe(5);
+  });
+
+  it('does not take a reused pid for the unit agent', async () => {
+    await driver.writeUnitSignal('unit-1', spec(1));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    await driver.stopUnit('unit-1');
+    // agent.pid naming a live process that is not this unit's agent: this very test process.
+    await writeFile(join(unitDir(), 'agent.pid'), `${process.pid}\n`);
+    expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
+    await driver.stopUnit('unit-1');
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    expect(await agentPid()).not.toBe(process.pid);
+    expect((await driver.unitStatus('unit-1')).state).toBe('running');
+  });
+
+  it('ends the workload a killed agent left behind when the unit starts again', async () => {
+    const unit = {
+      id: 'unit-1',
+      kind: 'workload' as const,
+      volumeId: 'vol-1',
+      command: [
+        process.execPath,
+        '-e',
+        "require('node:fs').appendFileSync('pids', process.pid + '\\n'); setInterval(() => {}, 1000);",
+      ],
+    };
+    const workloadPids = async () =>
+      (await readFile(join(dataDir, 'volumes', 'vol-1', 'pids'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+    await driver.startUnit(unit);
+    const [orphan] = await eventually('the workload', async () =>
+      (await workloadPids()).length === 1 ? workloadPids() : undefined,
+    );
+    kill9(await agentPid());
+    await statusWhere('the agent gone', (s) => s.state === 'stopped');
+    expect(pidAlive(orphan!)).toBe(true);
+
+    await driver.startUnit(unit);
+    const pids = await eventually('a new workload', async () =>
+      (await workloadPids()).length === 2 ? workloadPids() : undefined,
+    );
+    await eventually('the orphan ended', async () =>
+      (await processesUnder(dataDir)).includes(orphan!) ? undefined : true,
+    );
+    expect((await processesUnder(dataDir)).sort()).toEqual([await agentPid(), pids[1]].sort());
+  });
+
+  it('one agent survives two drivers starting the same unit at once', async () => {
+    const other = createLocalDriver({ dataDir });
+    const unit = { id: 'unit-1', kind: 'machine' as const, volumeId: 'vol-1' };
+    await Promise.all([driver.startUnit(unit), other.startUnit(unit)]);
+    const agents = async () => (await processesUnder(dataDir)).filter((pid) => pidAlive(pid));
+    const [survivor] = await eventually('one agent left', async () =>
+      (await agents()).length === 1 ? agents() : undefined,
+    );
+    expect(survivor).toBe(await agentPid());
+    expect((await driver.unitStatus('unit-1')).state).toBe('running');
+  });
+
+  it('agents exit by themselves when their unit directory is deleted', async () => {
+    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: null });
+    const pid = await agentPid();
+    // Once the agent runs (its status names it), not while it boots.
+    await eventually('the agent reporting', async () =>
+      (await agentStatusFile().catch(() => null))?.agentPid === pid ? true : undefined,
+    );
+    await rm(unitDir(), { recursive: true, force: true });
+    await eventually('the agent exited', async () => (pidAlive(pid) ? undefined : true));
+  });
+
+  it('refuses ids that are not a plain path segment and volumes that were never made', async () => {
+    await expect(driver.ensureVolume({ id: '..', sizeGb: 1 })).rejects.toThrow(/invalid volume id/);
+    await expect(driver.deleteVolume('../units')).rejects.toThrow(/invalid volume id/);
+    await expect(driver.startUnit({ id: 'a/b', kind: 'machine', volumeId: 'vol-1' })).rejects.toThrow(
+      /invalid unit id/,
+    );
+    await expect(driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-2' })).rejects.toThrow(
+      /does not exist/,
+    );
+    expect((await driver.unitStatus('unit-1')).state).toBe('absent');
+  });
+
+  it('checks the machine login that resetMachineAccess set', async () => {
+    const { username, password } = await driver.resetMachineAccess('unit-1', 'vol-1');
+    expect(await driver.checkMachineAccess('vol-1', username, password)).toBe(true);
+    expect(await driver.checkMachineAccess('vol-1', username, `${password}x`)).toBe(false);
+    expect(await driver.checkMachineAccess('vol-1', 'admin', password)).toBe(false);
+    await driver.resetMachineAccess('unit-1', 'vol-1');
+    expect(await driver.checkMachineAccess('vol-1', username, password)).toBe(false);
+  });
+});
+
+describe('createSubstrate', () => {
+  it('builds the local driver and says kubernetes is not built yet', () => {
+    expect(createSubstrate('local', { dataDir }).name).toBe('local');
+    expect(() => createSubstrate('kubernetes', { dataDir })).toThrow(
+      /^SUBSTRATE=kubernetes is not built yet: /,
+    );
+  });
+});

@@ -1,0 +1,68 @@
+// Services for the document-2 tests: the catalog's fixed product ids (migration 0013), and provisioning
+// through the real staff route, waiting for the operation the worker runs on the app's local substrate.
+import type { components, SvcClient } from '@svcplatform/sdk';
+
+export const PRODUCTS = {
+  'vps-small': '5c0a7a10-0000-4000-8000-000000000001',
+  'block-game': '5c0a7a10-0000-4000-8000-000000000002',
+  'arena-game': '5c0a7a10-0000-4000-8000-000000000003',
+  'web-app': '5c0a7a10-0000-4000-8000-000000000004',
+} as const;
+export type ProductSlug = keyof typeof PRODUCTS;
+
+export type Operation = components['schemas']['Operation'];
+
+/** Polls the operation until it ends (any reader of the service will do); throws after `timeoutMs`. */
+export async function awaitOperation(
+  reader: SvcClient,
+  serviceId: string,
+  operationId: string,
+  timeoutMs = 30_000,
+): Promise<Operation> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
+    const op = await reader.serviceOperationGet({ path: { id: serviceId, operation_id: operationId } });
+    if (op.status === 'succeeded' || op.status === 'failed' || op.status === 'cancelled') return op;
+    if (Date.now() > deadline) throw new Error(`operation ${operationId} still ${op.status} (${op.phase ?? '-'})`);
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+export interface Provisioned {
+  subscriptionId: string;
+  serviceInstanceId: string;
+  operationId: string;
+  /** The machine (VPS) or workload: the primary resource. */
+  primaryResourceId: string;
+  volumeResourceId: string;
+  operation: Operation;
+}
+
+/**
+ * POST /admin/subscriptions as `staff` (an elevated session, or a token, of a user holding
+ * manage_services), then waits for provisioning to end. Throws unless it succeeded.
+ */
+export async function provisionService(
+  staff: SvcClient,
+  input: { projectId: string; productSlug?: ProductSlug; osImage?: string; name?: string },
+): Promise<Provisioned> {
+  const created = await staff.adminSubscriptionCreate({
+    body: {
+      project_id: input.projectId,
+      product_id: PRODUCTS[input.productSlug ?? 'vps-small'],
+      name: input.name ?? 'Test server',
+      ...(input.osImage ? { os_image: input.osImage } : {}),
+    },
+  });
+  const operation = await awaitOperation(staff, created.service_instance_id, created.operation_id);
+  if (operation.status !== 'succeeded') throw new Error(`provisioning ${operation.status}: ${operation.error ?? ''}`);
+  const { resources } = await staff.serviceInstanceResourceList({ path: { id: created.service_instance_id } });
+  return {
+    subscriptionId: created.subscription_id,
+    serviceInstanceId: created.service_instance_id,
+    operationId: created.operation_id,
+    primaryResourceId: resources.find((r) => r.role === 'primary')!.id,
+    volumeResourceId: resources.find((r) => r.kind === 'volume')!.id,
+    operation,
+  };
+}
