@@ -229,6 +229,13 @@ export async function stateReader(sql: Sql): Promise<() => Promise<Record<string
     })
     .join(' union all ');
   return async () => {
+    // An allowed case may have started an operation (provisioning) that still writes: read once it ended.
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const [busy] = await sql`select 1 from service_operations where status in ('queued', 'running') limit 1`;
+      if (!busy) break;
+      if (Date.now() > deadline) throw new Error('an operation is still running after 30 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const rows = await sql.unsafe<{ name: string; digest: string }[]>(query);
     return Object.fromEntries(rows.map((r) => [r.name, r.digest]));
   };

@@ -99,6 +99,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   applicationUsersLookup: (f) => ({ ids: [f.user.id] }),
   // A registrable domain (a sampled string is none); a second add re-reads the claim, so it may repeat.
   domainAdd: () => ({ domain: 'matrix-claim.com' }),
+  // Provisioning into project P, a product of the embedded catalog (migration 0013) that takes no image.
+  adminSubscriptionCreate: (f) => ({ project_id: f.project.id, product_id: '5c0a7a10-0000-4000-8000-000000000003' }),
 };
 
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
@@ -129,6 +131,8 @@ const PATTERNS: Record<string, () => string> = {
   [String.raw`^(?:_platform|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)$`]:
     () => `m-${unique()}.example`,
   '^#[0-9A-Fa-f]{6}$': () => '#123456',
+  // A name that is not blank (a service's).
+  '\\S': () => `Sample ${unique()}`,
   '^-?[0-9]{1,12}(\\.[0-9]{1,2})?$': () => '0.00',
   '^[0-9]{1,12}(\\.[0-9]{1,2})?$': () => '0.00',
 };

@@ -25,10 +25,14 @@ describe.each(drivers)('$name driver', (subject) => {
   });
 
   afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await driver.close({ stopUnits: true });
-    expect(await probe.processes()).toEqual([]);
-    await rm(dataDir, { recursive: true, force: true });
+    try {
+      for (const other of others.splice(0)) await other.close();
+      await driver.close({ stopUnits: true });
+      expect(await probe.processes()).toEqual([]);
+    } finally {
+      // Also after a failure: an agent whose unit directory is gone exits by itself.
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   /** Waits until the unit's status satisfies `ok`, answering it. */

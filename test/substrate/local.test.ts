@@ -1,6 +1,6 @@
 // What only the local driver does: processes of this machine, files under DATA_DIR, and the safety nets
 // around both (pid reuse, orphans, a deleted data directory).
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -29,9 +29,13 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await driver.close({ stopUnits: true });
-  expect(await processesUnder(dataDir)).toEqual([]);
-  await rm(dataDir, { recursive: true, force: true });
+  try {
+    await driver.close({ stopUnits: true });
+    expect(await processesUnder(dataDir)).toEqual([]);
+  } finally {
+    // Also after a failure: an agent whose unit directory is gone exits by itself.
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
 
 const statusWhere = (what: string, ok: (s: UnitStatus) => boolean) =>
@@ -141,6 +145,23 @@ describe('local driver', () => {
     expect((await driver.unitStatus('unit-1')).state).toBe('running');
   });
 
+  it('an agent gives way when agent.pid comes to name another running agent', async () => {
+    const unit = { id: 'unit-1', kind: 'machine' as const, volumeId: 'vol-1' };
+    await driver.startUnit(unit);
+    const first = await agentPid();
+    await eventually('the first agent reporting', async () =>
+      (await agentStatusFile().catch(() => null))?.agentPid === first ? true : undefined,
+    );
+    // The record lost (a pid no process has): the driver takes the unit for stopped and starts another.
+    await writeFile(join(unitDir(), 'agent.pid'), '2147483646\n');
+    await driver.startUnit(unit);
+    const second = await agentPid();
+    expect(second).not.toBe(first);
+    await eventually('only the second agent left', async () =>
+      (await processesUnder(dataDir)).join() === String(second) ? true : undefined,
+    );
+  });
+
   it('agents exit by themselves when their unit directory is deleted', async () => {
     await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: null });
     const pid = await agentPid();
@@ -162,6 +183,23 @@ describe('local driver', () => {
       /does not exist/,
     );
     expect((await driver.unitStatus('unit-1')).state).toBe('absent');
+  });
+
+  it('neither deletes nor writes through symlinks a machine left on its volume', async () => {
+    const outside = join(dataDir, 'outside');
+    await mkdir(join(outside, '.ssh'), { recursive: true });
+    await writeFile(join(outside, '.ssh', 'authorized_keys'), 'operator key');
+    const rootfs = join(dataDir, 'volumes', 'vol-1', 'rootfs');
+    await mkdir(join(rootfs, 'home'), { recursive: true });
+    await symlink(outside, join(rootfs, 'home', 'evil'));
+    await driver.resetMachineAccess('unit-1', 'vol-1');
+    expect(await readFile(join(outside, '.ssh', 'authorized_keys'), 'utf8')).toBe('operator key');
+
+    await rm(join(rootfs, 'etc'), { recursive: true });
+    await symlink(outside, join(rootfs, 'etc'));
+    await expect(driver.resetMachineAccess('unit-1', 'vol-1')).rejects.toThrow(/leads outside its volume/);
+    await expect(driver.installImage('vol-1', 'debian-12')).rejects.toThrow(/leads outside its volume/);
+    expect((await readdir(outside)).sort()).toEqual(['.ssh']);
   });
 
   it('checks the machine login that resetMachineAccess set', async () => {

@@ -34,8 +34,8 @@
 //                               with the primary-role inconsistency said in words
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
-// run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none: every generated command
-// of a paged operation takes --all (commands/operation-command.ts).
+// run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
+// every generated command of a paged operation takes --all (commands/operation-command.ts).
 import type { SessionClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
 import type { CliOperation } from '../operation.js';

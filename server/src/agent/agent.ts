@@ -110,6 +110,12 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
     })());
   const watch = watchUnitDir(unitDir, UNIT_FILES.signal, {
     change: () => void check(),
+    tick: () =>
+      void displaced(unitDir).then((other) => {
+        if (other === null || stopping) return;
+        log.warn(`agent.pid names another running agent of this unit (pid ${other}); stopping`);
+        void stop();
+      }),
     gone: () => {
       log.info('unit directory is gone; stopping');
       void stop();
@@ -134,6 +140,17 @@ async function claimUnit(unitDir: string): Promise<boolean> {
     return mine || (Number.isInteger(pid) && pid > 0 && (await runsWithArg(pid, unitDir)));
   }, CLAIM_TIMEOUT_MS);
   return mine;
+}
+
+/**
+ * A unit has one agent, the one agent.pid names. Should a driver have recorded another while this one
+ * runs, this one gives way, or two would run the same workload. A missing file displaces nobody (the
+ * driver removes it only after this agent stopped).
+ */
+async function displaced(unitDir: string): Promise<number | null> {
+  const pid = Number((await readIfPresent(join(unitDir, UNIT_FILES.agentPid)).catch(() => null))?.trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
+  return (await runsWithArg(pid, unitDir)) ? pid : null;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -11,8 +11,15 @@ export interface UnitWatch {
 export function watchUnitDir(
   unitDir: string,
   fileName: string,
-  on: { change: () => void; gone: () => void },
-  pollMs = 500,
+  on: {
+    /** The file may have changed. */
+    change: () => void;
+    /** Every poll while the directory is there (after change). */
+    tick: () => void;
+    /** The directory is gone. */
+    gone: () => void;
+  },
+  pollMs = 1_000,
 ): UnitWatch {
   let watcher: FSWatcher | null = null;
   try {
@@ -29,7 +36,10 @@ export function watchUnitDir(
   }
   const timer = setInterval(() => {
     stat(unitDir).then(
-      () => on.change(),
+      () => {
+        on.change();
+        on.tick();
+      },
       (err: NodeJS.ErrnoException) => {
         if (err.code === 'ENOENT') on.gone();
       },

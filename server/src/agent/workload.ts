@@ -40,6 +40,8 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
   let restart: NodeJS.Timeout | null = null;
   let stopping = false;
   let failures = 0;
+  // The pid file's last write, so stop() removes the file after it and not before.
+  let recording: Promise<void> = Promise.resolve();
 
   function launch(): void {
     restart = null;
@@ -71,7 +73,7 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
     if (proc.pid !== undefined) {
       log.info(`workload started (pid ${proc.pid})`);
       const record: PidRecord = { pid: proc.pid, group: process.pid };
-      writeJsonAtomic(pidFile, record).catch(() => log.warn('could not record the workload pid'));
+      recording = writeJsonAtomic(pidFile, record).catch(() => log.warn('could not record the workload pid'));
     }
   }
 
@@ -91,6 +93,7 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
           await exited;
         }
       }
+      await recording;
       await rm(pidFile, { force: true });
     },
   };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { MachineAccess } from '../driver.js';
 import { readIfPresent, writeJsonAtomic } from './atomic-file.js';
 import { ROOTFS, type LocalLayout } from './layout.js';
-import { existingVolume } from './volumes.js';
+import { assertInsideVolume, existingVolume, insideVolume } from './volumes.js';
 
 /** Where the machine's access is recorded, relative to the volume. */
 export const ACCESS_FILE = join(ROOTFS, 'etc', 'svc-access.json');
@@ -47,7 +47,9 @@ export async function resetMachineAccess(
   volumeId: string,
 ): Promise<MachineAccess> {
   const volume = await existingVolume(layout, volumeId);
-  for (const path of await credentialPaths(volume)) await rm(path, { recursive: true, force: true });
+  for (const path of await credentialPaths(volume)) {
+    if (await insideVolume(volume, path)) await rm(path, { recursive: true, force: true });
+  }
 
   // 144 bits, base64url: 24 characters a person can still type.
   const password = randomBytes(18).toString('base64url');
@@ -64,6 +66,7 @@ export async function resetMachineAccess(
     },
     createdAt: new Date().toISOString(),
   };
+  await assertInsideVolume(volume, join(volume, ACCESS_FILE));
   await mkdir(join(volume, ROOTFS, 'etc'), { recursive: true, mode: 0o755 });
   await writeJsonAtomic(join(volume, ACCESS_FILE), record, 0o600);
   return { username: USERNAME, password };

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readIfPresent, writeFileAtomic } from './atomic-file.js';
 import { IMAGE_FILE, ROOTFS, type LocalLayout } from './layout.js';
-import { existingVolume } from './volumes.js';
+import { assertInsideVolume, existingVolume } from './volumes.js';
 
 const IMAGE_ID = /^[a-z0-9]+([.-][a-z0-9]+)*$/;
 
@@ -52,14 +52,17 @@ export function osReleaseText(imageId: string): string {
 
 export async function installImage(layout: LocalLayout, volumeId: string, imageId: string): Promise<void> {
   checkImageId(imageId);
-  const rootfs = join(await existingVolume(layout, volumeId), ROOTFS);
+  const volume = await existingVolume(layout, volumeId);
+  const rootfs = join(volume, ROOTFS);
+  // Only etc/ is written into; the other directories are made when missing and left as they are.
+  await assertInsideVolume(volume, join(rootfs, 'etc', 'os-release'));
   await mkdir(join(rootfs, 'etc'), { recursive: true, mode: 0o755 });
   await mkdir(join(rootfs, 'root'), { recursive: true, mode: 0o700 });
   await mkdir(join(rootfs, 'home'), { recursive: true, mode: 0o755 });
   await mkdir(join(rootfs, 'tmp'), { recursive: true, mode: 0o755 });
   await writeFileAtomic(join(rootfs, 'etc', 'os-release'), osReleaseText(imageId), 0o644);
   // Last: an interrupted install does not claim to be one.
-  await writeFileAtomic(join(layout.volumeDir(volumeId), IMAGE_FILE), `${imageId}\n`, 0o644);
+  await writeFileAtomic(join(volume, IMAGE_FILE), `${imageId}\n`, 0o644);
 }
 
 export async function installedImage(layout: LocalLayout, volumeId: string): Promise<string | null> {

@@ -43,12 +43,16 @@ export async function processGroup(pid: number): Promise<number | null | undefin
   }
 }
 
-/** Sends a signal; a process already gone is fine. */
+/**
+ * Sends a signal; a process already gone is fine, and so is one we may not signal (EPERM: it is not
+ * ours, so it is not one of the units).
+ */
 export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ESRCH' && code !== 'EPERM') throw err;
   }
 }
 

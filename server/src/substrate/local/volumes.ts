@@ -1,8 +1,8 @@
 // Volumes of the local substrate: directories under DATA_DIR/volumes, private to the platform's user.
 // No size limit is enforced here (a directory has no quota without root); VolumeSpec.sizeGb is the
 // catalog's promise, kept by the Kubernetes driver's storage class.
-import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import type { VolumeSpec } from '../driver.js';
 import type { LocalLayout } from './layout.js';
 
@@ -31,4 +31,28 @@ export async function existingVolume(layout: LocalLayout, volumeId: string): Pro
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   throw new Error(`volume ${volumeId} does not exist`);
+}
+
+/**
+ * Whether `path` (under the volume) really lies inside it: what a machine's user wrote on the volume may
+ * include symlinks (rootfs/home/x -> /), and the driver must not write or delete through them. The last
+ * component is not resolved (removing a symlink removes the link).
+ */
+export async function insideVolume(volumeDir: string, path: string): Promise<boolean> {
+  const root = await realpath(volumeDir);
+  let parent = dirname(path);
+  // The nearest existing ancestor decides: what does not exist yet will be made inside it.
+  for (;;) {
+    try {
+      const real = await realpath(parent);
+      return real === root || real.startsWith(root + sep);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || parent === volumeDir) throw err;
+      parent = dirname(parent);
+    }
+  }
+}
+
+export async function assertInsideVolume(volumeDir: string, path: string): Promise<void> {
+  if (!(await insideVolume(volumeDir, path))) throw new Error(`${path} leads outside its volume`);
 }
