@@ -2514,7 +2514,7 @@ export type paths = {
          *     (the installed one allowed): `confirm` must be true; an image that is disabled, whose minimum CPU,
          *     memory or storage the plan does not meet, or whose monthly fee differs from the installed image's is
          *     400 `invalid-field-value`; a resource that is not the virtual machine of a VPS service is 422
-         *     `not-a-virtual-machine`; the subscription must be `active` (else 422 `service-not-serviceable`).
+         *     `not-a-virtual-machine`; the subscription must be `active` (else 422 `subscription-not-serviceable`).
          *     Owners, Admins and Members (not Billing) of the service's organization; anyone else gets the 404 of
          *     an unknown id. The rebuild is an operation: it waits behind a backup, restore or deployment that
          *     holds the service, and a reinstall already queued or running is 409 `operation-in-progress`. It
@@ -2553,7 +2553,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "service-not-serviceable" | "subscription-ended" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";

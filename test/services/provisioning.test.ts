@@ -23,8 +23,13 @@ beforeAll(async () => {
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
   staff = await staffMember(app, smtp, 'svc-staff', ['manage_services']);
   owner = await signedIn(app, smtp, 'svc-owner');
-  orgId = (await owner.api.organizationCreate({ body: { name: 'Hosting', slug: `hosting-${Date.now().toString(36)}` } })).id;
-  projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Prod', slug: 'prod' } })).id;
+  orgId = (
+    await owner.api.organizationCreate({
+      body: { name: 'Hosting', slug: `hosting-${Date.now().toString(36)}` },
+    })
+  ).id;
+  projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Prod', slug: 'prod' } }))
+    .id;
   vps = await provisionService(staff.elevated, { projectId, name: 'Web server' });
 });
 afterAll(async () => {
@@ -43,7 +48,12 @@ async function provisioningRows(): Promise<number> {
 
 describe('provisioning a VPS', () => {
   it('makes an active service with its machine and volume, the default image installed', async () => {
-    expect(vps.operation).toMatchObject({ kind: 'provision', status: 'succeeded', progress_percent: 100, error: null });
+    expect(vps.operation).toMatchObject({
+      kind: 'provision',
+      status: 'succeeded',
+      progress_percent: 100,
+      error: null,
+    });
     const service = await owner.api.serviceInstanceGet({ path: { id: vps.serviceInstanceId } });
     expect(service).toMatchObject({
       name: 'Web server',
@@ -56,8 +66,20 @@ describe('provisioning a VPS', () => {
     const list = await owner.api.serviceInstanceResourceList({ path: { id: vps.serviceInstanceId } });
     expect(list.primary_role_is_inconsistent).toBe(false);
     expect(list.resources).toEqual([
-      expect.objectContaining({ kind: 'virtual_machine', role: 'primary', status: 'running', is_declared_primary: true, os_image: 'debian-12' }),
-      expect.objectContaining({ kind: 'volume', role: 'storage', status: 'running', is_declared_primary: false, os_image: null }),
+      expect.objectContaining({
+        kind: 'virtual_machine',
+        role: 'primary',
+        status: 'running',
+        is_declared_primary: true,
+        os_image: 'debian-12',
+      }),
+      expect.objectContaining({
+        kind: 'volume',
+        role: 'storage',
+        status: 'running',
+        is_declared_primary: false,
+        os_image: null,
+      }),
     ]);
     expect(await owner.api.serviceInstanceList({ path: { id: projectId } })).toEqual([service]);
   });
@@ -73,44 +95,69 @@ describe('provisioning a VPS', () => {
     expect(status.observedGeneration).toBe(Number(row!.signal_generation));
     expect(row!.observed_generation).toBe(row!.signal_generation);
     const contract = await substrate.readUnitSignal(vps.primaryResourceId);
-    expect(contract).toMatchObject({ unitId: vps.primaryResourceId, contractVersion: 1, generation: Number(row!.signal_generation) });
+    expect(contract).toMatchObject({
+      unitId: vps.primaryResourceId,
+      contractVersion: 1,
+      generation: Number(row!.signal_generation),
+    });
     expect(contract!.publicEndpoints).toEqual([
-      expect.objectContaining({ protocols: ['tcp'], internal_port: 22, address: expect.stringMatching(/^web-server-/) }),
+      expect.objectContaining({
+        protocols: ['tcp'],
+        internal_port: 22,
+        address: expect.stringMatching(/^web-server-/),
+      }),
     ]);
   });
 
-  it('audits subscription.activated in the project\'s organization, and prices the subscription', async () => {
+  it("audits subscription.activated in the project's organization, and prices the subscription", async () => {
     const entries = await auditEntries(app, orgId);
     expect(entries.find((e) => e.action === 'subscription.activated')).toMatchObject({
       actor_user_id: staff.id,
       target_id: vps.subscriptionId,
     });
-    const [sub] = await app.sql`select status, price::text, currency from subscriptions where id = ${vps.subscriptionId}`;
+    const [sub] =
+      await app.sql`select status, price::text, currency from subscriptions where id = ${vps.subscriptionId}`;
     expect(sub).toEqual({ status: 'active', price: '6.50', currency: 'EUR' });
   });
 
-  it('lists the subscription\'s resources with the service instance summary', async () => {
+  it("lists the subscription's resources with the service instance summary", async () => {
     const list = await owner.api.subscriptionResourceList({ path: { id: vps.subscriptionId } });
-    expect(list.service_instance).toEqual({ id: vps.serviceInstanceId, name: 'Web server', slug: 'web-server' });
+    expect(list.service_instance).toEqual({
+      id: vps.serviceInstanceId,
+      name: 'Web server',
+      slug: 'web-server',
+    });
     expect(list.resources.map((r) => r.kind)).toEqual(['virtual_machine', 'volume']);
   });
 
-  it('adds a paid image\'s fee to the price, and gives a second service of the same name its own slug', async () => {
+  it("adds a paid image's fee to the price, and gives a second service of the same name its own slug", async () => {
     const created = await staff.elevated.adminSubscriptionCreate({
-      body: { project_id: projectId, product_id: PRODUCTS['vps-small'], name: 'Web server', os_image: 'windows-server-2022' },
+      body: {
+        project_id: projectId,
+        product_id: PRODUCTS['vps-small'],
+        name: 'Web server',
+        os_image: 'windows-server-2022',
+      },
     });
     const [sub] = await app.sql`select price::text from subscriptions where id = ${created.subscription_id}`;
     expect(sub).toEqual({ price: '21.50' });
     const service = await owner.api.serviceInstanceGet({ path: { id: created.service_instance_id } });
     expect(service.slug).toBe('web-server-2');
-    expect((await awaitOperation(staff.elevated, created.service_instance_id, created.operation_id)).status).toBe('succeeded');
+    expect(
+      (await awaitOperation(staff.elevated, created.service_instance_id, created.operation_id)).status,
+    ).toBe('succeeded');
   });
 
   it('provisions a workload product without an image', async () => {
     const web = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Site' });
     const list = await owner.api.serviceInstanceResourceList({ path: { id: web.serviceInstanceId } });
     expect(list.resources).toEqual([
-      expect.objectContaining({ kind: 'workload', role: 'primary', is_declared_primary: true, os_image: null }),
+      expect.objectContaining({
+        kind: 'workload',
+        role: 'primary',
+        is_declared_primary: true,
+        os_image: null,
+      }),
       expect.objectContaining({ kind: 'volume', role: 'storage' }),
     ]);
     expect((await app.substrate!.unitStatus(web.primaryResourceId)).state).toBe('running');
@@ -128,9 +175,17 @@ describe('refusals change nothing', () => {
     ['an unknown project', () => body({ project_id: randomUUID() }), [404, 'not-found']],
     ['an unknown product', () => body({ product_id: randomUUID() }), [404, 'not-found']],
     ['a disabled image', () => body({ os_image: 'debian-11' }), [400, 'invalid-field-value']],
-    ['an image the plan cannot run', () => body({ os_image: 'ubuntu-24.04-desktop' }), [400, 'invalid-field-value']],
+    [
+      'an image the plan cannot run',
+      () => body({ os_image: 'ubuntu-24.04-desktop' }),
+      [400, 'invalid-field-value'],
+    ],
     ['an image of no product', () => body({ os_image: 'plan9' }), [400, 'invalid-field-value']],
-    ['an image for a workload product', () => body({ product_id: PRODUCTS['web-app'], os_image: 'debian-12' }), [400, 'invalid-field-value']],
+    [
+      'an image for a workload product',
+      () => body({ product_id: PRODUCTS['web-app'], os_image: 'debian-12' }),
+      [400, 'invalid-field-value'],
+    ],
     ['a blank name', () => body({ name: '   ' }), [400, 'invalid-request']],
   ] as const)('%s', async (_name, make, want) => {
     const before = await provisioningRows();
@@ -141,9 +196,18 @@ describe('refusals change nothing', () => {
   it('needs manage_services (403 forbidden) and an elevated session (403 elevation-required)', async () => {
     const other = await staffMember(app, smtp, 'svc-other', ['manage_users', 'manage_billing']);
     const before = await provisioningRows();
-    expect(await outcome(other.elevated.adminSubscriptionCreate({ body: body() }))).toEqual([403, 'forbidden']);
-    expect(await outcome(staff.plain.adminSubscriptionCreate({ body: body() }))).toEqual([403, 'elevation-required']);
-    expect(await outcome(owner.api.adminSubscriptionCreate({ body: body() }))).toEqual([403, 'elevation-required']);
+    expect(await outcome(other.elevated.adminSubscriptionCreate({ body: body() }))).toEqual([
+      403,
+      'forbidden',
+    ]);
+    expect(await outcome(staff.plain.adminSubscriptionCreate({ body: body() }))).toEqual([
+      403,
+      'elevation-required',
+    ]);
+    expect(await outcome(owner.api.adminSubscriptionCreate({ body: body() }))).toEqual([
+      403,
+      'elevation-required',
+    ]);
     expect(await provisioningRows()).toBe(before);
   });
 });
@@ -157,9 +221,12 @@ describe('Idempotency-Key', () => {
         body: { project_id: projectId, product_id: PRODUCTS['arena-game'], name: 'Arena' },
       });
     const answers = await Promise.all([send(), send(), send(), send()]);
-    console.log(await app.sql`select body::text, pg_typeof(body)::text from idempotency_keys where key = ${key}`, answers.map((a) => JSON.stringify(a)));
+    console.log(
+      await app.sql`select body::text, pg_typeof(body)::text from idempotency_keys where key = ${key}`,
+      answers.map((a) => JSON.stringify(a)),
+    );
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
-    const [{ n }] = await app.sql<{ n: number }[]>`
+    const [{ n }] = await app.sql<[{ n: number }]>`
       select count(*)::int as n from service_instances where project_id = ${projectId} and name = 'Arena'`;
     expect(n).toBe(1);
     expect(await send()).toEqual(answers[0]);
@@ -184,9 +251,9 @@ describe('Idempotency-Key', () => {
     expect(await provisioningRows()).toBe(before);
   });
 
-  it('keeps a refused request\'s key free, and forgets a key after 24 hours', async () => {
+  it("keeps a refused request's key free, and forgets a key after 24 hours", async () => {
     const key = randomUUID();
-    const send = (name: string, product = PRODUCTS['arena-game']) =>
+    const send = (name: string, product: string = PRODUCTS['arena-game']) =>
       staff.elevated.adminSubscriptionCreate({
         header: { 'Idempotency-Key': key },
         body: { project_id: projectId, product_id: product, name },
@@ -204,11 +271,16 @@ describe('suspend, resume, end', () => {
   it('suspends (the unit stops, a reinstall is refused), resumes (it runs again) and ends for good', async () => {
     const s = await provisionService(staff.elevated, { projectId, name: 'Lifecycle' });
     const path = { id: s.subscriptionId };
-    expect(await staff.elevated.adminSubscriptionSuspend({ path })).toMatchObject({ status: 'suspended', service_instance_id: s.serviceInstanceId });
+    expect(await staff.elevated.adminSubscriptionSuspend({ path })).toMatchObject({
+      status: 'suspended',
+      service_instance_id: s.serviceInstanceId,
+    });
     expect(await staff.elevated.adminSubscriptionSuspend({ path })).toMatchObject({ status: 'suspended' });
     await app.worker!.runDue();
     expect((await app.substrate!.unitStatus(s.primaryResourceId)).state).toBe('stopped');
-    expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe('suspended');
+    expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe(
+      'suspended',
+    );
     expect(
       await outcome(
         owner.api.vpsReinstall({
@@ -216,7 +288,7 @@ describe('suspend, resume, end', () => {
           body: { confirm: true, os_image: 'debian-12' },
         }),
       ),
-    ).toEqual([422, 'service-not-serviceable']);
+    ).toEqual([422, 'subscription-not-serviceable']);
 
     expect(await staff.elevated.adminSubscriptionResume({ path })).toMatchObject({ status: 'active' });
     await app.worker!.runDue();
@@ -227,14 +299,27 @@ describe('suspend, resume, end', () => {
     await app.worker!.runDue();
     expect((await app.substrate!.unitStatus(s.primaryResourceId)).state).toBe('absent');
     expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe('ended');
-    expect((await owner.api.serviceInstanceResourceList({ path: { id: s.serviceInstanceId } })).resources).toEqual([]);
-    expect(await outcome(staff.elevated.adminSubscriptionResume({ path }))).toEqual([422, 'subscription-ended']);
-    expect(await outcome(staff.elevated.adminSubscriptionSuspend({ path }))).toEqual([422, 'subscription-ended']);
+    expect(
+      (await owner.api.serviceInstanceResourceList({ path: { id: s.serviceInstanceId } })).resources,
+    ).toEqual([]);
+    expect(await outcome(staff.elevated.adminSubscriptionResume({ path }))).toEqual([
+      422,
+      'subscription-ended',
+    ]);
+    expect(await outcome(staff.elevated.adminSubscriptionSuspend({ path }))).toEqual([
+      422,
+      'subscription-ended',
+    ]);
     const actions = (await auditEntries(app, orgId)).map((e) => e.action);
-    expect(actions).toEqual(expect.arrayContaining(['subscription.suspended', 'subscription.resumed', 'subscription.ended']));
+    expect(actions).toEqual(
+      expect.arrayContaining(['subscription.suspended', 'subscription.resumed', 'subscription.ended']),
+    );
   });
 
   it('answers 404 for an unknown subscription', async () => {
-    expect(await outcome(staff.elevated.adminSubscriptionEnd({ path: { id: randomUUID() } }))).toEqual([404, 'not-found']);
+    expect(await outcome(staff.elevated.adminSubscriptionEnd({ path: { id: randomUUID() } }))).toEqual([
+      404,
+      'not-found',
+    ]);
   });
 });

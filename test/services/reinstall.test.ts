@@ -36,10 +36,16 @@ beforeAll(async () => {
     signedIn(app, smtp, 'ri-billing'),
     signedIn(app, smtp, 'ri-stranger'),
   ]);
-  orgId = (await owner.api.organizationCreate({ body: { name: 'Servers', slug: `servers-${Date.now().toString(36)}` } })).id;
+  orgId = (
+    await owner.api.organizationCreate({
+      body: { name: 'Servers', slug: `servers-${Date.now().toString(36)}` },
+    })
+  ).id;
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: member.userId, role: 'member' } });
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: billing.userId, role: 'billing' } });
-  projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Servers', slug: 'servers' } })).id;
+  projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Servers', slug: 'servers' } })
+  ).id;
   vps = await provisionService(staff.elevated, { projectId, name: 'Box' });
 });
 afterAll(async () => {
@@ -55,24 +61,39 @@ const reinstall = (c: Caller, body: { confirm: boolean; os_image: string }, targ
   });
 
 const operationCount = async () =>
-  (await app.sql<{ n: number }[]>`select count(*)::int as n from service_operations where kind = 'reinstall'`)[0]!.n;
+  (
+    await app.sql<{ n: number }[]>`select count(*)::int as n from service_operations where kind = 'reinstall'`
+  )[0]!.n;
 
 /** The machine as its resource row and volume say: what a refusal must leave alone. */
 async function machineState(target = vps) {
   const [row] = await app.sql`
     select status, os_image, signal_generation from service_resources where id = ${target.primaryResourceId}`;
-  return { row, image: await app.substrate!.installedImage(target.volumeResourceId), ops: await operationCount() };
+  return {
+    row,
+    image: await app.substrate!.installedImage(target.volumeResourceId),
+    ops: await operationCount(),
+  };
 }
 
-const volumePath = (p: Provisioned, ...rest: string[]) => join(app.substrateDir, 'volumes', p.volumeResourceId, ...rest);
+const volumePath = (p: Provisioned, ...rest: string[]) =>
+  join(app.substrateDir, 'volumes', p.volumeResourceId, ...rest);
 
 describe('refused, starting nothing', () => {
   it.each([
     ['confirm false', { confirm: false, os_image: 'debian-12' }, [400, 'invalid-field-value']],
     ['an image of no product', { confirm: true, os_image: 'plan9' }, [400, 'invalid-field-value']],
     ['a disabled image', { confirm: true, os_image: 'debian-11' }, [400, 'invalid-field-value']],
-    ['an image whose minimum storage the plan does not meet', { confirm: true, os_image: 'ubuntu-24.04-desktop' }, [400, 'invalid-field-value']],
-    ['an image whose monthly fee differs', { confirm: true, os_image: 'windows-server-2022' }, [400, 'invalid-field-value']],
+    [
+      'an image whose minimum storage the plan does not meet',
+      { confirm: true, os_image: 'ubuntu-24.04-desktop' },
+      [400, 'invalid-field-value'],
+    ],
+    [
+      'an image whose monthly fee differs',
+      { confirm: true, os_image: 'windows-server-2022' },
+      [400, 'invalid-field-value'],
+    ],
   ] as const)('%s: 400', async (_name, body, want) => {
     const before = await machineState();
     expect(await outcome(reinstall(owner, body))).toEqual(want);
@@ -81,11 +102,14 @@ describe('refused, starting nothing', () => {
 
   it('a missing confirm is 400 invalid-request', async () => {
     const before = await machineState();
-    const res = await fetch(`${app.baseUrl}/api/v2/service-instances/${vps.serviceInstanceId}/resources/${vps.primaryResourceId}/reinstall`, {
-      method: 'POST',
-      headers: { authorization: owner.token, 'content-type': 'application/json' },
-      body: JSON.stringify({ os_image: 'debian-12' }),
-    });
+    const res = await fetch(
+      `${app.baseUrl}/api/v2/service-instances/${vps.serviceInstanceId}/resources/${vps.primaryResourceId}/reinstall`,
+      {
+        method: 'POST',
+        headers: { authorization: owner.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ os_image: 'debian-12' }),
+      },
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { code: string }).code).toBe('invalid-request');
     expect(await machineState()).toEqual(before);
@@ -99,7 +123,10 @@ describe('refused, starting nothing', () => {
     });
     expect(await outcome(onVolume)).toEqual([422, 'not-a-virtual-machine']);
     const web = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Site' });
-    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'debian-12' }, web))).toEqual([422, 'not-a-virtual-machine']);
+    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'debian-12' }, web))).toEqual([
+      422,
+      'not-a-virtual-machine',
+    ]);
     expect(await machineState()).toEqual(before);
   });
 
@@ -113,16 +140,45 @@ describe('refused, starting nothing', () => {
     expect(await outcome(reinstall(stranger, body))).toEqual(unknown);
     expect(await outcome(reinstall(billing, body))).toEqual(unknown);
     expect(
-      await outcome(owner.api.vpsReinstall({ path: { id: vps.serviceInstanceId, resource_id: randomUUID() }, body })),
+      await outcome(
+        owner.api.vpsReinstall({ path: { id: vps.serviceInstanceId, resource_id: randomUUID() }, body }),
+      ),
     ).toEqual(unknown);
     // An API token needs orders.manage; granted for another project it does not reach this one.
-    const token = async (name: string, capability: string, scope: { kind: 'all' } | { kind: 'project'; id: string }) =>
-      clientOf(app, (await owner.api.meApiTokenCreate({ body: { name, authorization: { grants: [{ capability, scope }] } } })).secret);
+    const token = async (
+      name: string,
+      capability: string,
+      scope: { kind: 'all' } | { kind: 'project'; id: string },
+    ) =>
+      clientOf(
+        app,
+        (
+          await owner.api.meApiTokenCreate({
+            body: { name, authorization: { grants: [{ capability, scope }] } },
+          })
+        ).secret,
+      );
     const readOnly = await token('read-only', 'services.read', { kind: 'all' });
-    expect(await outcome(readOnly.vpsReinstall({ path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId }, body }))).toEqual([403, 'forbidden']);
-    const other = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Other', slug: 'other' } })).id;
+    expect(
+      await outcome(
+        readOnly.vpsReinstall({
+          path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
+          body,
+        }),
+      ),
+    ).toEqual([403, 'forbidden']);
+    const other = (
+      await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Other', slug: 'other' } })
+    ).id;
     const elsewhere = await token('elsewhere', 'orders.manage', { kind: 'project', id: other });
-    expect(await outcome(elsewhere.vpsReinstall({ path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId }, body }))).toEqual(unknown);
+    expect(
+      await outcome(
+        elsewhere.vpsReinstall({
+          path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
+          body,
+        }),
+      ),
+    ).toEqual(unknown);
     expect(await machineState()).toEqual(before);
   });
 });
@@ -131,10 +187,15 @@ describe('the rebuild', () => {
   it('runs stop, wipe, install, vm_access and boot, clears the old credentials and keeps public endpoints', async () => {
     // What a customer left on the machine: a key that let them in, and a file of their own.
     await mkdir(volumePath(vps, 'rootfs', 'root', '.ssh'), { recursive: true });
-    await writeFile(volumePath(vps, 'rootfs', 'root', '.ssh', 'authorized_keys'), 'ssh-ed25519 AAAA old-key\n');
+    await writeFile(
+      volumePath(vps, 'rootfs', 'root', '.ssh', 'authorized_keys'),
+      'ssh-ed25519 AAAA old-key\n',
+    );
     await writeFile(volumePath(vps, 'rootfs', 'root', 'notes.txt'), 'mine');
     const contractBefore = await app.substrate!.readUnitSignal(vps.primaryResourceId);
-    const accessBefore = await readFile(volumePath(vps, 'rootfs', 'etc', 'svc-access.json'), 'utf8').catch(() => null);
+    const accessBefore = await readFile(volumePath(vps, 'rootfs', 'etc', 'svc-access.json'), 'utf8').catch(
+      () => null,
+    );
 
     const accepted = await reinstall(member, { confirm: true, os_image: 'rocky-9' });
     expect(accepted).toEqual({
@@ -145,13 +206,21 @@ describe('the rebuild', () => {
     });
     const seen = new Set<string>();
     let op;
-    for (const deadline = Date.now() + 30_000; ; ) {
-      op = await member.api.serviceOperationGet({ path: { id: vps.serviceInstanceId, operation_id: accepted.operation_id } });
+    for (const deadline = Date.now() + 30_000; ;) {
+      op = await member.api.serviceOperationGet({
+        path: { id: vps.serviceInstanceId, operation_id: accepted.operation_id },
+      });
       if (op.phase) seen.add(op.phase);
       if (op.status === 'succeeded' || op.status === 'failed' || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    expect(op).toMatchObject({ kind: 'reinstall', status: 'succeeded', phase: 'boot', progress_percent: 100, error: null });
+    expect(op).toMatchObject({
+      kind: 'reinstall',
+      status: 'succeeded',
+      phase: 'boot',
+      progress_percent: 100,
+      error: null,
+    });
     expect(op.completed_at).not.toBeNull();
     expect([...seen].every((p) => ['stop', 'wipe', 'install', 'vm_access', 'boot'].includes(p))).toBe(true);
 
@@ -169,14 +238,18 @@ describe('the rebuild', () => {
     expect(status.observedGeneration).toBe(contractAfter!.generation);
     expect(contractAfter!.publicEndpoints).toEqual(contractBefore!.publicEndpoints);
 
-    const { resources } = await owner.api.serviceInstanceResourceList({ path: { id: vps.serviceInstanceId } });
+    const { resources } = await owner.api.serviceInstanceResourceList({
+      path: { id: vps.serviceInstanceId },
+    });
     expect(resources[0]).toMatchObject({ id: vps.primaryResourceId, status: 'running', os_image: 'rocky-9' });
     expect((await auditEntries(app, orgId)).some((e) => e.action === 'service.reinstall_started')).toBe(true);
   });
 
   it('allows the installed image', async () => {
     const accepted = await reinstall(owner, { confirm: true, os_image: 'rocky-9' });
-    expect((await awaitOperation(owner.api, vps.serviceInstanceId, accepted.operation_id)).status).toBe('succeeded');
+    expect((await awaitOperation(owner.api, vps.serviceInstanceId, accepted.operation_id)).status).toBe(
+      'succeeded',
+    );
   });
 });
 
@@ -190,7 +263,7 @@ describe('the service lease', () => {
       [409, 'operation-in-progress'],
       [409, 'operation-in-progress'],
     ]);
-    const [{ n }] = await app.sql<{ n: number }[]>`
+    const [{ n }] = await app.sql<[{ n: number }]>`
       select count(*)::int as n from service_operations where service_instance_id = ${target.serviceInstanceId} and kind = 'reinstall'`;
     expect(n).toBe(1);
   });
@@ -206,15 +279,24 @@ describe('the service lease', () => {
     await app.sql`insert into service_leases (service_instance_id, operation_id, acquired_at) values (${target.serviceInstanceId}, ${backupId}, ${now})`;
 
     const accepted = await reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, target);
-    const queued = await owner.api.serviceOperationGet({ path: { id: target.serviceInstanceId, operation_id: accepted.operation_id } });
+    const queued = await owner.api.serviceOperationGet({
+      path: { id: target.serviceInstanceId, operation_id: accepted.operation_id },
+    });
     expect(queued).toMatchObject({ status: 'queued', phase: null });
     // A second reinstall does not queue behind the first.
-    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, target))).toEqual([409, 'operation-in-progress']);
+    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, target))).toEqual([
+      409,
+      'operation-in-progress',
+    ]);
     expect(await app.substrate!.installedImage(target.volumeResourceId)).toBe('debian-12');
 
     const [backup] = await app.sql<OperationRow[]>`select * from service_operations where id = ${backupId}`;
-    await app.sql.begin((tx) => finishOperation(tx, backup!, { status: 'succeeded', error: null }, app.clock.now()));
-    expect((await awaitOperation(owner.api, target.serviceInstanceId, accepted.operation_id)).status).toBe('succeeded');
+    await app.sql.begin((tx) =>
+      finishOperation(tx, backup!, { status: 'succeeded', error: null }, app.clock.now()),
+    );
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, accepted.operation_id)).status).toBe(
+      'succeeded',
+    );
     expect(await app.substrate!.installedImage(target.volumeResourceId)).toBe('ubuntu-24.04');
   });
 });
@@ -225,7 +307,7 @@ describe('Idempotency-Key', () => {
     const first = await reinstall(owner, { confirm: true, os_image: 'debian-12' }, vps, key);
     const again = await reinstall(owner, { confirm: true, os_image: 'debian-12' }, vps, key);
     expect(again).toEqual(first);
-    const [{ n }] = await app.sql<{ n: number }[]>`
+    const [{ n }] = await app.sql<[{ n: number }]>`
       select count(*)::int as n from service_operations where id = ${first.operation_id}`;
     expect(n).toBe(1);
     expect(await outcome(reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, vps, key))).toEqual([

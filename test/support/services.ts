@@ -23,7 +23,8 @@ export async function awaitOperation(
   for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
     const op = await reader.serviceOperationGet({ path: { id: serviceId, operation_id: operationId } });
     if (op.status === 'succeeded' || op.status === 'failed' || op.status === 'cancelled') return op;
-    if (Date.now() > deadline) throw new Error(`operation ${operationId} still ${op.status} (${op.phase ?? '-'})`);
+    if (Date.now() > deadline)
+      throw new Error(`operation ${operationId} still ${op.status} (${op.phase ?? '-'})`);
     await new Promise((r) => setTimeout(r, wait));
   }
 }
@@ -55,8 +56,11 @@ export async function provisionService(
     },
   });
   const operation = await awaitOperation(staff, created.service_instance_id, created.operation_id);
-  if (operation.status !== 'succeeded') throw new Error(`provisioning ${operation.status}: ${operation.error ?? ''}`);
-  const { resources } = await staff.serviceInstanceResourceList({ path: { id: created.service_instance_id } });
+  if (operation.status !== 'succeeded')
+    throw new Error(`provisioning ${operation.status}: ${operation.error ?? ''}`);
+  const { resources } = await staff.serviceInstanceResourceList({
+    path: { id: created.service_instance_id },
+  });
   return {
     subscriptionId: created.subscription_id,
     serviceInstanceId: created.service_instance_id,

@@ -310,7 +310,7 @@ describe('admin subscriptions', () => {
     ]);
     expect(refused.code).toBe(ExitCode.conflict);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/^ {2}code: +service-not-serviceable$/m);
+    expect(refused.stderr).toMatch(/^ {2}code: +subscription-not-serviceable$/m);
     expect(await operations(vps.serviceInstanceId)).toEqual(before);
 
     const resume = await asStaff(['admin', 'subscriptions', 'resume', vps.subscriptionId]);

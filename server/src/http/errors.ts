@@ -45,7 +45,7 @@ const TITLES: Record<ErrorCode, string> = {
   'reinvite-cooldown': 'Re-invite cool-down',
   'idempotency-key-reused': 'Idempotency key reused',
   'not-a-virtual-machine': 'Not a virtual machine',
-  'service-not-serviceable': 'Service not serviceable',
+  'subscription-not-serviceable': 'Subscription not serviceable',
   'subscription-ended': 'Subscription ended',
   'internal-error': 'Internal error',
 };

@@ -17,7 +17,11 @@ export function unitSignalFor(subject: ContractSubject, generation: number): Uni
   return {
     unitId: resource.id,
     key: resource.unit_key ?? 'unit',
-    labels: { 'service-instance': service.id, service: service.slug.slice(0, 64), product: productKind.replaceAll('_', '-') },
+    labels: {
+      'service-instance': service.id,
+      service: service.slug.slice(0, 64),
+      product: productKind.replaceAll('_', '-'),
+    },
     userData: null,
     allocation: null,
     draining: false,

@@ -31,7 +31,8 @@ export async function startOperation(tx: Db, start: StartOperation, now: Date): 
   const holder = await store.leaseHolder(tx, start.serviceId);
   if (holder) {
     const waiting = await store.waitingOperations(tx, start.serviceId);
-    const mayWait = (start.waitsBehind ?? []).includes(holder.kind) && !waiting.some((w) => w.kind === start.kind);
+    const mayWait =
+      (start.waitsBehind ?? []).includes(holder.kind) && !waiting.some((w) => w.kind === start.kind);
     if (!mayWait) {
       throw conflict(
         'operation-in-progress',

@@ -43,7 +43,12 @@ export async function runOperation(
   const definition = definitions[op.kind] as OperationDefinition<unknown> | undefined;
   if (!definition) {
     await ctx.sql.begin((tx) =>
-      finishOperation(tx, op, { status: 'failed', error: `This platform cannot run ${op.kind} operations yet.` }, ctx.clock.now()),
+      finishOperation(
+        tx,
+        op,
+        { status: 'failed', error: `This platform cannot run ${op.kind} operations yet.` },
+        ctx.clock.now(),
+      ),
     );
     return;
   }
@@ -53,10 +58,19 @@ export async function runOperation(
     if (op.status === 'queued') {
       await ctx.sql.begin(async (tx) => {
         await definition.begin?.(tx, state, ctx.clock.now());
-        await store.recordPhase(tx, op.id, definition.phases[0]!.name, definition.phases[0]!.progress, ctx.clock.now());
+        await store.recordPhase(
+          tx,
+          op.id,
+          definition.phases[0]!.name,
+          definition.phases[0]!.progress,
+          ctx.clock.now(),
+        );
       });
     }
-    const from = Math.max(0, definition.phases.findIndex((p) => p.name === op.phase));
+    const from = Math.max(
+      0,
+      definition.phases.findIndex((p) => p.name === op.phase),
+    );
     for (const phase of definition.phases.slice(from)) {
       await store.recordPhase(ctx.sql, op.id, phase.name, phase.progress, ctx.clock.now());
       await failpoint(ctx, op.kind, phase.name);
@@ -70,7 +84,12 @@ export async function runOperation(
     const permanent = err instanceof OperationError && err.permanent;
     const lastAttempt = ctx.job.attempts >= ctx.job.maxAttempts;
     ctx.log.warn(
-      { operation: op.id, kind: op.kind, attempt: ctx.job.attempts, error: err instanceof Error ? err.message : String(err) },
+      {
+        operation: op.id,
+        kind: op.kind,
+        attempt: ctx.job.attempts,
+        error: err instanceof Error ? err.message : String(err),
+      },
       permanent || lastAttempt ? 'operation failed' : 'operation run failed; the queue retries it',
     );
     if (!permanent && !lastAttempt) throw err;

@@ -23,7 +23,11 @@ export interface OperationRow {
 const COLUMNS = `o.id, o.service_instance_id, o.resource_id, o.kind, o.status, o.phase, o.progress_percent, o.error,
   o.input, o.created_at, o.updated_at, o.started_at, o.completed_at`;
 
-export async function findOperation(db: Db, serviceId: string, operationId: string): Promise<OperationRow | undefined> {
+export async function findOperation(
+  db: Db,
+  serviceId: string,
+  operationId: string,
+): Promise<OperationRow | undefined> {
   const [row] = await db<OperationRow[]>`
     select ${db.unsafe(COLUMNS)} from service_operations o
     where o.id = ${operationId} and o.service_instance_id = ${serviceId}`;
@@ -94,7 +98,13 @@ export async function waitingOperations(db: Db, serviceId: string): Promise<Oper
 }
 
 /** Records the phase the job is about to act in; committed before it acts, so a restart resumes there. */
-export async function recordPhase(db: Db, operationId: string, phase: string, progress: number, now: Date): Promise<void> {
+export async function recordPhase(
+  db: Db,
+  operationId: string,
+  phase: string,
+  progress: number,
+  now: Date,
+): Promise<void> {
   await db`
     update service_operations
     set status = 'running', phase = ${phase}, progress_percent = ${progress},

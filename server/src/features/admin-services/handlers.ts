@@ -45,8 +45,13 @@ export const adminServiceHandlers: AreaHandlers<
       if (!product) throw notFound('No such product.');
       let osImage: { id: string; monthly_fee: string } | null = null;
       if (product.kind === 'vps') {
-        osImage = body.os_image ? await installableImage(tx, product, body.os_image) : ((await defaultImage(tx, product)) ?? null);
-        if (!osImage) throw invalidFieldValue('This product has no enabled image the plan meets at no extra fee: name one in os_image.');
+        osImage = body.os_image
+          ? await installableImage(tx, product, body.os_image)
+          : ((await defaultImage(tx, product)) ?? null);
+        if (!osImage)
+          throw invalidFieldValue(
+            'This product has no enabled image the plan meets at no extra fee: name one in os_image.',
+          );
       } else if (body.os_image !== undefined) {
         throw invalidFieldValue(`A ${product.kind} product installs no operating system.`, [
           { location: 'body', pointer: '/os_image', message: 'only VPS products take an image' },
@@ -87,7 +92,11 @@ export const adminServiceHandlers: AreaHandlers<
       });
       return {
         status: 202 as const,
-        body: { subscription_id: made.subscriptionId, service_instance_id: made.serviceId, operation_id: op.id },
+        body: {
+          subscription_id: made.subscriptionId,
+          service_instance_id: made.serviceId,
+          operation_id: op.id,
+        },
       };
     });
   },
@@ -114,7 +123,10 @@ async function transition(ctx: RequestContext, auth: UserAuth, id: string, to: S
     if (!sub) throw notFound('No such subscription.');
     if (sub.status === to) return sub;
     if (sub.status === 'ended') {
-      throw unprocessable('subscription-ended', 'The subscription has ended; it cannot be suspended or resumed.');
+      throw unprocessable(
+        'subscription-ended',
+        'The subscription has ended; it cannot be suspended or resumed.',
+      );
     }
     const now = ctx.clock.now();
     const changed = await store.setSubscriptionStatus(tx, sub, to, now);

@@ -12,7 +12,9 @@ export interface ProjectRef {
 
 /** The project, locked: provisioning into it picks a free slug one request at a time. */
 export async function lockProject(db: Db, projectId: string): Promise<ProjectRef | undefined> {
-  const [row] = await db<ProjectRef[]>`select id, organization_id from projects where id = ${projectId} for update`;
+  const [row] = await db<
+    ProjectRef[]
+  >`select id, organization_id from projects where id = ${projectId} for update`;
   return row;
 }
 
@@ -28,10 +30,10 @@ export async function freeSlug(db: Db, projectId: string, name: string): Promise
       .slice(0, 40)
       .replace(/-+$/, '') || 'service';
   const taken = new Set(
-    (await db<{ slug: string }[]>`
-      select slug from service_instances where project_id = ${projectId} and (slug = ${base} or slug like ${base + '-%'})`).map(
-      (r) => r.slug,
-    ),
+    (
+      await db<{ slug: string }[]>`
+      select slug from service_instances where project_id = ${projectId} and (slug = ${base} or slug like ${base + '-%'})`
+    ).map((r) => r.slug),
   );
   if (!taken.has(base)) return base;
   for (let n = 2; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;

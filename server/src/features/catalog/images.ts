@@ -14,7 +14,8 @@ const refuse = (detail: string) =>
 /** Why the plan cannot run the image, or null when it can. */
 function unmet(image: OperatingSystemRow, plan: Plan): string | null {
   if (image.min_cpu > plan.cpu) return `needs ${image.min_cpu} CPU; the plan has ${plan.cpu}`;
-  if (image.min_memory_mb > plan.memory_mb) return `needs ${image.min_memory_mb} MiB of memory; the plan has ${plan.memory_mb}`;
+  if (image.min_memory_mb > plan.memory_mb)
+    return `needs ${image.min_memory_mb} MiB of memory; the plan has ${plan.memory_mb}`;
   if (image.min_storage_gb > plan.storage_gb)
     return `needs ${image.min_storage_gb} GB of storage; the plan has ${plan.storage_gb}`;
   return null;

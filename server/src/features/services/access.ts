@@ -40,6 +40,7 @@ export async function requireService(
   // everywhere the user does (a session, an acting-as request, an `all` grant) uses it.
   if (options.shareHolders && access.shared && caller.reach.all) return access;
   // Staff who provision and run services read them all (the operation they started, what it made).
-  if (permission === 'services.read' && caller.reach.all && (await isServiceStaff(db, caller.userId))) return access;
+  if (permission === 'services.read' && caller.reach.all && (await isServiceStaff(db, caller.userId)))
+    return access;
   throw serviceNotFound();
 }

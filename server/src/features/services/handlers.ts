@@ -59,9 +59,15 @@ export const serviceHandlers: AreaHandlers<
 
   async serviceShareCreate({ path, body, auth, ctx }) {
     return ctx.sql.begin(async (tx) => {
-      const { service, organization_id } = await requireService(tx, { serviceId: path.id }, auth, 'services.share', {
-        lock: true,
-      });
+      const { service, organization_id } = await requireService(
+        tx,
+        { serviceId: path.id },
+        auth,
+        'services.share',
+        {
+          lock: true,
+        },
+      );
       const added = await store.addShare(tx, service.id, body.user_id, auth.userId, ctx.clock.now());
       if (!added) throw notFound('No such user.');
       if (added.created) {
@@ -75,10 +81,17 @@ export const serviceHandlers: AreaHandlers<
 
   async serviceShareDelete({ path, auth, ctx }) {
     await ctx.sql.begin(async (tx) => {
-      const { service, organization_id } = await requireService(tx, { serviceId: path.id }, auth, 'services.share', {
-        lock: true,
-      });
-      if (!(await store.removeShare(tx, service.id, path.user_id))) throw notFound('That user holds no share of this service.');
+      const { service, organization_id } = await requireService(
+        tx,
+        { serviceId: path.id },
+        auth,
+        'services.share',
+        {
+          lock: true,
+        },
+      );
+      if (!(await store.removeShare(tx, service.id, path.user_id)))
+        throw notFound('That user holds no share of this service.');
       await recordShareAudit(tx, ctx, auth, organization_id, service, 'service.unshared', path.user_id);
     });
     return { status: 204 };

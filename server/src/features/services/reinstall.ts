@@ -16,7 +16,9 @@ const REINSTALL_WAITS_BEHIND = ['backup', 'restore', 'deployment'] as const;
 export const reinstallHandlers: AreaHandlers<'vpsReinstall'> = {
   async vpsReinstall({ path, body, auth, ctx }) {
     return idempotent(ctx, auth, 'vpsReinstall', { path, body }, async (tx) => {
-      const access = await requireService(tx, { serviceId: path.id }, auth, 'services.manage', { lock: true });
+      const access = await requireService(tx, { serviceId: path.id }, auth, 'services.manage', {
+        lock: true,
+      });
       const { service } = access;
       const resource = await findResource(tx, service.id, path.resource_id);
       if (!resource) throw serviceNotFound();
@@ -26,13 +28,16 @@ export const reinstallHandlers: AreaHandlers<'vpsReinstall'> = {
         ]);
       }
       if (access.product_kind !== 'vps' || resource.kind !== 'virtual_machine') {
-        throw unprocessable('not-a-virtual-machine', 'Only the virtual machine of a VPS service can be reinstalled.');
+        throw unprocessable(
+          'not-a-virtual-machine',
+          'Only the virtual machine of a VPS service can be reinstalled.',
+        );
       }
       const product = (await findProduct(tx, service.product_id))!;
       const image = await installableImage(tx, product, body.os_image, resource.os_image);
       if (access.subscription_status !== 'active' || service.status !== 'active') {
         throw unprocessable(
-          'service-not-serviceable',
+          'subscription-not-serviceable',
           `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${service.status}.`,
         );
       }
@@ -57,7 +62,12 @@ export const reinstallHandlers: AreaHandlers<'vpsReinstall'> = {
       });
       return {
         status: 202 as const,
-        body: { operation_id: op.id, os_image: image.id, resource_id: resource.id, service_instance_id: service.id },
+        body: {
+          operation_id: op.id,
+          os_image: image.id,
+          resource_id: resource.id,
+          service_instance_id: service.id,
+        },
       };
     });
   },

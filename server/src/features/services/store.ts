@@ -35,7 +35,8 @@ export interface ResourceRow {
   created_at: Date;
 }
 
-const SERVICE_COLUMNS = 's.id, s.name, s.slug, s.project_id, s.subscription_id, s.product_id, s.status, s.created_at, s.updated_at';
+const SERVICE_COLUMNS =
+  's.id, s.name, s.slug, s.project_id, s.subscription_id, s.product_id, s.status, s.created_at, s.updated_at';
 const RESOURCE_COLUMNS = `r.id, r.service_instance_id, r.kind, r.role, r.status, r.hidden, r.os_image, r.volume_id, r.size_gb,
   r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at`;
 
@@ -58,7 +59,8 @@ export async function findServiceAccess(
   userId: string,
   options: { lock?: boolean } = {},
 ): Promise<ServiceAccessRow | undefined> {
-  const condition = 'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
+  const condition =
+    'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
   const [row] = await db<(ServiceRow & Omit<ServiceAccessRow, 'service'>)[]>`
     select ${db.unsafe(SERVICE_COLUMNS)}, p.organization_id, m.role,
            exists (select 1 from service_shares sh where sh.service_instance_id = s.id and sh.user_id = ${userId}) as shared,
@@ -90,7 +92,11 @@ export async function listResources(db: Db, serviceId: string): Promise<Resource
     order by (r.role = 'primary') desc, (r.kind = 'volume'), r.created_at, r.id`;
 }
 
-export async function findResource(db: Db, serviceId: string, resourceId: string): Promise<ResourceRow | undefined> {
+export async function findResource(
+  db: Db,
+  serviceId: string,
+  resourceId: string,
+): Promise<ResourceRow | undefined> {
   const [row] = await db<ResourceRow[]>`
     select ${db.unsafe(RESOURCE_COLUMNS)} from service_resources r
     where r.id = ${resourceId} and r.service_instance_id = ${serviceId} and r.deleted_at is null`;

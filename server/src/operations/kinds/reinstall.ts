@@ -15,7 +15,11 @@ interface ReinstallState extends ServiceSubject {
 export const reinstall: OperationDefinition<ReinstallState> = {
   async load(ctx, op: OperationRow) {
     const subject = await loadSubject(ctx, op);
-    return { ...subject, osImage: String(op.input.os_image), generation: Number(subject.unit.signal_generation) };
+    return {
+      ...subject,
+      osImage: String(op.input.os_image),
+      generation: Number(subject.unit.signal_generation),
+    };
   },
   async begin(tx: Db, s, now) {
     await tx`update service_resources set status = 'reinstalling', updated_at = ${now} where id = ${s.unit.id}`;
@@ -37,7 +41,11 @@ export const reinstall: OperationDefinition<ReinstallState> = {
       name: 'boot',
       progress: 90,
       async run(s, ctx) {
-        s.generation = await writeContract(ctx, { resource: s.unit, service: s.service, productKind: s.productKind });
+        s.generation = await writeContract(ctx, {
+          resource: s.unit,
+          service: s.service,
+          productKind: s.productKind,
+        });
         await awaitAcknowledgement(ctx, s.unit.id, s.generation);
       },
     },
