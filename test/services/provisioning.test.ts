@@ -120,6 +120,19 @@ describe('provisioning a VPS', () => {
     expect(sub).toEqual({ status: 'active', price: '6.50', currency: 'EUR' });
   });
 
+  it("counts in the project's stats: one live subscription, charged for its window", async () => {
+    const stats = await owner.api.projectStatsGet({ path: { id: projectId } });
+    expect(stats.resource_count).toBeGreaterThanOrEqual(1);
+    expect(stats.cycle_spend).toEqual([expect.objectContaining({ currency: 'EUR' })]);
+  });
+
+  it('starts a unit that should run and does not again (reconcile_units, as a node after a restart)', async () => {
+    await app.substrate!.stopUnit(vps.primaryResourceId);
+    expect((await app.substrate!.unitStatus(vps.primaryResourceId)).state).toBe('stopped');
+    await app.worker!.run('reconcile_units');
+    expect((await app.substrate!.unitStatus(vps.primaryResourceId)).state).toBe('running');
+  });
+
   it("lists the subscription's resources with the service instance summary", async () => {
     const list = await owner.api.subscriptionResourceList({ path: { id: vps.subscriptionId } });
     expect(list.service_instance).toEqual({
