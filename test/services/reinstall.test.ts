@@ -322,3 +322,14 @@ describe('Idempotency-Key', () => {
     await awaitOperation(owner.api, vps.serviceInstanceId, first.operation_id);
   });
 });
+
+describe('staff suspend a service while it is being rebuilt', () => {
+  it('the rebuild ends, and the machine is stopped after it', async () => {
+    const target = await provisionService(staff.elevated, { projectId, name: 'Suspended mid-way' });
+    const accepted = await reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, target);
+    await staff.elevated.adminSubscriptionSuspend({ path: { id: target.subscriptionId } });
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, accepted.operation_id)).status).toBe('succeeded');
+    await app.worker!.runDue();
+    expect((await app.substrate!.unitStatus(target.primaryResourceId)).state).toBe('stopped');
+  });
+});

@@ -73,4 +73,6 @@ export async function finishOperation(
   await store.releaseLease(tx, op.id);
   const [next] = await store.waitingOperations(tx, op.service_instance_id);
   if (next) await begin(tx, next, now);
+  // What changed while the operation held the service (staff suspended it meanwhile) is applied now.
+  else await enqueue(tx, 'converge_service', { service_instance_id: op.service_instance_id });
 }

@@ -1,7 +1,6 @@
 // Provisioning (POST /admin/subscriptions): the volume, then the machine or workload on it, then its
 // contract, and the operation succeeds when the unit's agent acknowledges that contract.
 import type { Db } from '../../db/client.js';
-import { enqueue } from '../../jobs/queue.js';
 import { awaitAcknowledgement, writeContract } from '../contract.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
@@ -56,14 +55,13 @@ export const provision: OperationDefinition<ProvisionState> = {
       update service_resources set status = 'running', updated_at = ${now}
       where service_instance_id = ${s.service.id} and deleted_at is null and status = 'provisioning'`;
     // Staff may have suspended or ended the subscription meanwhile: the service follows it, and the
-    // convergence job stops what provisioning started.
+    // convergence job that finishing enqueues (engine.ts) stops what provisioning started.
     await tx`
       update service_instances s
       set status = case sub.status when 'active' then 'active' when 'suspended' then 'suspended' else 'ended' end,
           updated_at = ${now}
       from subscriptions sub
       where s.id = ${s.service.id} and sub.id = s.subscription_id and s.status = 'provisioning'`;
-    await enqueue(tx, 'converge_service', { service_instance_id: s.service.id });
   },
   async fail(tx: Db, s, now) {
     await tx`update service_instances set status = 'failed', updated_at = ${now} where id = ${s.service.id} and status = 'provisioning'`;
