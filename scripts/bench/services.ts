@@ -16,6 +16,7 @@
 //   both. A reinstall that ends within a slice is followed at once by the next, and the clients move to it.
 //
 //   npx tsx scripts/bench/services.ts [--no-fail] [--samples=5] [--duration=6] [--slices=2] [--connections=200]
+//                                     [--cpu-prof=DIR]   (a V8 CPU profile of the server: profile-summary.mjs)
 //
 // `npm run bench` runs it after its other sections (not with --quick; --skip-services leaves it out).
 // Exits 1 when the p99 target is missed (unless --no-fail) or when the bench cannot run.
@@ -68,6 +69,8 @@ export interface ServicesOptions {
   duration?: number;
   slices?: number;
   connections?: number;
+  /** Writes a V8 CPU profile of the server into this directory (see scripts/bench/profile-summary.mjs). */
+  cpuProf?: string;
 }
 
 export interface LoadFigures {
@@ -288,7 +291,7 @@ async function agentStart(dataDir: string, n: number): Promise<number> {
  * not pay for reading a line per request); answers once it listens and /docs is built, so that no
  * background build runs during a measurement.
  */
-async function startServer(dir: string, dataDir: string, databaseUrl: string, encryptionKey: string) {
+async function startServer(dir: string, dataDir: string, databaseUrl: string, encryptionKey: string, cpuProf?: string) {
   // /docs is built per spec version into DATA_DIR/cache: reuse what `npm run bench` built before.
   const benchCache = join(ROOT, '.tmp', 'bench-data', 'cache');
   await mkdir(join(dataDir, 'cache'), { recursive: true });
@@ -301,7 +304,8 @@ async function startServer(dir: string, dataDir: string, databaseUrl: string, en
   const out = openSync(logFile, 'a', 0o600);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server', 'src', 'main.ts')], {
+    const profile = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : [];
+    child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'server', 'src', 'main.ts')], {
       cwd: ROOT,
       stdio: ['ignore', out, out],
       env: {
@@ -456,7 +460,7 @@ const figuresOf = (s: Slice): LoadFigures => {
   };
 };
 
-async function pollUnderLoad(api: Api, vps: Vps, opts: Required<ServicesOptions>): Promise<ServicesFigures['poll']> {
+async function pollUnderLoad(api: Api, vps: Vps, opts: Required<Omit<ServicesOptions, 'cpuProf'>>): Promise<ServicesFigures['poll']> {
   const finished = operationPath(vps.serviceId, vps.provisionOperationId);
   const slice = opts.duration / opts.slices;
   const idle: Slice = { latencies: [], requests: 0, seconds: 0, failures: 0 };
@@ -501,7 +505,7 @@ async function pollUnderLoad(api: Api, vps: Vps, opts: Required<ServicesOptions>
 // ---- the measurement ---------------------------------------------------------------------------------
 
 export async function measureServices(options: ServicesOptions = {}): Promise<ServicesFigures> {
-  const opts: Required<ServicesOptions> = {
+  const opts: Required<Omit<ServicesOptions, 'cpuProf'>> = {
     samples: Math.max(1, Math.round(options.samples ?? 5)),
     duration: options.duration ?? 6,
     slices: Math.max(1, Math.round(options.slices ?? 2)),
@@ -529,7 +533,7 @@ export async function measureServices(options: ServicesOptions = {}): Promise<Se
     await sql.end();
     const encryptionKey = randomBytes(32).toString('base64');
     const token = await staffToken(pg.url, dataDir, encryptionKey);
-    const started = await startServer(dir, dataDir, pg.url, encryptionKey);
+    const started = await startServer(dir, dataDir, pg.url, encryptionKey, options.cpuProf);
     server = started.child;
     const api: Api = { base: started.base, authorization: `Bearer ${token}` };
 
@@ -607,6 +611,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       duration: { type: 'string', default: '6' },
       slices: { type: 'string', default: '2' },
       connections: { type: 'string', default: '200' },
+      'cpu-prof': { type: 'string' },
     },
   });
   let code = 1;
@@ -616,6 +621,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       duration: Number(values.duration),
       slices: Number(values.slices),
       connections: Number(values.connections),
+      ...(values['cpu-prof'] ? { cpuProf: values['cpu-prof'] } : {}),
     });
     const { lines, missed } = describeServices(figures);
     process.stdout.write(`Provisioning, reinstall and the operation poll on the local substrate\n${lines.join('\n')}\n`);

@@ -7,13 +7,13 @@ import type { ResourceRow } from '../features/services/store.js';
 import { OperationError } from './errors.js';
 
 export interface ContractSubject {
-  resource: Pick<ResourceRow, 'id' | 'unit_key' | 'public_endpoints'>;
+  unit: Pick<ResourceRow, 'id' | 'unit_key' | 'public_endpoints'>;
   service: { id: string; slug: string };
   productKind: string;
 }
 
 export function unitSignalFor(subject: ContractSubject, generation: number): UnitSignalSpec {
-  const { resource, service, productKind } = subject;
+  const { unit: resource, service, productKind } = subject;
   return {
     unitId: resource.id,
     key: resource.unit_key ?? 'unit',
@@ -36,10 +36,10 @@ export function unitSignalFor(subject: ContractSubject, generation: number): Uni
 export async function writeContract(ctx: TaskContext, subject: ContractSubject): Promise<number> {
   const [row] = await ctx.sql<{ generation: string }[]>`
     update service_resources set signal_generation = signal_generation + 1, updated_at = ${ctx.clock.now()}
-    where id = ${subject.resource.id}
+    where id = ${subject.unit.id}
     returning signal_generation as generation`;
   const generation = Number(row!.generation);
-  await ctx.substrate.writeUnitSignal(subject.resource.id, unitSignalFor(subject, generation));
+  await ctx.substrate.writeUnitSignal(subject.unit.id, unitSignalFor(subject, generation));
   return generation;
 }
 

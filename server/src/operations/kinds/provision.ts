@@ -37,11 +37,7 @@ export const provision: OperationDefinition<ProvisionState> = {
       name: 'contract',
       progress: 60,
       async run(s, ctx) {
-        s.generation = await writeContract(ctx, {
-          resource: s.unit,
-          service: s.service,
-          productKind: s.productKind,
-        });
+        s.generation = await writeContract(ctx, s);
       },
     },
     {

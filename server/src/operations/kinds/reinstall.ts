@@ -41,11 +41,7 @@ export const reinstall: OperationDefinition<ReinstallState> = {
       name: 'boot',
       progress: 90,
       async run(s, ctx) {
-        s.generation = await writeContract(ctx, {
-          resource: s.unit,
-          service: s.service,
-          productKind: s.productKind,
-        });
+        s.generation = await writeContract(ctx, s);
         await awaitAcknowledgement(ctx, s.unit.id, s.generation);
       },
     },
