@@ -25,6 +25,7 @@ import { once } from 'node:events';
 import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,6 +45,7 @@ import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { createSubstrate } from '../../server/src/substrate/index.js';
 import { installImage } from '../../server/src/substrate/local/images.js';
 import { localLayout, UNIT_FILES } from '../../server/src/substrate/local/layout.js';
+import { DEFAULT_POLL_INTERVAL_MS } from '../../sdk/src/wait-for-operation.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The issue's target for the poll while a reinstall runs. */
@@ -79,6 +81,8 @@ export interface LoadFigures {
   p50Ms: number;
   p99Ms: number;
   failures: number;
+  /** The server process's CPU time per answered request (its job worker's included), in microseconds. */
+  cpuUsPerRequest: number;
 }
 
 export interface ServicesFigures {
@@ -91,10 +95,12 @@ export interface ServicesFigures {
     seconds: number;
     idle: LoadFigures;
     busy: LoadFigures;
-    /** Reinstalls run during the busy slices, and the median wall time of those that ended in them. */
+    /** The same clients polling as the SDK's waitForOperation does at its fastest (reported, no target). */
+    paced: LoadFigures & { intervalMs: number };
+    /** Reinstalls run during the busy and paced slices, and the median wall time of those that ended there. */
     reinstalls: number;
     reinstallUnderLoadMs: number;
-    /** The share of the busy slices' time during which a reinstall was running. */
+    /** The share of the busy and paced slices' time during which a reinstall was running. */
     coverage: number;
   };
 }
@@ -389,18 +395,38 @@ interface Slice {
   requests: number;
   seconds: number;
   failures: number;
+  cpuMs: number;
 }
 
-/** `connections` clients GETting `path()` (read before every request) for `seconds`. */
-function load(api: Api, path: () => string, seconds: number, connections: number, into?: Slice): Promise<void> {
+const newSlice = (): Slice => ({ latencies: [], requests: 0, seconds: 0, failures: 0, cpuMs: 0 });
+
+/**
+ * CPU time of process `pid` so far in ms, from /proc (USER_HZ is 100 on every Linux Node runs on); NaN
+ * where there is no /proc.
+ */
+async function cpuMsOf(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ...": comm may hold spaces, so count fields after the last ')'; utime and stime
+    // are the 12th and 13th from there.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** `connections` closed-loop clients GETting `path()` (read before every request) for `seconds`. */
+function closedLoad(api: Api, path: () => string, seconds: number, connections: number, into?: Slice): Promise<void> {
   return new Promise((resolve, reject) => {
+    const url = () => `/api/v2${path()}`;
     const instance = autocannon(
       {
         url: api.base,
         connections,
         duration: seconds,
         headers: { authorization: api.authorization },
-        requests: [{ method: 'GET', path: `/api/v2${path()}`, setupRequest: (req) => ({ ...req, path: `/api/v2${path()}` }) }],
+        requests: [{ method: 'GET', path: url(), setupRequest: (req) => ({ ...req, path: url() }) }],
       },
       (err, r) => {
         if (err) return reject(err);
@@ -417,8 +443,52 @@ function load(api: Api, path: () => string, seconds: number, connections: number
 }
 
 /**
- * Keeps a reinstall of `vps` running until stop() (which waits for the one in hand to end): `current`
- * names the operation the clients poll.
+ * `clients` pollers, each GETting `path()` every `intervalMs` on a fixed schedule (a late answer is
+ * followed by the next request at once, so a slow server is not let off), their phases spread evenly.
+ * node:http with a keep-alive socket per poller: fetch costs this process enough CPU to be what is measured.
+ */
+async function pacedLoad(api: Api, path: () => string, seconds: number, clients: number, intervalMs: number, into: Slice) {
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: clients });
+  const { hostname, port } = new URL(api.base);
+  const get = () =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        { agent, hostname, port, path: `/api/v2${path()}`, headers: { authorization: api.authorization } },
+        (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.statusCode ?? 0));
+          res.once('error', reject);
+        },
+      );
+      req.once('error', reject);
+      req.end();
+    });
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  try {
+    await Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        for (let due = start + (intervalMs * i) / clients; ; due += intervalMs) {
+          if (due > performance.now()) await pause(due - performance.now());
+          if (performance.now() >= end) return;
+          const sent = performance.now();
+          const status = await get().catch(() => 0);
+          if (status === 200) {
+            into.latencies.push(performance.now() - sent);
+            into.requests += 1;
+          } else into.failures += 1;
+        }
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+  into.seconds += (performance.now() - start) / 1000;
+}
+
+/**
+ * Keeps a reinstall of `vps` running until stop() (which waits for the one in hand to end): path() names
+ * the operation the clients poll.
  */
 function keepReinstalling(api: Api, vps: Vps) {
   let stopping = false;
@@ -457,31 +527,32 @@ const figuresOf = (s: Slice): LoadFigures => {
     p50Ms: quantile(sorted, 0.5),
     p99Ms: quantile(sorted, 0.99),
     failures: s.failures,
+    cpuUsPerRequest: (s.cpuMs * 1000) / s.requests,
   };
 };
 
-async function pollUnderLoad(api: Api, vps: Vps, opts: Required<Omit<ServicesOptions, 'cpuProf'>>): Promise<ServicesFigures['poll']> {
+type LoadOptions = Required<Omit<ServicesOptions, 'cpuProf'>>;
+
+async function pollUnderLoad(api: Api, serverPid: number, vps: Vps, opts: LoadOptions): Promise<ServicesFigures['poll']> {
   const finished = operationPath(vps.serviceId, vps.provisionOperationId);
   const slice = opts.duration / opts.slices;
-  const idle: Slice = { latencies: [], requests: 0, seconds: 0, failures: 0 };
-  const busy: Slice = { latencies: [], requests: 0, seconds: 0, failures: 0 };
+  const cases = { idle: newSlice(), busy: newSlice(), paced: newSlice() };
   const runs: { start: number; end: number | null }[] = [];
   let covered = 0;
   let busyMs = 0;
-  // JIT of both sides and the route's first reads.
-  await load(api, () => finished, 1, opts.connections);
-  for (let round = 0; round < opts.slices; round += 1) {
-    for (const kind of round % 2 === 0 ? (['idle', 'busy'] as const) : (['busy', 'idle'] as const)) {
-      if (kind === 'idle') {
-        await load(api, () => finished, slice, opts.connections, idle);
-        continue;
-      }
-      const keeper = keepReinstalling(api, vps);
-      await keeper.started;
-      const from = performance.now();
-      try {
-        await load(api, keeper.path, slice, opts.connections, busy);
-      } finally {
+
+  async function measured(kind: keyof typeof cases): Promise<void> {
+    const into = cases[kind];
+    const keeper = kind === 'idle' ? null : keepReinstalling(api, vps);
+    await keeper?.started;
+    const from = performance.now();
+    const cpuBefore = await cpuMsOf(serverPid);
+    try {
+      if (kind === 'paced') await pacedLoad(api, keeper!.path, slice, opts.connections, DEFAULT_POLL_INTERVAL_MS, into);
+      else await closedLoad(api, keeper?.path ?? (() => finished), slice, opts.connections, into);
+    } finally {
+      into.cpuMs += (await cpuMsOf(serverPid)) - cpuBefore;
+      if (keeper) {
         const to = performance.now();
         busyMs += to - from;
         for (const r of keeper.runs) covered += Math.max(0, Math.min(r.end ?? to, to) - Math.max(r.start, from));
@@ -490,12 +561,20 @@ async function pollUnderLoad(api: Api, vps: Vps, opts: Required<Omit<ServicesOpt
       }
     }
   }
+
+  // JIT of both sides and the route's first reads.
+  await closedLoad(api, () => finished, 1, opts.connections);
+  const order = ['idle', 'busy', 'paced'] as const;
+  for (let round = 0; round < opts.slices; round += 1) {
+    for (const kind of round % 2 === 0 ? order : [...order].reverse()) await measured(kind);
+  }
   const ended = runs.filter((r) => r.end !== null).map((r) => r.end! - r.start);
   return {
     connections: opts.connections,
     seconds: opts.duration,
-    idle: figuresOf(idle),
-    busy: figuresOf(busy),
+    idle: figuresOf(cases.idle),
+    busy: figuresOf(cases.busy),
+    paced: { ...figuresOf(cases.paced), intervalMs: DEFAULT_POLL_INTERVAL_MS },
     reinstalls: runs.length,
     reinstallUnderLoadMs: median(ended),
     coverage: busyMs > 0 ? covered / busyMs : 0,
@@ -505,7 +584,7 @@ async function pollUnderLoad(api: Api, vps: Vps, opts: Required<Omit<ServicesOpt
 // ---- the measurement ---------------------------------------------------------------------------------
 
 export async function measureServices(options: ServicesOptions = {}): Promise<ServicesFigures> {
-  const opts: Required<Omit<ServicesOptions, 'cpuProf'>> = {
+  const opts: LoadOptions = {
     samples: Math.max(1, Math.round(options.samples ?? 5)),
     duration: options.duration ?? 6,
     slices: Math.max(1, Math.round(options.slices ?? 2)),
@@ -558,7 +637,7 @@ export async function measureServices(options: ServicesOptions = {}): Promise<Se
       reinstalls.push(await timedReinstall(api, vps));
     }
 
-    const poll = await pollUnderLoad(api, vps, opts);
+    const poll = await pollUnderLoad(api, started.child.pid!, vps, opts);
     return {
       samples: opts.samples,
       agentStartMs: median(agent),
@@ -580,21 +659,23 @@ export async function measureServices(options: ServicesOptions = {}): Promise<Se
 export function describeServices(f: ServicesFigures): { lines: string[]; missed: string[] } {
   const ms = (n: number) => `${Number.isFinite(n) ? n.toFixed(0) : 'n/a'} ms`;
   const x = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)} x` : 'n/a');
+  const num = (n: number, digits: number, width: number) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a').padStart(width);
   const p = f.poll;
   const ok = p.busy.p99Ms < TARGET_POLL_P99_MS && p.busy.failures === 0 && p.idle.failures === 0;
-  const loadRow = (label: string, l: LoadFigures) =>
-    `  ${label.padEnd(40)} ${l.rps.toFixed(0).padStart(6)} req/s   p50 ${l.p50Ms.toFixed(1).padStart(6)} ms   p99 ${l.p99Ms
-      .toFixed(1)
-      .padStart(6)} ms${l.failures > 0 ? `   ! ${l.failures} failed requests` : ''}`;
+  const loadRow = (label: string, l: LoadFigures, after = '') =>
+    `  ${label.padEnd(44)} ${num(l.rps, 0, 6)} ${num(l.p50Ms, 1, 7)} ${num(l.p99Ms, 1, 7)} ${num(l.cpuUsPerRequest, 0, 10)}   ${after}` +
+    (l.failures > 0 ? `\n    ! ${l.failures} failed requests (non-2xx, errors or timeouts)` : '');
   const lines = [
-    `  bare unit agent start (to status.json)   median ${ms(f.agentStartMs)}   baseline`,
-    `  provision vps-small (POST to succeeded)  median ${ms(f.provisionMs)}   ${x(f.provisionMs / f.agentStartMs)} agent start`,
-    `  reinstall (POST to succeeded)            median ${ms(f.reinstallMs)}   ${x(f.reinstallMs / f.agentStartMs)} agent start`,
+    `  bare unit agent start (to status.json)       median ${ms(f.agentStartMs).padStart(8)}   baseline`,
+    `  provision vps-small (POST to succeeded)      median ${ms(f.provisionMs).padStart(8)}   ${x(f.provisionMs / f.agentStartMs)} agent start`,
+    `  reinstall (POST to succeeded)                median ${ms(f.reinstallMs).padStart(8)}   ${x(f.reinstallMs / f.agentStartMs)} agent start`,
     `  (median of ${f.samples} each, interleaved)`,
-    `  GET operation, ${p.connections} connections, ${p.seconds} s per case in alternating slices:`,
-    loadRow('finished operation, nothing running', p.idle),
-    loadRow('while a reinstall runs', p.busy) +
-      `   p99 ${x(p.busy.p99Ms / p.idle.p99Ms)} idle   < ${TARGET_POLL_P99_MS} ms ${ok ? 'ok' : 'MISSED'}`,
+    `  GET .../operations/{id}, ${p.connections} clients, ${p.seconds} s per case in alternating slices`,
+    `  ${''.padEnd(44)} ${'req/s'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'cpu us/req'.padStart(10)}   p99 ratio    target`,
+    loadRow('closed loop, finished op, nothing running', p.idle, 'baseline'),
+    loadRow('closed loop, while a reinstall runs', p.busy, `${x(p.busy.p99Ms / p.idle.p99Ms)} idle`.padEnd(12) +
+      ` < ${TARGET_POLL_P99_MS} ms ${ok ? 'ok' : 'MISSED'}`),
+    loadRow(`each every ${p.paced.intervalMs} ms (SDK), while a reinstall runs`, p.paced, `${x(p.paced.p99Ms / p.idle.p99Ms)} idle`.padEnd(12) + ' (reported)'),
     `    ${p.reinstalls} reinstalls under load (median ${ms(p.reinstallUnderLoadMs)}), one running ${(p.coverage * 100).toFixed(0)}% of the time`,
   ];
   const missed = ok
