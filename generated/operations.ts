@@ -4517,7 +4517,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A request still being answered under the key is 409 `operation-in-progress`."
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
       }
     ],
     "body": {
@@ -4998,7 +4998,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A request still being answered under the key is 409 `operation-in-progress`."
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
       }
     ],
     "body": {

@@ -3,15 +3,17 @@
 // position in a ~170-route spec (patched and unpatched express-openapi-validator side by side), the
 // first authenticated, database-backed read (GET /api/v2/me with a session access token) against a bare
 // Express route and a Fastify 5 route doing the same work, then, when their scripts exist, `svcctl
-// --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts) and the
-// refusal of an image bomb (scripts/bench/image-bomb.ts).
+// --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts), the
+// refusal of an image bomb (scripts/bench/image-bomb.ts), and provisioning, reinstall and the operation
+// poll under load on the local substrate (scripts/bench/services.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
-//                    [--skip-login-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--cpu-prof=DIR] [--quick]
+//                    [--skip-login-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
+//                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
-// unpatched cases, no scaling, /me, start-up, login timing or image bomb): the loop to use while working
-// on the request pipeline.
+// unpatched cases, no scaling, /me, start-up, login timing, image bomb or services): the loop to use while
+// working on the request pipeline. `npx tsx scripts/bench/services.ts` runs the services section alone.
 //
 // --cpu-prof=DIR writes V8 CPU profiles of each server child into DIR/SERVER-NAME/ (the largest is the
 // main thread), to be opened in Chrome's DevTools or summarised with
@@ -71,6 +73,7 @@ const { values: args } = parseArgs({
     'skip-image-bomb': { type: 'boolean', default: false },
     'skip-elevation-cost': { type: 'boolean', default: false },
     'skip-me': { type: 'boolean', default: false },
+    'skip-services': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
@@ -426,6 +429,7 @@ async function main(): Promise<number> {
   if (!args['skip-login-timing'] && !quick) await loginTiming();
   if (!args['skip-image-bomb'] && !quick) await imageBomb();
   if (!args['skip-elevation-cost'] && !quick) await elevationCost();
+  if (!args['skip-services'] && !quick) await services();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -744,6 +748,20 @@ async function elevationCost(): Promise<void> {
     lines.push(...describeElevationCost(await measureElevationCost()));
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
+  }
+}
+
+/** scripts/bench/services.ts's measurement and its target (the poll's p99 while a reinstall runs). */
+async function services(): Promise<void> {
+  lines.push('Provisioning, reinstall and the operation poll on the local substrate');
+  try {
+    const { describeServices, measureServices } = await import('./services.js');
+    const report = describeServices(await measureServices());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('services (not measured)');
   }
 }
 

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SvcClient } from '@svcplatform/sdk';
-import { clientOf, staffMember } from '../admin-content/staff.js';
+import { clientOf, staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
 import { outcome } from '../support/refusal.js';
@@ -24,11 +24,12 @@ let orgId: string;
 let projectId: string;
 let otherProjectId: string;
 let vps: Provisioned;
+let staff: Staff;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-  const staff = await staffMember(app, smtp, 'acc-staff', ['manage_services']);
+  staff = await staffMember(app, smtp, 'acc-staff', ['manage_services']);
   [owner, admin, member, billing, friend, stranger] = await Promise.all([
     signedIn(app, smtp, 'acc-owner'),
     signedIn(app, smtp, 'acc-admin'),
@@ -125,6 +126,19 @@ describe('members', () => {
     const elsewhere = await token({ kind: 'project', id: otherProjectId });
     expect(await outcome(elsewhere.serviceInstanceGet({ path: id() }))).toEqual(UNKNOWN);
     expect(await outcome(elsewhere.serviceInstanceResourceList({ path: id() }))).toEqual(UNKNOWN);
+  });
+});
+
+describe('staff', () => {
+  it('read every service in their session, never through a personal token or a delegation', async () => {
+    expect((await staff.plain.serviceInstanceGet({ path: id() })).id).toBe(vps.serviceInstanceId);
+    expect((await staff.plain.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } })).kind).toBe('provision');
+    const { secret } = await staff.plain.meApiTokenCreate({
+      body: { name: 'everything', authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] } },
+    });
+    const token = clientOf(app, secret);
+    expect(await outcome(token.serviceInstanceGet({ path: id() }))).toEqual(UNKNOWN);
+    expect(await outcome(token.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } }))).toEqual(UNKNOWN);
   });
 });
 

@@ -2374,7 +2374,7 @@ export type paths = {
         };
         /**
          * Get a service instance
-         * @description Members of the service's organization, and staff holding `manage_services` or `view_all_orders`.
+         * @description Members of the service's organization, and staff holding `manage_services` or `view_all_orders` (signed in, not through a token or a delegation).
          *     Anyone else, share holders included, gets the 404 of an unknown id.
          */
         get: operations["serviceInstanceGet"];
@@ -4120,7 +4120,8 @@ export type components = {
         /**
          * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
          *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-         *     A request still being answered under the key is 409 `operation-in-progress`.
+         *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+         *     answers that started something are kept: after a refusal the key is free again.
          */
         IdempotencyKey: string;
         /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
@@ -7304,7 +7305,8 @@ export interface operations {
                 /**
                  * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
                  *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-                 *     A request still being answered under the key is 409 `operation-in-progress`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -7673,7 +7675,8 @@ export interface operations {
                 /**
                  * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
                  *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-                 *     A request still being answered under the key is 409 `operation-in-progress`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -78,7 +78,11 @@ export const PERIODIC_TASKS = {
 const ON_DEMAND_TASKS = {
   send_mail: { run: sendMailTask },
   run_operation: { run: (payload, ctx) => runOperation(OPERATIONS, payload as RunOperationPayload, ctx) },
-  converge_service: { run: (payload, ctx) => convergeService(payload as ConvergePayload, ctx) },
+  converge_service: {
+    run: async (payload, ctx) => {
+      await convergeService(payload as ConvergePayload, ctx);
+    },
+  },
 } satisfies Record<string, TaskDefinition>;
 
 export const TASKS: Readonly<Record<string, TaskDefinition | PeriodicTask>> = {

@@ -1,21 +1,26 @@
 // Making the substrate match what PostgreSQL says a service should be (not an operation: nothing holds
-// the service). After staff suspend, resume or end a subscription, and every minute for every unit (the
-// way a node restarts what should run after it rebooted or a unit died).
+// the service). After staff suspend, resume or end a subscription, after every operation, and every
+// minute for every service (the way a node restarts what should run after it rebooted or a unit died).
+//
+// Each service is converged in a transaction holding its row lock, and only while no operation holds
+// its lease: operations start and finish under the same lock, so a converge never acts on a service an
+// operation is changing (no restart between a reinstall's stop and wipe), and a status read here stays
+// true until the converge is done (a suspend waits for it, then converges again).
+import type { Db } from '../db/client.js';
 import type { TaskContext } from '../jobs/context.js';
 import type { UnitSpec } from '../substrate/driver.js';
 
-interface UnitRow {
+interface ResourceRow {
   id: string;
-  kind: 'virtual_machine' | 'workload';
-  volume_id: string;
-  service_status: string;
-  busy: boolean;
+  kind: 'virtual_machine' | 'workload' | 'volume';
+  volume_id: string | null;
+  status: string;
 }
 
-const specOf = (u: UnitRow): UnitSpec => ({
+const specOf = (u: ResourceRow): UnitSpec => ({
   id: u.id,
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
-  volumeId: u.volume_id,
+  volumeId: u.volume_id!,
   command: null,
 });
 
@@ -23,52 +28,59 @@ export interface ConvergePayload {
   service_instance_id: string;
 }
 
-/** Units of a service (or of every service) with whether an operation holds their service. */
-async function units(ctx: TaskContext, serviceId: string | null): Promise<UnitRow[]> {
-  return ctx.sql<UnitRow[]>`
-    select r.id, r.kind, r.volume_id, s.status as service_status,
-           exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
-    from service_resources r join service_instances s on s.id = r.service_instance_id
-    where r.kind in ('virtual_machine', 'workload') and r.deleted_at is null and r.status = 'running'
-      and ${serviceId === null ? ctx.sql`true` : ctx.sql`s.id = ${serviceId}`}`;
+/** Converges one service; answers how many units it started or stopped. */
+export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<number> {
+  return ctx.sql.begin(async (tx) => {
+    const [service] = await tx<{ status: string; busy: boolean }[]>`
+      select s.status, exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
+      from service_instances s where s.id = ${payload.service_instance_id}
+      for update of s`;
+    // The operation holding the service decides what runs; finishing it converges again.
+    if (!service || service.busy) return 0;
+    const resources = await tx<ResourceRow[]>`
+      select id, kind, volume_id, status from service_resources
+      where service_instance_id = ${payload.service_instance_id} and deleted_at is null`;
+    if (service.status === 'ended') return endService(tx, ctx, payload.service_instance_id, resources);
+    let changed = 0;
+    for (const unit of resources.filter((r) => r.kind !== 'volume' && r.status === 'running')) {
+      const { state } = await ctx.substrate.unitStatus(unit.id);
+      if (service.status === 'active' && state !== 'running') {
+        await ctx.substrate.startUnit(specOf(unit));
+        changed += 1;
+      } else if (service.status !== 'active' && state === 'running') {
+        await ctx.substrate.stopUnit(unit.id);
+        changed += 1;
+      }
+    }
+    return changed;
+  });
 }
 
-export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<void> {
-  const [service] = await ctx.sql<{ status: string }[]>`
-    select status from service_instances where id = ${payload.service_instance_id}`;
-  if (!service) return;
-  if (service.status === 'ended') {
-    await endService(ctx, payload.service_instance_id);
-    return;
-  }
-  for (const unit of await units(ctx, payload.service_instance_id)) {
-    if (unit.busy) continue; // the operation holding the service decides what runs
-    if (unit.service_status === 'active') await ctx.substrate.startUnit(specOf(unit));
-    else await ctx.substrate.stopUnit(unit.id);
-  }
-}
-
-/** An ended service: its units and volumes go, and its resources with them. */
-async function endService(ctx: TaskContext, serviceId: string): Promise<void> {
-  const resources = await ctx.sql<{ id: string; kind: string }[]>`
-    select id, kind from service_resources where service_instance_id = ${serviceId} and deleted_at is null`;
+/**
+ * An ended service: its units and volumes go, then its resources are marked deleted in the same
+ * transaction (a substrate call that fails leaves them to the next converge).
+ */
+async function endService(
+  tx: Db,
+  ctx: TaskContext,
+  serviceId: string,
+  resources: ResourceRow[],
+): Promise<number> {
   for (const r of resources.filter((x) => x.kind !== 'volume')) await ctx.substrate.deleteUnit(r.id);
   for (const r of resources.filter((x) => x.kind === 'volume')) await ctx.substrate.deleteVolume(r.id);
-  await ctx.sql`
+  await tx`
     update service_resources set status = 'stopped', deleted_at = ${ctx.clock.now()}, updated_at = ${ctx.clock.now()}
     where service_instance_id = ${serviceId} and deleted_at is null`;
+  return resources.length;
 }
 
-/** Every unit of an active service that should run and does not, started again. */
+/** Every service with live units, converged: what should run and does not starts, what should not stops. */
 export async function reconcileUnits(ctx: TaskContext): Promise<number> {
-  let started = 0;
-  for (const unit of await units(ctx, null)) {
-    if (unit.busy || unit.service_status !== 'active') continue;
-    const status = await ctx.substrate.unitStatus(unit.id);
-    if (status.state === 'running') continue;
-    await ctx.substrate.startUnit(specOf(unit));
-    started += 1;
-  }
-  if (started > 0) ctx.log.info({ started }, 'restarted units that should run');
-  return started;
+  const services = await ctx.sql<{ id: string }[]>`
+    select distinct service_instance_id as id from service_resources
+    where kind in ('virtual_machine', 'workload') and deleted_at is null and status = 'running'`;
+  let changed = 0;
+  for (const { id } of services) changed += await convergeService({ service_instance_id: id }, ctx);
+  if (changed > 0) ctx.log.info({ changed }, 'units started or stopped to match their services');
+  return changed;
 }

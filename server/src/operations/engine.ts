@@ -60,7 +60,8 @@ async function begin(tx: Db, op: OperationRow, now: Date): Promise<void> {
 
 /**
  * Records the end of an operation and hands the service to the next waiting one, in the caller's
- * transaction. Locks the service row first, as startOperation's callers do.
+ * transaction. Locks the service row first, as startOperation's callers do. An operation already ended
+ * (a second run of its job) changes nothing.
  */
 export async function finishOperation(
   tx: Db,
@@ -69,7 +70,7 @@ export async function finishOperation(
   now: Date,
 ): Promise<void> {
   await tx`select 1 from service_instances where id = ${op.service_instance_id} for update`;
-  await store.markFinished(tx, op.id, outcome, now);
+  if (!(await store.markFinished(tx, op.id, outcome, now))) return;
   await store.releaseLease(tx, op.id);
   const [next] = await store.waitingOperations(tx, op.service_instance_id);
   if (next) await begin(tx, next, now);

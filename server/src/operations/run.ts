@@ -23,8 +23,8 @@ export interface OperationDefinition<S> {
   phases: readonly Phase<S>[];
   /** In the transaction that records success. */
   complete(tx: Db, state: S, now: Date): Promise<void>;
-  /** In the transaction that records failure. */
-  fail(tx: Db, state: S, now: Date): Promise<void>;
+  /** In the transaction that records failure; from the operation alone (its state may not have loaded). */
+  fail(tx: Db, op: OperationRow, now: Date): Promise<void>;
 }
 
 export type OperationDefinitions = { [K in OperationKind]?: OperationDefinition<never> };
@@ -95,7 +95,7 @@ export async function runOperation(
     if (!permanent && !lastAttempt) throw err;
     const message = err instanceof OperationError ? err.message : GENERIC_FAILURE;
     await ctx.sql.begin(async (tx) => {
-      if (state !== undefined) await definition.fail(tx, state as never, ctx.clock.now());
+      await definition.fail(tx, op, ctx.clock.now());
       await finishOperation(tx, op, { status: 'failed', error: message }, ctx.clock.now());
     });
   }

@@ -117,11 +117,14 @@ export async function markFinished(
   operationId: string,
   outcome: { status: 'succeeded' | 'failed' | 'cancelled'; error: string | null },
   now: Date,
-): Promise<void> {
-  await db`
+): Promise<boolean> {
+  // Only an operation still under way ends: a duplicate run of its job never rewrites the outcome.
+  const rows = await db`
     update service_operations
-    set status = ${outcome.status}, error = ${outcome.error},
+    set status = ${outcome.status}, error = ${outcome.error === null ? null : outcome.error.slice(0, 2000)},
         progress_percent = case when ${outcome.status} = 'succeeded' then 100 else progress_percent end,
         updated_at = ${now}, completed_at = ${now}
-    where id = ${operationId}`;
+    where id = ${operationId} and status in ('queued', 'running')
+    returning 1`;
+  return rows.length > 0;
 }

@@ -2,6 +2,7 @@
 // 404 of an unknown id, never a 403 (document 2 §5): a member whose role lacks the permission, a token
 // out of reach, a share holder asking for more than the resource list, and a stranger all look alike.
 import type { Accessor } from '../../authz/organization-access.js';
+import type { UserAuth } from '../../http/handler.js';
 import { reachesProject } from '../../authz/reach.js';
 import { can, type Permission } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
@@ -27,7 +28,7 @@ export interface ServiceAccessOptions {
 export async function requireService(
   db: Db,
   where: { serviceId: string } | { subscriptionId: string },
-  caller: Accessor,
+  caller: Accessor & { kind: UserAuth['kind'] },
   permission: Permission,
   options: ServiceAccessOptions = {},
 ): Promise<ServiceAccessRow> {
@@ -39,8 +40,14 @@ export async function requireService(
   // A share is given to a person, not to one of their token's organizations: only a caller reaching
   // everywhere the user does (a session, an acting-as request, an `all` grant) uses it.
   if (options.shareHolders && access.shared && caller.reach.all) return access;
-  // Staff who provision and run services read them all (the operation they started, what it made).
-  if (permission === 'services.read' && caller.reach.all && (await isServiceStaff(db, caller.userId)))
+  // Staff who provision and run services read them all (the operation they started, what it made), in
+  // their own session only: staff power never travels through a personal token or a delegation.
+  if (
+    permission === 'services.read' &&
+    caller.kind === 'session' &&
+    (await isServiceStaff(db, caller.userId))
+  ) {
     return access;
+  }
   throw serviceNotFound();
 }

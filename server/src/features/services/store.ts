@@ -74,7 +74,19 @@ export async function findServiceAccess(
     ${options.lock ? db`for update of s` : db``}`;
   if (!row) return undefined;
   const { organization_id, role, shared, subscription_status, product_kind, ...service } = row;
-  return { service, organization_id, role, shared, subscription_status, product_kind };
+  const access = { service, organization_id, role, shared, subscription_status, product_kind };
+  if (!options.lock) return access;
+  // The locking statement answered from a snapshot taken before it waited for the lock: a membership,
+  // share or subscription changed meanwhile is not in it. The next statement sees it.
+  const [fresh] = await db<{ role: Role | null; shared: boolean; subscription_status: SubscriptionStatus }[]>`
+    select (select m.role from organization_members m
+            where m.organization_id = ${organization_id} and m.user_id = ${userId}) as role,
+           exists (select 1 from service_shares sh where sh.service_instance_id = ${service.id} and sh.user_id = ${userId}) as shared,
+           (select status from subscriptions where id = ${service.subscription_id}) as subscription_status`;
+  const [current] = await db<
+    ServiceRow[]
+  >`select ${db.unsafe(SERVICE_COLUMNS)} from service_instances s where s.id = ${service.id}`;
+  return { ...access, ...fresh!, service: current! };
 }
 
 export async function listProjectServices(db: Db, projectId: string): Promise<ServiceRow[]> {

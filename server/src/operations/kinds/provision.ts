@@ -59,10 +59,12 @@ export const provision: OperationDefinition<ProvisionState> = {
       from subscriptions sub
       where s.id = ${s.service.id} and sub.id = s.subscription_id and s.status = 'provisioning'`;
   },
-  async fail(tx: Db, s, now) {
-    await tx`update service_instances set status = 'failed', updated_at = ${now} where id = ${s.service.id} and status = 'provisioning'`;
+  async fail(tx: Db, op, now) {
+    await tx`
+      update service_instances set status = 'failed', updated_at = ${now}
+      where id = ${op.service_instance_id} and status = 'provisioning'`;
     await tx`
       update service_resources set status = 'failed', updated_at = ${now}
-      where service_instance_id = ${s.service.id} and deleted_at is null`;
+      where service_instance_id = ${op.service_instance_id} and deleted_at is null`;
   },
 };

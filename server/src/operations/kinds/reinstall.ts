@@ -51,7 +51,7 @@ export const reinstall: OperationDefinition<ReinstallState> = {
       update service_resources set status = 'running', os_image = ${s.osImage}, updated_at = ${now}
       where id = ${s.unit.id}`;
   },
-  async fail(tx: Db, s, now) {
-    await tx`update service_resources set status = 'failed', updated_at = ${now} where id = ${s.unit.id}`;
+  async fail(tx: Db, op, now) {
+    await tx`update service_resources set status = 'failed', updated_at = ${now} where id = ${op.resource_id}`;
   },
 };
