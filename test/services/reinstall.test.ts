@@ -333,3 +333,26 @@ describe('staff suspend a service while it is being rebuilt', () => {
     expect((await app.substrate!.unitStatus(target.primaryResourceId)).state).toBe('stopped');
   });
 });
+
+describe('an operation whose job is gone', () => {
+  it('is queued again (requeue_stranded_operations) and resumes at its recorded phase', async () => {
+    const target = await provisionService(staff.elevated, { projectId, name: 'Stranded' });
+    // A reinstall that holds the service, recorded in its install phase, whose job the queue lost.
+    const id = randomUUID();
+    const at = new Date(app.clock.now().getTime() - 10 * 60_000);
+    await app.sql`
+      insert into service_operations (id, service_instance_id, resource_id, kind, status, phase, progress_percent,
+                                      input, created_at, updated_at, started_at)
+      values (${id}, ${target.serviceInstanceId}, ${target.primaryResourceId}, 'reinstall', 'running', 'install', 50,
+              ${app.sql.json({ os_image: 'ubuntu-24.04' })}, ${at}, ${at}, ${at})`;
+    await app.sql`
+      insert into service_leases (service_instance_id, operation_id, acquired_at) values (${target.serviceInstanceId}, ${id}, ${at})`;
+    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'debian-12' }, target))).toEqual([409, 'operation-in-progress']);
+    await app.worker!.run('requeue_stranded_operations');
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, id)).status).toBe('succeeded');
+    expect(await app.substrate!.installedImage(target.volumeResourceId)).toBe('ubuntu-24.04');
+    // The service is free again.
+    const next = await reinstall(owner, { confirm: true, os_image: 'debian-12' }, target);
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, next.operation_id)).status).toBe('succeeded');
+  });
+});

@@ -6,6 +6,7 @@ import { requeueStrandedMail, sendMailTask, type SendMailPayload } from '../mail
 import { convergeService, reconcileUnits, type ConvergePayload } from '../operations/converge.js';
 import { OPERATIONS } from '../operations/definitions.js';
 import { runOperation, type RunOperationPayload } from '../operations/run.js';
+import { requeueStrandedOperations } from '../operations/stranded.js';
 import type { TaskContext } from './context.js';
 import {
   pruneFinishedMail,
@@ -70,6 +71,7 @@ export const PERIODIC_TASKS = {
     await recheckDomains(ctx);
   }),
   prune_idempotency_keys: periodic('7 * * * *', HOUR, pruneIdempotencyKeys),
+  requeue_stranded_operations: periodic('*/5 * * * *', 5 * MINUTE, requeueStrandedOperations),
   // Units that should run and do not (a node restart, a crashed unit) are started again.
   reconcile_units: periodic('* * * * *', MINUTE, reconcileUnits),
 } satisfies Record<string, PeriodicTask>;

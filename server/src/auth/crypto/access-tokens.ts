@@ -95,6 +95,20 @@ export async function signAccessToken(
 }
 
 /**
+ * Payloads of tokens whose signature this process verified, by the token's exact text (signature
+ * included, so nothing unverified can match). An EdDSA verification is the largest CPU cost of an
+ * authenticated request, and a client polling an operation sends the same token many times a second.
+ * The key is still looked up (a withdrawn key refuses at once), and expiry is checked on every use.
+ */
+const VERIFIED = new Map<string, Record<string, unknown>>();
+const VERIFIED_MAX = 10_000;
+
+function remember(token: string, payload: Record<string, unknown>): void {
+  if (VERIFIED.size >= VERIFIED_MAX) VERIFIED.delete(VERIFIED.keys().next().value!);
+  VERIFIED.set(token, payload);
+}
+
+/**
  * The claims of a valid access token, or an AccessTokenError. The signature is checked before any
  * claim, so a tampered token is `bad_signature` whatever its claims say. Failures of the database
  * (key lookup) are not AccessTokenErrors and propagate: they are not the caller's fault.
@@ -124,19 +138,25 @@ export async function verifyAccessToken(
   const key = await ring.verificationKey(header.kid, now);
   if (!key) throw new AccessTokenError('unknown_key');
 
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(token, key.publicKey, {
-      algorithms: [SIGNING_ALG],
-      typ: ACCESS_TOKEN_TYPE,
-      issuer: ACCESS_TOKEN_ISSUER,
-      audience: ACCESS_TOKEN_AUDIENCE,
-      requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
-      currentDate: now,
-      ...(options.expiredToleranceSeconds ? { clockTolerance: options.expiredToleranceSeconds } : {}),
-    }));
-  } catch (cause) {
-    throw new AccessTokenError(reasonOf(cause), { cause });
+  // The same bytes verified before: the signature, typ, issuer and audience hold; only time moved.
+  const seen = options.expiredToleranceSeconds ? undefined : VERIFIED.get(token);
+  let payload: Record<string, unknown> | undefined =
+    seen && typeof seen.exp === 'number' && seen.exp * 1000 > now.getTime() ? seen : undefined;
+  if (!payload) {
+    try {
+      ({ payload } = await jwtVerify(token, key.publicKey, {
+        algorithms: [SIGNING_ALG],
+        typ: ACCESS_TOKEN_TYPE,
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+        requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
+        currentDate: now,
+        ...(options.expiredToleranceSeconds ? { clockTolerance: options.expiredToleranceSeconds } : {}),
+      }));
+    } catch (cause) {
+      throw new AccessTokenError(reasonOf(cause), { cause });
+    }
+    if (!options.expiredToleranceSeconds) remember(token, payload);
   }
 
   const { sub, sid, jti, exp, elevated_until: elevatedUntil } = payload;

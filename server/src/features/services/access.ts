@@ -23,6 +23,8 @@ export interface ServiceAccessOptions {
   shareHolders?: boolean;
   /** Lock the service row for the caller's transaction (operations are started under it). */
   lock?: boolean;
+  /** Read this operation of the service too, in the same statement (the answer's `operation`). */
+  operationId?: string;
 }
 
 export async function requireService(
@@ -32,7 +34,10 @@ export async function requireService(
   permission: Permission,
   options: ServiceAccessOptions = {},
 ): Promise<ServiceAccessRow> {
-  const access = await findServiceAccess(db, where, caller.userId, { lock: options.lock });
+  const access = await findServiceAccess(db, where, caller.userId, {
+    lock: options.lock,
+    operationId: options.operationId,
+  });
   if (!access) throw serviceNotFound();
   const { service, organization_id: organizationId, role } = access;
   const inReach = reachesProject(caller.reach, organizationId, service.project_id);

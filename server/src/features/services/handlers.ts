@@ -4,7 +4,6 @@ import { actorOf, recordAudit } from '../../audit/record.js';
 import type { Db } from '../../db/client.js';
 import { notFound } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
-import { findOperation } from '../../operations/store.js';
 import { requireService, serviceNotFound } from './access.js';
 import { toOperation, toResourceList, toService, toShare } from './mappers.js';
 import { reinstallHandlers } from './reinstall.js';
@@ -98,8 +97,10 @@ export const serviceHandlers: AreaHandlers<
   },
 
   async serviceOperationGet({ path, auth, ctx }) {
-    const { service } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read');
-    const op = await findOperation(ctx.sql, service.id, path.operation_id);
+    // One statement: clients poll this route while they wait.
+    const { operation: op } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read', {
+      operationId: path.operation_id,
+    });
     if (!op) throw serviceNotFound();
     return { status: 200, body: toOperation(op) };
   },

@@ -2,6 +2,7 @@
 // §4 "Resources"; DECISIONS.md §4 "Service instances", shares).
 import type { Db } from '../../db/client.js';
 import type { Role } from '../../authz/roles.js';
+import type { OperationRow } from '../../operations/store.js';
 
 export type ServiceStatus = 'provisioning' | 'active' | 'suspended' | 'ended' | 'failed';
 export type SubscriptionStatus = 'active' | 'suspended' | 'ended';
@@ -51,30 +52,112 @@ export interface ServiceAccessRow {
   shared: boolean;
   subscription_status: SubscriptionStatus;
   product_kind: 'vps' | 'block_game' | 'arena_game' | 'web_app';
+  /**
+   * With `operationId`: that operation of the service, or null (read in the same statement: a poll is one
+   * query); `shared`, `subscription_status` and `product_kind` are then not read.
+   */
+  operation?: OperationRow | null;
+}
+
+const OPERATION_COLUMNS = `o.id as op_id, o.resource_id as op_resource_id, o.kind as op_kind, o.status as op_status,
+  o.phase as op_phase, o.progress_percent as op_progress_percent, o.error as op_error, o.created_at as op_created_at,
+  o.updated_at as op_updated_at, o.completed_at as op_completed_at`;
+
+type OperationColumns = { [K in keyof OperationRow as `op_${K & string}`]: OperationRow[K] };
+
+function operationOf(row: Partial<OperationColumns>, serviceId: string): OperationRow | null {
+  if (!row.op_id) return null;
+  return {
+    id: row.op_id,
+    service_instance_id: serviceId,
+    resource_id: row.op_resource_id ?? null,
+    kind: row.op_kind!,
+    status: row.op_status!,
+    phase: row.op_phase ?? null,
+    progress_percent: row.op_progress_percent ?? null,
+    error: row.op_error ?? null,
+    input: {},
+    created_at: row.op_created_at!,
+    updated_at: row.op_updated_at!,
+    started_at: null,
+    completed_at: row.op_completed_at ?? null,
+  };
 }
 
 export async function findServiceAccess(
   db: Db,
   where: { serviceId: string } | { subscriptionId: string },
   userId: string,
-  options: { lock?: boolean } = {},
+  options: { lock?: boolean; operationId?: string } = {},
 ): Promise<ServiceAccessRow | undefined> {
   const condition =
     'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
-  const [row] = await db<(ServiceRow & Omit<ServiceAccessRow, 'service'>)[]>`
+  const withOperation = options.operationId !== undefined;
+  const [row] = await db<
+    (ServiceRow & Omit<ServiceAccessRow, 'service' | 'operation'> & Partial<OperationColumns>)[]
+  >`
     select ${db.unsafe(SERVICE_COLUMNS)}, p.organization_id, m.role,
-           exists (select 1 from service_shares sh where sh.service_instance_id = s.id and sh.user_id = ${userId}) as shared,
-           sub.status as subscription_status, cp.kind as product_kind
-    from service_instances s
-    join projects p on p.id = s.project_id
-    join subscriptions sub on sub.id = s.subscription_id
-    join catalog_products cp on cp.id = s.product_id
+    ${
+      withOperation
+        ? // The poll: what it needs and no more (no share holder reads operations), so it stays cheap.
+          db`${db.unsafe(OPERATION_COLUMNS)}, false as shared, null as subscription_status, null as product_kind
+             from service_instances s
+             join projects p on p.id = s.project_id
+             left join service_operations o on o.id = ${options.operationId!} and o.service_instance_id = s.id`
+        : db`exists (select 1 from service_shares sh where sh.service_instance_id = s.id and sh.user_id = ${userId}) as shared,
+             sub.status as subscription_status, cp.kind as product_kind
+             from service_instances s
+             join projects p on p.id = s.project_id
+             join subscriptions sub on sub.id = s.subscription_id
+             join catalog_products cp on cp.id = s.product_id`
+    }
     left join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
     where ${condition}
     ${options.lock ? db`for update of s` : db``}`;
   if (!row) return undefined;
-  const { organization_id, role, shared, subscription_status, product_kind, ...service } = row;
-  const access = { service, organization_id, role, shared, subscription_status, product_kind };
+  const {
+    organization_id,
+    role,
+    shared,
+    subscription_status,
+    product_kind,
+    op_id,
+    op_resource_id,
+    op_kind,
+    op_status,
+    op_phase,
+    op_progress_percent,
+    op_error,
+    op_created_at,
+    op_updated_at,
+    op_completed_at,
+    ...service
+  } = row;
+  const access: ServiceAccessRow = {
+    service,
+    organization_id,
+    role,
+    shared,
+    subscription_status,
+    product_kind,
+  };
+  if (withOperation) {
+    access.operation = operationOf(
+      {
+        op_id,
+        op_resource_id,
+        op_kind,
+        op_status,
+        op_phase,
+        op_progress_percent,
+        op_error,
+        op_created_at,
+        op_updated_at,
+        op_completed_at,
+      },
+      service.id,
+    );
+  }
   if (!options.lock) return access;
   // The locking statement answered from a snapshot taken before it waited for the lock: a membership,
   // share or subscription changed meanwhile is not in it. The next statement sees it.
