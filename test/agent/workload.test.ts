@@ -74,7 +74,12 @@ describe('superviseWorkload', () => {
       log,
       backoff: { firstMs: 20, maxMs: 40 },
     });
-    await eventually('two restarts', async () => ((await runs()).length >= 3 ? true : undefined));
+    // Three runs recorded and three exits seen: a run records itself before it exits.
+    await eventually('two restarts', async () =>
+      (await runs()).length >= 3 && lines.filter((l) => l.startsWith('workload exited')).length >= 3
+        ? true
+        : undefined,
+    );
     expect(lines.filter((l) => l.startsWith('workload exited')).slice(0, 3)).toEqual([
       'workload exited with code 3; restarting in 20 ms',
       'workload exited with code 3; restarting in 40 ms',
