@@ -291,6 +291,9 @@ describe('suspend, resume, end', () => {
     expect(await staff.elevated.adminSubscriptionSuspend({ path })).toMatchObject({ status: 'suspended' });
     await app.worker!.runDue();
     expect((await app.substrate!.unitStatus(s.primaryResourceId)).state).toBe('stopped');
+    // The contract says why (generation bumped): a unit being stopped drains.
+    const suspended = await app.substrate!.readUnitSignal(s.primaryResourceId);
+    expect(suspended!.draining).toBe('stop');
     expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe(
       'suspended',
     );
@@ -306,6 +309,9 @@ describe('suspend, resume, end', () => {
     expect(await staff.elevated.adminSubscriptionResume({ path })).toMatchObject({ status: 'active' });
     await app.worker!.runDue();
     expect((await app.substrate!.unitStatus(s.primaryResourceId)).state).toBe('running');
+    const resumed = await app.substrate!.readUnitSignal(s.primaryResourceId);
+    expect(resumed!.draining).toBe(false);
+    expect(resumed!.generation).toBeGreaterThan(suspended!.generation);
     expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe('active');
 
     expect(await staff.elevated.adminSubscriptionEnd({ path })).toMatchObject({ status: 'ended' });

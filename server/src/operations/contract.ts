@@ -12,7 +12,14 @@ export interface ContractSubject {
   productKind: string;
 }
 
-export function unitSignalFor(subject: ContractSubject, generation: number): UnitSignalSpec {
+/** Why a unit is being taken down (the contract's `draining`), or false while it should run. */
+export type Draining = NonNullable<UnitSignalSpec['draining']>;
+
+export function unitSignalFor(
+  subject: ContractSubject,
+  generation: number,
+  draining: Draining = false,
+): UnitSignalSpec {
   const { unit: resource, service, productKind } = subject;
   return {
     unitId: resource.id,
@@ -24,7 +31,7 @@ export function unitSignalFor(subject: ContractSubject, generation: number): Uni
     },
     userData: null,
     allocation: null,
-    draining: false,
+    draining,
     contractVersion: 1,
     generation,
     // Public endpoints belong to the service, not to what is installed: a reinstall writes them again.
@@ -33,13 +40,17 @@ export function unitSignalFor(subject: ContractSubject, generation: number): Uni
 }
 
 /** Bumps the unit's generation, writes its contract, and answers the generation written. */
-export async function writeContract(ctx: TaskContext, subject: ContractSubject): Promise<number> {
+export async function writeContract(
+  ctx: TaskContext,
+  subject: ContractSubject,
+  draining: Draining = false,
+): Promise<number> {
   const [row] = await ctx.sql<{ generation: string }[]>`
     update service_resources set signal_generation = signal_generation + 1, updated_at = ${ctx.clock.now()}
     where id = ${subject.unit.id}
     returning signal_generation as generation`;
   const generation = Number(row!.generation);
-  await ctx.substrate.writeUnitSignal(subject.unit.id, unitSignalFor(subject, generation));
+  await ctx.substrate.writeUnitSignal(subject.unit.id, unitSignalFor(subject, generation, draining));
   return generation;
 }
 

@@ -9,12 +9,15 @@
 import type { Db } from '../db/client.js';
 import type { TaskContext } from '../jobs/context.js';
 import type { UnitSpec } from '../substrate/driver.js';
+import { writeContract, type Draining } from './contract.js';
 
 interface ResourceRow {
   id: string;
   kind: 'virtual_machine' | 'workload' | 'volume';
   volume_id: string | null;
   status: string;
+  unit_key: string | null;
+  public_endpoints: unknown[];
 }
 
 const specOf = (u: ResourceRow): UnitSpec => ({
@@ -31,23 +34,35 @@ export interface ConvergePayload {
 /** Converges one service; answers how many units it started or stopped. */
 export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<number> {
   return ctx.sql.begin(async (tx) => {
-    const [service] = await tx<{ status: string; busy: boolean }[]>`
-      select s.status, exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
-      from service_instances s where s.id = ${payload.service_instance_id}
+    const [service] = await tx<
+      { id: string; slug: string; status: string; product_kind: string; busy: boolean }[]
+    >`
+      select s.id, s.slug, s.status, cp.kind as product_kind,
+             exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
+      from service_instances s join catalog_products cp on cp.id = s.product_id
+      where s.id = ${payload.service_instance_id}
       for update of s`;
     // The operation holding the service decides what runs; finishing it converges again.
     if (!service || service.busy) return 0;
     const resources = await tx<ResourceRow[]>`
-      select id, kind, volume_id, status from service_resources
+      select id, kind, volume_id, status, unit_key, public_endpoints from service_resources
       where service_instance_id = ${payload.service_instance_id} and deleted_at is null`;
-    if (service.status === 'ended') return endService(tx, ctx, payload.service_instance_id, resources);
+    const contract = (unit: ResourceRow, draining: Draining) =>
+      writeContract(ctx, { unit, service, productKind: service.product_kind }, draining);
+    if (service.status === 'ended') {
+      // The contract says why the unit goes (a driver that drains honours it), then it goes.
+      for (const unit of resources.filter((r) => r.kind !== 'volume')) await contract(unit, 'destroy');
+      return endService(tx, ctx, payload.service_instance_id, resources);
+    }
     let changed = 0;
     for (const unit of resources.filter((r) => r.kind !== 'volume' && r.status === 'running')) {
       const { state } = await ctx.substrate.unitStatus(unit.id);
       if (service.status === 'active' && state !== 'running') {
+        if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
         await ctx.substrate.startUnit(specOf(unit));
         changed += 1;
       } else if (service.status !== 'active' && state === 'running') {
+        await contract(unit, 'stop');
         await ctx.substrate.stopUnit(unit.id);
         changed += 1;
       }

@@ -21,8 +21,14 @@ export async function requeueStrandedOperations(ctx: TaskContext): Promise<numbe
     order by o.updated_at
     limit 100`;
   for (const { id } of rows) {
-    await enqueue(ctx.sql, 'run_operation', { operation_id: id }, { jobKey: `operation:${id}`, maxAttempts: OPERATION_ATTEMPTS });
+    await enqueue(
+      ctx.sql,
+      'run_operation',
+      { operation_id: id },
+      { jobKey: `operation:${id}`, maxAttempts: OPERATION_ATTEMPTS },
+    );
   }
-  if (rows.length > 0) ctx.log.warn({ operations: rows.length }, 'operations without a runnable job were queued again');
+  if (rows.length > 0)
+    ctx.log.warn({ operations: rows.length }, 'operations without a runnable job were queued again');
   return rows.length;
 }
