@@ -68,7 +68,8 @@ export async function waitForOperation(
   }
   const params = { path: { id: instanceId, operation_id: operationId } };
   let seen: string | null = null;
-  for (let delay = first; ; delay = Math.min(most, delay * GROWTH)) {
+  let delay = first;
+  for (;;) {
     signal?.throwIfAborted();
     const operation = (await request('serviceOperationGet', params, { signal })) as Operation;
     // The fields a person watches; `updated_at` alone moving is no news to them.
@@ -76,6 +77,10 @@ export async function waitForOperation(
     if (state !== seen) {
       seen = state;
       onProgress?.(operation);
+      // It moves: the next change is likely soon, so the wait starts short again.
+      delay = first;
+    } else {
+      delay = Math.min(most, delay * GROWTH);
     }
     if (isFinished(operation)) return operation;
     await sleep(delay, signal);

@@ -157,6 +157,23 @@ describe('waitForOperation', () => {
     expect(gaps[4]).toBeLessThan(90 * 1.5 + 100);
   });
 
+  test('a change starts the waits short again', async () => {
+    const times: number[] = [];
+    const at = (phase: string): Step => ({ status: 'running', phase, progress_percent: 50 });
+    server = await startScriptedServer(
+      polls([...Array<Step>(5).fill(at('stop')), at('wipe'), { status: 'succeeded' }], times),
+    );
+    const client = createClient({ baseUrl: server.baseUrl, retries: 0 });
+    await client.waitForOperation(INSTANCE, OPERATION, { intervalMs: 40, maxIntervalMs: 1_000 });
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // 40 after the first sighting, then 60, 90, 135 and 202 while unchanged; 40 again once the phase moved
+    // (timers fire late, never early: the bound leaves 160 ms for lateness).
+    expect(gaps).toHaveLength(6);
+    expect(gaps[4]).toBeGreaterThanOrEqual(201);
+    expect(gaps[5]).toBeGreaterThanOrEqual(39);
+    expect(gaps[5]).toBeLessThan(200);
+  });
+
   test('an abort between polls rejects with its reason at once, and nothing more is asked', async () => {
     server = await startScriptedServer(polls([{ status: 'running' }]));
     const client = createClient({ baseUrl: server.baseUrl, retries: 0 });
