@@ -132,13 +132,20 @@ describe('members', () => {
 describe('staff', () => {
   it('read every service in their session, never through a personal token or a delegation', async () => {
     expect((await staff.plain.serviceInstanceGet({ path: id() })).id).toBe(vps.serviceInstanceId);
-    expect((await staff.plain.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } })).kind).toBe('provision');
+    expect(
+      (await staff.plain.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } })).kind,
+    ).toBe('provision');
     const { secret } = await staff.plain.meApiTokenCreate({
-      body: { name: 'everything', authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] } },
+      body: {
+        name: 'everything',
+        authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] },
+      },
     });
     const token = clientOf(app, secret);
     expect(await outcome(token.serviceInstanceGet({ path: id() }))).toEqual(UNKNOWN);
-    expect(await outcome(token.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } }))).toEqual(UNKNOWN);
+    expect(
+      await outcome(token.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } })),
+    ).toEqual(UNKNOWN);
   });
 });
 

@@ -205,15 +205,12 @@ describe('the rebuild', () => {
       service_instance_id: vps.serviceInstanceId,
     });
     const seen = new Set<string>();
-    let op;
-    for (const deadline = Date.now() + 30_000; ;) {
-      op = await member.api.serviceOperationGet({
-        path: { id: vps.serviceInstanceId, operation_id: accepted.operation_id },
-      });
-      if (op.phase) seen.add(op.phase);
-      if (op.status === 'succeeded' || op.status === 'failed' || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const op = await member.api.waitForOperation(vps.serviceInstanceId, accepted.operation_id, {
+      intervalMs: 10,
+      maxIntervalMs: 10,
+      signal: AbortSignal.timeout(30_000),
+      onProgress: (o) => void (o.phase && seen.add(o.phase)),
+    });
     expect(op).toMatchObject({
       kind: 'reinstall',
       status: 'succeeded',
@@ -223,6 +220,10 @@ describe('the rebuild', () => {
     });
     expect(op.completed_at).not.toBeNull();
     expect([...seen].every((p) => ['stop', 'wipe', 'install', 'vm_access', 'boot'].includes(p))).toBe(true);
+    // Seen in their order, ending at boot (a fast phase may pass between two polls).
+    const order = ['stop', 'wipe', 'install', 'vm_access', 'boot'];
+    expect([...seen]).toEqual(order.filter((p) => seen.has(p)));
+    expect(seen.has('boot')).toBe(true);
 
     expect(await app.substrate!.installedImage(vps.volumeResourceId)).toBe('rocky-9');
     await expect(stat(volumePath(vps, 'rootfs', 'root', '.ssh', 'authorized_keys'))).rejects.toThrow();
@@ -328,7 +329,9 @@ describe('staff suspend a service while it is being rebuilt', () => {
     const target = await provisionService(staff.elevated, { projectId, name: 'Suspended mid-way' });
     const accepted = await reinstall(owner, { confirm: true, os_image: 'ubuntu-24.04' }, target);
     await staff.elevated.adminSubscriptionSuspend({ path: { id: target.subscriptionId } });
-    expect((await awaitOperation(owner.api, target.serviceInstanceId, accepted.operation_id)).status).toBe('succeeded');
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, accepted.operation_id)).status).toBe(
+      'succeeded',
+    );
     await app.worker!.runDue();
     expect((await app.substrate!.unitStatus(target.primaryResourceId)).state).toBe('stopped');
   });
@@ -347,12 +350,17 @@ describe('an operation whose job is gone', () => {
               ${app.sql.json({ os_image: 'ubuntu-24.04' })}, ${at}, ${at}, ${at})`;
     await app.sql`
       insert into service_leases (service_instance_id, operation_id, acquired_at) values (${target.serviceInstanceId}, ${id}, ${at})`;
-    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'debian-12' }, target))).toEqual([409, 'operation-in-progress']);
+    expect(await outcome(reinstall(owner, { confirm: true, os_image: 'debian-12' }, target))).toEqual([
+      409,
+      'operation-in-progress',
+    ]);
     await app.worker!.run('requeue_stranded_operations');
     expect((await awaitOperation(owner.api, target.serviceInstanceId, id)).status).toBe('succeeded');
     expect(await app.substrate!.installedImage(target.volumeResourceId)).toBe('ubuntu-24.04');
     // The service is free again.
     const next = await reinstall(owner, { confirm: true, os_image: 'debian-12' }, target);
-    expect((await awaitOperation(owner.api, target.serviceInstanceId, next.operation_id)).status).toBe('succeeded');
+    expect((await awaitOperation(owner.api, target.serviceInstanceId, next.operation_id)).status).toBe(
+      'succeeded',
+    );
   });
 });

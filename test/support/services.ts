@@ -12,21 +12,18 @@ export type ProductSlug = keyof typeof PRODUCTS;
 
 export type Operation = components['schemas']['Operation'];
 
-/** Polls the operation until it ends (any reader of the service will do); throws after `timeoutMs`. */
-export async function awaitOperation(
+/** The operation once it ended (the SDK's waitForOperation, polling briskly); throws after `timeoutMs`. */
+export function awaitOperation(
   reader: SvcClient,
   serviceId: string,
   operationId: string,
   timeoutMs = 30_000,
 ): Promise<Operation> {
-  const deadline = Date.now() + timeoutMs;
-  for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
-    const op = await reader.serviceOperationGet({ path: { id: serviceId, operation_id: operationId } });
-    if (op.status === 'succeeded' || op.status === 'failed' || op.status === 'cancelled') return op;
-    if (Date.now() > deadline)
-      throw new Error(`operation ${operationId} still ${op.status} (${op.phase ?? '-'})`);
-    await new Promise((r) => setTimeout(r, wait));
-  }
+  return reader.waitForOperation(serviceId, operationId, {
+    intervalMs: 20,
+    maxIntervalMs: 200,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
 }
 
 export interface Provisioned {

@@ -23,23 +23,6 @@ export interface OperationRow {
 const COLUMNS = `o.id, o.service_instance_id, o.resource_id, o.kind, o.status, o.phase, o.progress_percent, o.error,
   o.input, o.created_at, o.updated_at, o.started_at, o.completed_at`;
 
-export async function findOperation(
-  db: Db,
-  serviceId: string,
-  operationId: string,
-): Promise<OperationRow | undefined> {
-  const [row] = await db<OperationRow[]>`
-    select ${db.unsafe(COLUMNS)} from service_operations o
-    where o.id = ${operationId} and o.service_instance_id = ${serviceId}`;
-  return row;
-}
-
-export async function lockOperation(db: Db, operationId: string): Promise<OperationRow | undefined> {
-  const [row] = await db<OperationRow[]>`
-    select ${db.unsafe(COLUMNS)} from service_operations o where o.id = ${operationId} for update`;
-  return row;
-}
-
 export async function insertOperation(
   db: Db,
   op: {

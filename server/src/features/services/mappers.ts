@@ -1,7 +1,6 @@
 // Rows to the wire shapes of spec/components/schemas/services.yaml.
 import type { components } from '../../../../generated/api.js';
-import type { OperationRow } from '../../operations/store.js';
-import type { ResourceRow, ServiceRow, ShareRow } from './store.js';
+import type { OperationView, ResourceRow, ServiceRow, ShareRow } from './store.js';
 
 type Schemas = components['schemas'];
 
@@ -51,7 +50,7 @@ export function toShare(s: ShareRow): Schemas['ServiceShare'] {
   };
 }
 
-export function toOperation(o: OperationRow): Schemas['Operation'] {
+export function toOperation(o: OperationView): Schemas['Operation'] {
   return {
     id: o.id,
     kind: o.kind,

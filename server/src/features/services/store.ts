@@ -56,32 +56,35 @@ export interface ServiceAccessRow {
    * With `operationId`: that operation of the service, or null (read in the same statement: a poll is one
    * query); `shared`, `subscription_status` and `product_kind` are then not read.
    */
-  operation?: OperationRow | null;
+  operation?: OperationView | null;
 }
 
-const OPERATION_COLUMNS = `o.id as op_id, o.resource_id as op_resource_id, o.kind as op_kind, o.status as op_status,
-  o.phase as op_phase, o.progress_percent as op_progress_percent, o.error as op_error, o.created_at as op_created_at,
-  o.updated_at as op_updated_at, o.completed_at as op_completed_at`;
+/** An operation as the poll answers it (what the job alone reads is left out). */
+export type OperationView = Omit<OperationRow, 'input' | 'started_at'>;
 
-type OperationColumns = { [K in keyof OperationRow as `op_${K & string}`]: OperationRow[K] };
+const OPERATION_FIELDS = [
+  'id',
+  'service_instance_id',
+  'resource_id',
+  'kind',
+  'status',
+  'phase',
+  'progress_percent',
+  'error',
+  'created_at',
+  'updated_at',
+  'completed_at',
+] as const satisfies readonly (keyof OperationView)[];
+const OPERATION_COLUMNS = OPERATION_FIELDS.map((f) => `o.${f} as op_${f}`).join(', ');
 
-function operationOf(row: Partial<OperationColumns>, serviceId: string): OperationRow | null {
-  if (!row.op_id) return null;
-  return {
-    id: row.op_id,
-    service_instance_id: serviceId,
-    resource_id: row.op_resource_id ?? null,
-    kind: row.op_kind!,
-    status: row.op_status!,
-    phase: row.op_phase ?? null,
-    progress_percent: row.op_progress_percent ?? null,
-    error: row.op_error ?? null,
-    input: {},
-    created_at: row.op_created_at!,
-    updated_at: row.op_updated_at!,
-    started_at: null,
-    completed_at: row.op_completed_at ?? null,
-  };
+/** Takes the operation's `op_` columns out of a row; null when the join found none. */
+function takeOperation(row: Record<string, unknown>): OperationView | null {
+  const op: Record<string, unknown> = {};
+  for (const f of OPERATION_FIELDS) {
+    op[f] = row[`op_${f}`];
+    delete row[`op_${f}`];
+  }
+  return op.id ? (op as unknown as OperationView) : null;
 }
 
 export async function findServiceAccess(
@@ -93,9 +96,7 @@ export async function findServiceAccess(
   const condition =
     'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
   const withOperation = options.operationId !== undefined;
-  const [row] = await db<
-    (ServiceRow & Omit<ServiceAccessRow, 'service' | 'operation'> & Partial<OperationColumns>)[]
-  >`
+  const [row] = await db<(ServiceRow & Omit<ServiceAccessRow, 'service' | 'operation'>)[]>`
     select ${db.unsafe(SERVICE_COLUMNS)}, p.organization_id, m.role,
     ${
       withOperation
@@ -115,24 +116,8 @@ export async function findServiceAccess(
     where ${condition}
     ${options.lock ? db`for update of s` : db``}`;
   if (!row) return undefined;
-  const {
-    organization_id,
-    role,
-    shared,
-    subscription_status,
-    product_kind,
-    op_id,
-    op_resource_id,
-    op_kind,
-    op_status,
-    op_phase,
-    op_progress_percent,
-    op_error,
-    op_created_at,
-    op_updated_at,
-    op_completed_at,
-    ...service
-  } = row;
+  const operation = withOperation ? takeOperation(row as unknown as Record<string, unknown>) : undefined;
+  const { organization_id, role, shared, subscription_status, product_kind, ...service } = row;
   const access: ServiceAccessRow = {
     service,
     organization_id,
@@ -141,23 +126,7 @@ export async function findServiceAccess(
     subscription_status,
     product_kind,
   };
-  if (withOperation) {
-    access.operation = operationOf(
-      {
-        op_id,
-        op_resource_id,
-        op_kind,
-        op_status,
-        op_phase,
-        op_progress_percent,
-        op_error,
-        op_created_at,
-        op_updated_at,
-        op_completed_at,
-      },
-      service.id,
-    );
-  }
+  if (withOperation) access.operation = operation;
   if (!options.lock) return access;
   // The locking statement answered from a snapshot taken before it waited for the lock: a membership,
   // share or subscription changed meanwhile is not in it. The next statement sees it.
@@ -205,11 +174,13 @@ export interface ShareRow {
   created_at: Date;
 }
 
-export async function listShares(db: Db, serviceId: string): Promise<ShareRow[]> {
+/** The live shares of a service, oldest first; with `userId`, that user's only. */
+export async function listShares(db: Db, serviceId: string, userId?: string): Promise<ShareRow[]> {
   return db<ShareRow[]>`
     select sh.service_instance_id, sh.user_id, u.name, sh.created_at
     from service_shares sh join users u on u.id = sh.user_id
     where sh.service_instance_id = ${serviceId} and u.deleted_at is null
+      ${userId === undefined ? db`` : db`and sh.user_id = ${userId}`}
     order by sh.created_at, sh.user_id`;
 }
 
@@ -226,10 +197,7 @@ export async function addShare(
     select ${serviceId}, u.id, ${createdBy}, ${now} from users u where u.id = ${userId} and u.deleted_at is null
     on conflict (service_instance_id, user_id) do nothing
     returning created_at`;
-  const [share] = await db<ShareRow[]>`
-    select sh.service_instance_id, sh.user_id, u.name, sh.created_at
-    from service_shares sh join users u on u.id = sh.user_id
-    where sh.service_instance_id = ${serviceId} and sh.user_id = ${userId} and u.deleted_at is null`;
+  const [share] = await listShares(db, serviceId, userId);
   return share ? { share, created: inserted.length > 0 } : null;
 }
 
