@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../server/src/config.js';
 import { connect } from '../server/src/db/client.js';
 import { migrate } from '../server/src/db/migrate.js';
+import { stdoutLogDestination } from '../server/src/http/log-format.js';
 import { createLogger } from '../server/src/http/logging.js';
 import { startWorker } from '../server/src/jobs/worker.js';
 import { secretBoxFor } from '../server/src/secrets/key-file.js';
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     process.stderr.write(`worker: ${err.message}\n`);
     process.exit(2);
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, stdoutLogDestination(config));
   const { url, postmasterPid } = await database(config);
   const sql = connect(url, { max: 6 });
   const applied = await migrate(sql);

@@ -17,6 +17,9 @@ export const CAPABILITY_NAMES = [
 ] as const;
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface Config {
   host: string;
   port: number;
@@ -48,6 +51,8 @@ export interface Config {
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
   logLevel: string;
+  /** LOG_FORMAT: `json` or `pretty` log lines on stdout; null chooses by the terminal (http/log-format.ts). */
+  logFormat: LogFormat | null;
   /** ENCRYPTION_KEY: base64 32-byte keys, comma-separated; the first seals, all open. Empty: the key file. */
   encryptionKeys: Buffer[];
   /** ELEVATION_METHODS: the elevation methods this deployment offers (default all three). */
@@ -155,6 +160,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`PLATFORM_DOMAIN must be a DNS name such as example.com, got "${platformDomain}"`);
   }
 
+  const logFormatRaw = opt('LOG_FORMAT')?.toLowerCase() ?? null;
+  const logFormat = LOG_FORMATS.find((f) => f === logFormatRaw) ?? null;
+  if (logFormatRaw !== null && logFormat === null) problems.push(`LOG_FORMAT must be json or pretty, got "${logFormatRaw}"`);
+
   const workerRaw = str('WORKER', 'on').toLowerCase();
   if (workerRaw !== 'on' && workerRaw !== 'off') problems.push(`WORKER must be on or off, got "${workerRaw}"`);
   const substrate = str('SUBSTRATE', 'local').toLowerCase();
@@ -239,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),
+    logFormat,
     encryptionKeys,
     elevationMethods,
     platformName,

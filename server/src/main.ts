@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { connect } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
 import { startWorker } from './jobs/worker.js';
@@ -28,7 +29,7 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, stdoutLogDestination(config));
   let embedded: EmbeddedDatabase | null = null;
   if (config.databaseUrl === null) {
     log.info({ dir: join(config.dataDir, 'postgres') }, 'starting embedded PostgreSQL');
