@@ -5,7 +5,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
 import { chooseLogFormat, logDestination } from '../../server/src/http/log-format.js';
@@ -19,7 +18,10 @@ describe('chooseLogFormat', () => {
     ['a terminal in production', { setting: null, terminal: true, env: 'production', want: 'json' }],
     ['a pipe in development', { setting: null, terminal: false, env: 'development', want: 'json' }],
     ['LOG_FORMAT=json at a terminal', { setting: 'json', terminal: true, env: 'development', want: 'json' }],
-    ['LOG_FORMAT=pretty on a pipe in production', { setting: 'pretty', terminal: false, env: 'production', want: 'pretty' }],
+    [
+      'LOG_FORMAT=pretty on a pipe in production',
+      { setting: 'pretty', terminal: false, env: 'production', want: 'pretty' },
+    ],
   ] as const)('%s', (_name, { setting, terminal, env, want }) => {
     expect(chooseLogFormat(setting, terminal, env)).toBe(want);
   });
@@ -41,7 +43,10 @@ function capture(format: 'json' | 'pretty') {
 describe('logDestination', () => {
   it('pretty: a request is one line of method, route, status and time, its id at the end', () => {
     const { log, lines } = capture('pretty');
-    log.info({ request_id: 'r-1', method: 'GET', route: '/me', status: 200, duration_ms: 3.14159 }, 'request');
+    log.info(
+      { request_id: 'r-1', method: 'GET', route: '/me', status: 200, duration_ms: 3.14159 },
+      'request',
+    );
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/me 200 3\.1 ms \[r-1\]\n$/);
   });
@@ -72,7 +77,10 @@ describe.skipIf(!existsSync('/usr/bin/script'))('the server at a terminal and on
   async function serve(env: Record<string, string>, terminal: boolean): Promise<string> {
     const command = `exec "${process.execPath}" --import tsx server/src/main.ts`;
     const child = terminal
-      ? spawn('script', ['-qfec', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn('script', ['-qfec', command, '/dev/null'], {
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
       : spawn('sh', ['-c', command], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -92,7 +100,8 @@ describe.skipIf(!existsSync('/usr/bin/script'))('the server at a terminal and on
       });
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       // The request's line is written after its response: wait for it.
-      for (let i = 0; i < 200 && !out.includes('/healthz'); i += 1) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && !out.includes('/healthz'); i += 1)
+        await new Promise((r) => setTimeout(r, 25));
       return out.replace(/\r\n/g, '\n');
     } finally {
       child.kill('SIGTERM');
@@ -113,15 +122,26 @@ describe.skipIf(!existsSync('/usr/bin/script'))('the server at a terminal and on
   });
   const requestLine = (out: string) => out.split('\n').find((l) => l.includes('/healthz'));
 
-  it('readable at a terminal in development, JSON on a pipe, and LOG_FORMAT=json wins over the terminal', { timeout: 120_000 }, async () => {
-    const [atTerminal, onPipe, jsonAtTerminal] = await Promise.all([
-      serve(env({}), true),
-      serve(env({}), false),
-      serve(env({ LOG_FORMAT: 'json' }), true),
-    ]);
-    expect(requestLine(atTerminal)).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/healthz 200 \d+\.\d ms \[[^\]]+\]$/);
-    for (const out of [onPipe, jsonAtTerminal]) {
-      expect(JSON.parse(requestLine(out)!)).toMatchObject({ msg: 'request', method: 'GET', route: '/healthz', status: 200 });
-    }
-  });
+  it(
+    'readable at a terminal in development, JSON on a pipe, and LOG_FORMAT=json wins over the terminal',
+    { timeout: 120_000 },
+    async () => {
+      const [atTerminal, onPipe, jsonAtTerminal] = await Promise.all([
+        serve(env({}), true),
+        serve(env({}), false),
+        serve(env({ LOG_FORMAT: 'json' }), true),
+      ]);
+      expect(requestLine(atTerminal)).toMatch(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/healthz 200 \d+\.\d ms \[[^\]]+\]$/,
+      );
+      for (const out of [onPipe, jsonAtTerminal]) {
+        expect(JSON.parse(requestLine(out)!)).toMatchObject({
+          msg: 'request',
+          method: 'GET',
+          route: '/healthz',
+          status: 200,
+        });
+      }
+    },
+  );
 });

@@ -9,7 +9,11 @@ import type { Config, LogFormat } from '../config.js';
  * LOG_FORMAT when it is set; otherwise readable lines when standard output is a terminal outside
  * production (someone is reading them), JSON whenever it is not (something is parsing them).
  */
-export function chooseLogFormat(setting: LogFormat | null, stdoutIsTerminal: boolean, environment: string): LogFormat {
+export function chooseLogFormat(
+  setting: LogFormat | null,
+  stdoutIsTerminal: boolean,
+  environment: string,
+): LogFormat {
   if (setting !== null) return setting;
   return stdoutIsTerminal && environment !== 'production' ? 'pretty' : 'json';
 }
@@ -61,7 +65,12 @@ export function logDestination(
  */
 export function readable(entry: Record<string, unknown>): Record<string, unknown> {
   const { request_id: requestId, ...out } = entry;
-  if (out.msg === 'request' && typeof out.method === 'string' && typeof out.route === 'string' && typeof out.status === 'number') {
+  if (
+    out.msg === 'request' &&
+    typeof out.method === 'string' &&
+    typeof out.route === 'string' &&
+    typeof out.status === 'number'
+  ) {
     const took = typeof out.duration_ms === 'number' ? ` ${out.duration_ms.toFixed(1)} ms` : '';
     out.msg = `${out.method} ${out.route} ${out.status}${took}`;
     for (const key of ['method', 'route', 'status', 'duration_ms']) delete out[key];
