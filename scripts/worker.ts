@@ -12,6 +12,7 @@ import { migrate } from '../server/src/db/migrate.js';
 import { stdoutLogDestination } from '../server/src/http/log-format.js';
 import { createLogger } from '../server/src/http/logging.js';
 import { startWorker } from '../server/src/jobs/worker.js';
+import { TASKS } from '../server/src/tasks.js';
 import { secretBoxFor } from '../server/src/secrets/key-file.js';
 import { findRunningCluster } from './admin/database.js';
 
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   const sql = connect(url, { max: 6 });
   const applied = await migrate(sql);
   if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
-  const worker = await startWorker({ sql, databaseUrl: url, config, log, box: secretBoxFor(config) });
+  const worker = await startWorker({ sql, databaseUrl: url, config, log, box: secretBoxFor(config), tasks: TASKS });
   process.stdout.write(
     `job worker running\n  database ${postmasterPid ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n`,
   );

@@ -7,7 +7,7 @@
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import type { KeyRing } from '../../server/src/auth/crypto/signing-keys.js';
 import type { Sql } from '../../server/src/db/client.js';
-import type { Clock } from '../../server/src/http/handler.js';
+import type { Clock } from '../../server/src/clock.js';
 import { toMe } from '../../server/src/features/me/mappers.js';
 /** The bare route reads a session's caller. */
 const SESSION = { kind: 'session' } as const;

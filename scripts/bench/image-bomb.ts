@@ -19,7 +19,7 @@ import { connect } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { createSession, createUser } from '../../server/src/features/auth/store.js';
-import { systemClock } from '../../server/src/http/handler.js';
+import { systemClock } from '../../server/src/clock.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createHttpServer } from '../../server/src/http/server.js';
 import { MAX_INPUT_PIXELS, normalizeImage } from '../../server/src/images/normalize.js';

@@ -43,7 +43,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/d
 import { migrate } from '../../server/src/db/migrate.js';
 import { createSession, createUser } from '../../server/src/features/auth/store.js';
 import { createIncident, resolveIncident } from '../../server/src/features/public/store.js';
-import { systemClock } from '../../server/src/http/handler.js';
+import { systemClock } from '../../server/src/clock.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { bundledSpec } from '../../server/src/spec.js';
 import { inflateSpec, SYNTHETIC_OPERATIONS, syntheticPath, syntheticUrl } from './inflated-spec.js';

@@ -49,7 +49,7 @@ import {
   ELEVATION_WINDOW_SECONDS,
 } from '../../server/src/features/auth/limits.js';
 import { createSession, createUser } from '../../server/src/features/auth/store.js';
-import { systemClock } from '../../server/src/http/handler.js';
+import { systemClock } from '../../server/src/clock.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { createSubstrate } from '../../server/src/substrate/index.js';
 import { installImage } from '../../server/src/substrate/local/images.js';

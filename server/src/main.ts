@@ -12,6 +12,7 @@ import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
 import { startWorker } from './jobs/worker.js';
+import { TASKS } from './tasks.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import { sealLegacySecrets } from './secrets/seal-legacy.js';
 
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   const app = createApp({ sql, config, log, box });
   // The worker's own connections: background jobs never wait for, or hold up, a request's.
   const workerSql = config.worker ? connect(databaseUrl, { max: 6 }) : null;
-  const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box }) : null;
+  const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box, tasks: TASKS }) : null;
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');

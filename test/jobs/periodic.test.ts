@@ -2,7 +2,8 @@
 // shipped periodic tasks are registered with valid schedules.
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import { PERIODIC_TASKS, type PeriodicTask } from '../../server/src/jobs/tasks.js';
+import type { PeriodicTask } from '../../server/src/jobs/task.js';
+import { PERIODIC_TASKS } from '../../server/src/tasks.js';
 import { createTestDatabase } from '../support/app.js';
 import { testWorker, type TestWorker } from './support.js';
 

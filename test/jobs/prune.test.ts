@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ADDRESS } from '../../server/src/features/auth/limits.js';
-import { PRUNE_BATCH, RETENTION } from '../../server/src/jobs/prune.js';
+import { PRUNE_BATCH, RETENTION } from '../../server/src/prune/prune.js';
 import { enqueue } from '../../server/src/jobs/queue.js';
 import { mailJob } from '../../server/src/mail/outbox.js';
 import { insertMail } from '../../server/src/mail/store.js';

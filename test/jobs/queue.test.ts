@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { enqueue } from '../../server/src/jobs/queue.js';
 import { addJob } from '../../server/src/jobs/store.js';
-import { periodicJobOptions, type PeriodicTask, type TaskDefinition } from '../../server/src/jobs/tasks.js';
+import { periodicJobOptions, type PeriodicTask, type TaskDefinition } from '../../server/src/jobs/task.js';
 import { createTestDatabase } from '../support/app.js';
 import { eventually, gate, testWorker, type TestWorker } from './support.js';
 

@@ -5,6 +5,7 @@ import { loadConfig } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../server/src/jobs/worker.js';
+import { TASKS } from '../../server/src/tasks.js';
 import { testBox } from '../support/app.js';
 
 export interface TestWorker extends Worker {
@@ -38,6 +39,7 @@ export async function testWorker(
     }),
     log: createLogger('debug', sink),
     box: testBox,
+    tasks: TASKS,
     periodic: false,
     concurrency: 2,
     pollIntervalMs: 60_000,

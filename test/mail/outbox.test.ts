@@ -10,6 +10,7 @@ import { loadConfig } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../server/src/jobs/worker.js';
+import { TASKS } from '../../server/src/tasks.js';
 import { enqueueMail, type OutgoingMail } from '../../server/src/mail/outbox.js';
 import { MAX_ATTEMPTS, retryDelayMs } from '../../server/src/mail/retry.js';
 import { findMail, type MailEnvelopeRow } from '../../server/src/mail/store.js';
@@ -81,6 +82,7 @@ async function worker(
     config: env(),
     log,
     box: testBox,
+    tasks: TASKS,
     periodic: false,
     // Long, so that only NOTIFY or runDue() makes a worker look for a job during a test.
     pollIntervalMs: 60_000,

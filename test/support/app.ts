@@ -10,10 +10,12 @@ import { inject } from 'vitest';
 import { createApp, type AppOptions } from '../../server/src/app.js';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import type { Clock, Handlers } from '../../server/src/http/handler.js';
+import type { Clock } from '../../server/src/clock.js';
+import type { Handlers } from '../../server/src/http/handler.js';
 import { createLogger } from '../../server/src/http/logging.js';
 import { createHttpServer } from '../../server/src/http/server.js';
 import { startWorker, type Worker } from '../../server/src/jobs/worker.js';
+import { TASKS } from '../../server/src/tasks.js';
 import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
 import { createSubstrate } from '../../server/src/substrate/index.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
@@ -120,6 +122,7 @@ export async function startTestApp(
         log: createLogger(config.logLevel, sink),
         clock,
         box,
+        tasks: TASKS,
         periodic: false,
         concurrency: 2,
         pollIntervalMs: 500,

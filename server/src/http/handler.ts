@@ -6,17 +6,12 @@ import type { operations as api } from '../../../generated/api.js';
 import type { OperationId, operations as index } from '../../../generated/operations.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { PepperName } from '../auth/crypto/server-secrets.js';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Reach } from '../authz/reach.js';
 import type { MultipartBody } from './multipart.js';
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 export interface Deps {
   sql: Sql;

@@ -3,8 +3,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
-import type { Clock } from '../http/handler.js';
-import type { MailSender } from '../mail/sender.js';
+import type { Clock } from '../clock.js';
+import type { MailSender } from '../mail/transport.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 

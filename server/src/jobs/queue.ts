@@ -6,7 +6,7 @@
 // The insert NOTIFYs the workers, which take the job within milliseconds of the commit.
 import type { Db } from '../db/client.js';
 import { addJob } from './store.js';
-import type { TaskPayloads } from './tasks.js';
+import type { TaskPayloads } from './payloads.js';
 
 export interface EnqueueOptions {
   /** When the job may run, on the database's clock. Default: at once. */
@@ -15,7 +15,7 @@ export interface EnqueueOptions {
   delayMs?: number;
   /**
    * At most one waiting job per key: adding a job with the key of one that waits replaces it; with the
-   * key of one that runs, the running one is not retried and the new one waits (see jobs/tasks.ts).
+   * key of one that runs, the running one is not retried and the new one waits (see jobs/task.ts).
    */
   jobKey?: string;
   /** `preserve_run_at` keeps the waiting job's run_at when replacing it. Default `replace`. */
@@ -29,7 +29,7 @@ export interface EnqueueOptions {
 }
 
 /**
- * Adds a job of `task` (a name in jobs/tasks.ts) in `db`'s transaction; resolves with its id. Call it
+ * Adds a job of `task` (a name in jobs/payloads.ts) in `db`'s transaction; resolves with its id. Call it
  * with the transaction of the change the job acts on.
  */
 export async function enqueue<T extends keyof TaskPayloads>(

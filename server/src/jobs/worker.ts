@@ -1,6 +1,6 @@
-// The worker: graphile-worker's runner over the tasks of tasks.ts. It runs inside the API process
-// (unless WORKER=off) or alone (`npm run worker`, scripts/worker.ts); any number of them may share a
-// database. New jobs reach a worker by LISTEN/NOTIFY within milliseconds of their commit; jobs due
+// The worker: graphile-worker's runner over the tasks it is given (the app's: server/src/tasks.ts). It
+// runs inside the API process (unless WORKER=off) or alone (`npm run worker`, scripts/worker.ts); any
+// number of them may share a database. New jobs reach a worker by LISTEN/NOTIFY within milliseconds of their commit; jobs due
 // later by polling.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -16,8 +16,8 @@ import {
 } from 'graphile-worker';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
-import { systemClock, type Clock } from '../http/handler.js';
-import { openMailSender } from '../mail/sender.js';
+import { systemClock, type Clock } from '../clock.js';
+import { openMailSender } from '../mail/transport.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import { createSubstrate } from '../substrate/index.js';
@@ -25,7 +25,7 @@ import type { TaskContext } from './context.js';
 import { startLiveness, type Liveness } from './liveness.js';
 import { JOB_SCHEMA } from './schema.js';
 import { addJob, countPendingJobs, findJob, runWaitingJobsNow, wakeWorkers } from './store.js';
-import { isPeriodic, periodicJobOptions, TASKS, type PeriodicTask, type TaskDefinition } from './tasks.js';
+import { isPeriodic, periodicJobOptions, type Tasks } from './task.js';
 
 export interface WorkerOptions {
   /** Connections for the tasks. */
@@ -44,8 +44,8 @@ export interface WorkerOptions {
   stopUnitsOnStop?: boolean;
   /** What tasks decide by (ctx.clock). Default: the system clock. */
   clock?: Clock;
-  /** Default: every task of tasks.ts. Tests bring their own. */
-  tasks?: Readonly<Record<string, TaskDefinition | PeriodicTask>>;
+  /** What it runs, by name: the app's TASKS (server/src/tasks.ts), or a test's own. */
+  tasks: Tasks;
   /** Schedule the periodic tasks (the crontab). Default true; the test app's worker leaves it off. */
   periodic?: boolean;
   /** Jobs run at once by this worker. Default 4. */
@@ -82,7 +82,7 @@ const DEFAULT_CONCURRENCY = 4;
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { sql, config, log, box } = options;
   const clock = options.clock ?? systemClock;
-  const tasks = options.tasks ?? TASKS;
+  const tasks = options.tasks;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const taskNames = Object.keys(tasks);
 
@@ -248,7 +248,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
 }
 
 /** graphile-worker crontab items of the periodic tasks. */
-function crontab(tasks: Readonly<Record<string, TaskDefinition | PeriodicTask>>) {
+function crontab(tasks: Tasks) {
   const items: CronItem[] = [];
   for (const [name, task] of Object.entries(tasks)) {
     if (!isPeriodic(task)) continue;

@@ -1,4 +1,4 @@
-// Delivering queued mail: the send_mail job (jobs/tasks.ts), one per mail, added by enqueueMail in the
+// Delivering queued mail: the send_mail job (mail/tasks.ts), one per mail, added by enqueueMail in the
 // transaction that queued the mail. The job's lock in the queue keeps two workers from delivering a
 // mail at once; a worker that dies mid-delivery loses that lock with its database connection
 // (jobs/liveness.ts) and the job runs again elsewhere.
@@ -11,9 +11,8 @@
 // runs retryDelayMs later (on the database's clock). The row records what happened on the app's
 // clock (next_attempt_at, sent_at, given_up_at); a test with a frozen clock runs a retry by
 // bringing its job forward (Worker.runDue).
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import type { TaskContext } from '../jobs/context.js';
+import type { SendMailPayload } from '../jobs/payloads.js';
 import { enqueue } from '../jobs/queue.js';
 import { mailJob } from './outbox.js';
 import { classifyFailure, MAX_ATTEMPTS, retryDelayMs } from './retry.js';
@@ -25,41 +24,8 @@ import {
   takeMailAttempt,
   type TakenMailRow,
 } from './store.js';
-import { createMailTransport, defaultFromAddress, type MailTransport } from './transport.js';
 import { isUuid } from '../http/uuid.js';
 
-/** The worker's side of mail: the transport, opened once per worker, and how to log deliveries. */
-export interface MailSender {
-  transport: MailTransport;
-  /** The From header: `Hosting Platform <no-reply@{host of PUBLIC_BASE_URL}>` unless given. */
-  from: string;
-  /** Whether a delivered sign-in code is logged (development without SMTP_URL). */
-  logCodes: boolean;
-  close(): void;
-}
-
-export async function openMailSender(options: {
-  config: Pick<Config, 'smtpUrl' | 'dataDir' | 'environment' | 'publicBaseUrl'>;
-  log: Logger;
-  from?: string;
-}): Promise<MailSender> {
-  const { config, log } = options;
-  const from = options.from ?? defaultFromAddress(config.publicBaseUrl);
-  const transport = await createMailTransport({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
-  log.info({ transport: transport.kind, from }, 'mailer started');
-  return {
-    transport,
-    from,
-    // DECISIONS.md §5: without SMTP_URL the sign-in code is logged, so a developer can sign in. Only in
-    // development: test and production logs never carry a code or a link.
-    logCodes: transport.kind === 'file' && config.environment === 'development',
-    close: () => transport.close(),
-  };
-}
-
-export interface SendMailPayload {
-  id: string;
-}
 
 
 /** The send_mail task: one delivery attempt of one mail, if it is still waiting. */

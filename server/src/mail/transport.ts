@@ -3,7 +3,9 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { createTransport } from 'nodemailer';
+import type { Config } from '../config.js';
 
 export interface MailToSend {
   id: string;
@@ -22,6 +24,35 @@ export interface MailTransport {
   close(): void;
   /** Strings a failure message must not carry into the database or the log. */
   secrets: string[];
+}
+
+/** The worker's side of mail: the transport, opened once per worker, and how to log deliveries. */
+export interface MailSender {
+  transport: MailTransport;
+  /** The From header: `Hosting Platform <no-reply@{host of PUBLIC_BASE_URL}>` unless given. */
+  from: string;
+  /** Whether a delivered sign-in code is logged (development without SMTP_URL). */
+  logCodes: boolean;
+  close(): void;
+}
+
+export async function openMailSender(options: {
+  config: Pick<Config, 'smtpUrl' | 'dataDir' | 'environment' | 'publicBaseUrl'>;
+  log: Logger;
+  from?: string;
+}): Promise<MailSender> {
+  const { config, log } = options;
+  const from = options.from ?? defaultFromAddress(config.publicBaseUrl);
+  const transport = await createMailTransport({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
+  log.info({ transport: transport.kind, from }, 'mailer started');
+  return {
+    transport,
+    from,
+    // DECISIONS.md §5: without SMTP_URL the sign-in code is logged, so a developer can sign in. Only in
+    // development: test and production logs never carry a code or a link.
+    logCodes: transport.kind === 'file' && config.environment === 'development',
+    close: () => transport.close(),
+  };
 }
 
 // Bounded so a stuck server can not hold a mail past its sender's lease (sender.ts LEASE_MS).

@@ -8,6 +8,7 @@
 // true until the converge is done (a suspend waits for it, then converges again).
 import type { Db } from '../db/client.js';
 import type { TaskContext } from '../jobs/context.js';
+import type { ConvergePayload } from '../jobs/payloads.js';
 import type { UnitSpec } from '../substrate/driver.js';
 import { writeContract, type Draining } from './contract.js';
 
@@ -27,9 +28,6 @@ const specOf = (u: ResourceRow): UnitSpec => ({
   command: null,
 });
 
-export interface ConvergePayload {
-  service_instance_id: string;
-}
 
 /** Converges one service; answers how many units it started or stopped. */
 export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<number> {

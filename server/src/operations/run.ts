@@ -2,6 +2,7 @@
 // acts, so a worker killed at any point resumes, on the queue's retry, at the phase it was in. Phases
 // are idempotent (the substrate's calls converge), so acting in a phase twice is safe.
 import type { TaskContext } from '../jobs/context.js';
+import type { RunOperationPayload } from '../jobs/payloads.js';
 import type { Db } from '../db/client.js';
 import { finishOperation } from './engine.js';
 import { GENERIC_FAILURE, OperationError } from './errors.js';
@@ -29,9 +30,6 @@ export interface OperationDefinition<S> {
 
 export type OperationDefinitions = { [K in OperationKind]?: OperationDefinition<never> };
 
-export interface RunOperationPayload {
-  operation_id: string;
-}
 
 export async function runOperation(
   definitions: OperationDefinitions,

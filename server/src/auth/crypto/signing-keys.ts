@@ -8,7 +8,7 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'jose';
 import type { CryptoKey, JWK } from 'jose';
 import type { Sql } from '../../db/client.js';
-import type { Clock } from '../../http/handler.js';
+import type { Clock } from '../../clock.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import {
   deleteExpiredSigningKeys,

@@ -4,7 +4,8 @@
 import { recordAudit, type AuditActor } from '../../audit/record.js';
 import type { Config } from '../../config.js';
 import type { Sql } from '../../db/client.js';
-import type { Clock, RequestContext } from '../../http/handler.js';
+import type { Clock } from '../../clock.js';
+import type { RequestContext } from '../../http/handler.js';
 import { recordNameOf } from './names.js';
 import { findProof } from './proof.js';
 import * as store from './store.js';

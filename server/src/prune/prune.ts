@@ -3,7 +3,7 @@
 // for long; a run stops after MAX_BATCHES and the next run goes on.
 import { deleteFinishedMail } from '../mail/store.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../operations/idempotency.js';
-import type { TaskContext } from './context.js';
+import type { TaskContext } from '../jobs/context.js';
 import {
   deleteExpiredIdempotencyKeys,
   deleteExpiredLoginChallenges,

@@ -1,7 +1,7 @@
 // Timing of the sign-in password check: a known account with a wrong password and an unknown
 // account (null hash → dummy hash) must cost the same (DECISIONS.md §4). Measured here, never
 // asserted in tests: timing on shared CI machines is too noisy to gate on.
-// Run: npx vitest bench --run test/auth-crypto/passwords.bench.ts
+// Run: npx vitest bench --run test/auth/passwords.bench.ts
 import { bench, describe } from 'vitest';
 import { hashPassword, verifyPassword } from '../../server/src/auth/crypto/passwords.js';
 

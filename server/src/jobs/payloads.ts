@@ -1,0 +1,41 @@
+// The job kinds by name, with the payload each takes: all the queue knows of them. The handlers live
+// with their areas (mail/tasks.ts, operations/tasks.ts, ...) and are registered at the composition
+// root (server/src/tasks.ts), which checks that every name here has exactly one handler. A name is
+// what the queue stores; renaming one strands its waiting jobs, so names stay.
+
+/** What the crontab puts in a periodic job's payload. */
+export interface PeriodicPayload {
+  _cron?: { ts: string; backfilled: boolean };
+}
+
+export interface SendMailPayload {
+  id: string;
+}
+
+export interface RunOperationPayload {
+  operation_id: string;
+}
+
+export interface ConvergePayload {
+  service_instance_id: string;
+}
+
+/** The payload each task takes, for enqueue(). */
+export interface TaskPayloads {
+  send_mail: SendMailPayload;
+  run_operation: RunOperationPayload;
+  converge_service: ConvergePayload;
+
+  requeue_stranded_mail: PeriodicPayload;
+  prune_rate_limit_buckets: PeriodicPayload;
+  prune_login_challenges: PeriodicPayload;
+  prune_finished_mail: PeriodicPayload;
+  prune_signing_keys: PeriodicPayload;
+  prune_oauth_flows: PeriodicPayload;
+  recheck_domains: PeriodicPayload;
+  prune_idempotency_keys: PeriodicPayload;
+  requeue_stranded_operations: PeriodicPayload;
+  reconcile_units: PeriodicPayload;
+}
+
+export type TaskName = keyof TaskPayloads;
