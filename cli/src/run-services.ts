@@ -1,5 +1,6 @@
-// `svcctl vps reinstall`, `svcctl operations wait`, the --wait of `svcctl admin subscriptions create`,
-// and the tables of `svcctl resources list` and `svcctl subscriptions resources`. Imported when one runs.
+// `svcctl vps reinstall`, `svcctl power start|stop|restart`, `svcctl operations wait`, the --wait of
+// `svcctl admin subscriptions create`, and the tables of `svcctl resources list` and
+// `svcctl subscriptions resources`. Imported when one runs.
 //
 // A long action answers 202 with an operation to poll (SUBSTRATE.md "Durable operations"). The answer
 // is printed on stdout at once, so its ids are there even if the wait is cut short; --wait then follows
@@ -85,6 +86,26 @@ export async function runReinstall(input: ParsedInput): Promise<void> {
   } finally {
     prompter.close();
   }
+}
+
+export interface PowerOptions {
+  wait?: boolean;
+  idempotencyKey?: string;
+}
+
+/** `power start|stop|restart ID [--wait]`. */
+export async function runPower(input: ParsedInput, action: 'start' | 'stop' | 'restart'): Promise<void> {
+  const [id] = input.args as [string];
+  const opts = input.options as unknown as PowerOptions;
+  const key = idempotencyKey(opts.idempotencyKey);
+  const settings = await resolveSettings(input.globals as GlobalFlags);
+  requireSignIn(settings);
+  const client = await openClient(settings);
+  const accepted = await startOnce(key, () =>
+    client.serviceInstancePower({ path: { id }, header: { 'Idempotency-Key': key }, body: { action } }),
+  );
+  await writeResult(accepted, settings);
+  if (opts.wait) await waitForEnd(client, settings, accepted.service_instance_id, accepted.operation_id);
 }
 
 /** `operations wait ID OPERATION_ID`: follows the operation, then prints it as `operations show` would. */

@@ -47,7 +47,7 @@ async function provisioningRows(): Promise<number> {
 }
 
 describe('provisioning a VPS', () => {
-  it('makes an active service with its machine and volume, the default image installed', async () => {
+  it('makes a running service with its machine and volume, the default image installed', async () => {
     expect(vps.operation).toMatchObject({
       kind: 'provision',
       status: 'succeeded',
@@ -61,7 +61,7 @@ describe('provisioning a VPS', () => {
       project_id: projectId,
       subscription_id: vps.subscriptionId,
       product_id: PRODUCTS['vps-small'],
-      status: 'active',
+      status: 'running',
     });
     const list = await owner.api.serviceInstanceResourceList({ path: { id: vps.serviceInstanceId } });
     expect(list.primary_role_is_inconsistent).toBe(false);
@@ -174,6 +174,22 @@ describe('provisioning a VPS', () => {
       expect.objectContaining({ kind: 'volume', role: 'storage' }),
     ]);
     expect((await app.substrate!.unitStatus(web.primaryResourceId)).state).toBe('running');
+  });
+
+  // Issue 17, defect 5: each product's contract names what its own program answers on.
+  it.each([
+    ['web-app', [{ protocols: ['http'], internal_port: 8080 }]],
+    ['arena-game', [{ protocols: ['udp'], internal_port: 27960 }]],
+    ['block-game', [{ protocols: ['tcp'], internal_port: 25565 }]],
+  ] as const)('gives a %s unit the endpoints of its product', async (productSlug, want) => {
+    const s = await provisionService(staff.elevated, { projectId, productSlug, name: `Ends ${productSlug}` });
+    const contract = await app.substrate!.readUnitSignal(s.primaryResourceId);
+    expect(contract!.publicEndpoints).toEqual(
+      want.map((e) => ({
+        ...e,
+        address: expect.stringMatching(/^ends-[a-z-]+-[0-9a-f]{8}\.platform\.local$/),
+      })),
+    );
   });
 });
 
@@ -297,6 +313,14 @@ describe('suspend, resume, end', () => {
     expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe(
       'suspended',
     );
+    // The resources say what the units do now (issue 17, defect 6).
+    const statuses = async () =>
+      Object.fromEntries(
+        (await owner.api.serviceInstanceResourceList({ path: { id: s.serviceInstanceId } })).resources.map(
+          (r) => [r.kind, r.status],
+        ),
+      );
+    expect(await statuses()).toEqual({ virtual_machine: 'stopped', volume: 'running' });
     expect(
       await outcome(
         owner.api.vpsReinstall({
@@ -312,7 +336,10 @@ describe('suspend, resume, end', () => {
     const resumed = await app.substrate!.readUnitSignal(s.primaryResourceId);
     expect(resumed!.draining).toBe(false);
     expect(resumed!.generation).toBeGreaterThan(suspended!.generation);
-    expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe('active');
+    expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe(
+      'running',
+    );
+    expect(await statuses()).toEqual({ virtual_machine: 'running', volume: 'running' });
 
     expect(await staff.elevated.adminSubscriptionEnd({ path })).toMatchObject({ status: 'ended' });
     await app.worker!.runDue();

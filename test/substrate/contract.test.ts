@@ -279,4 +279,47 @@ describe.each(drivers)('$name driver', (subject) => {
     expect(await probe.processes()).toEqual([]);
     expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
   });
+  it('stops what runs in a unit with it, and starts it again (power stop, start)', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    // The program writes its pid on every start: a stop must end it, not only the agent.
+    const script = [
+      "const fs = require('node:fs');",
+      "fs.appendFileSync('starts.txt', process.pid + '\\n');",
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const workload: UnitSpec = {
+      id: 'unit-1',
+      kind: 'workload',
+      volumeId: 'vol-1',
+      command: [process.execPath, '-e', script],
+    };
+    const pids = async () =>
+      ((await probe.readVolumeFile('vol-1', 'starts.txt')) ?? '').split('\n').filter(Boolean).map(Number);
+    await driver.startUnit(workload);
+    const [first] = await eventually('the program started', async () =>
+      (await pids()).length ? pids() : undefined,
+    );
+    await acknowledged(1);
+    expect(await probe.processes()).toContain(first);
+
+    await driver.writeUnitSignal('unit-1', spec(2, { draining: 'stop' }));
+    await acknowledged(2);
+    expect((await probe.appliedContract('unit-1'))?.draining).toBe('stop');
+    await driver.stopUnit('unit-1');
+    expect(await probe.processes()).toEqual([]);
+    expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
+    // The volume and the contract stay: a stopped unit starts again where it was.
+    expect(await probe.readVolumeFile('vol-1', 'starts.txt')).not.toBeNull();
+
+    await driver.writeUnitSignal('unit-1', spec(3, { draining: false }));
+    await driver.startUnit(workload);
+    expect(await acknowledged(3)).toMatchObject({ state: 'running', lastError: null });
+    const second = await eventually('the program started again', async () => {
+      const all = await pids();
+      return all.length === 2 ? all[1] : undefined;
+    });
+    expect(second).not.toBe(first);
+    expect(await probe.processes()).toContain(second);
+  });
 });

@@ -26,6 +26,8 @@
 //   vps reinstall ID RESOURCE_ID --image IMAGE   --yes (or y on a terminal's prompt) sends confirm:
 //                               true; an Idempotency-Key always; --wait follows the operation
 //                               (run-services.ts)
+//   power start | stop | restart ID   the action is the command's word (serviceInstancePower); an
+//                               Idempotency-Key always; --wait follows the operation (run-services.ts)
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -180,6 +182,31 @@ const IDEMPOTENCY_KEY = option(
   'sent as Idempotency-Key (default: a new random one): running again with the same key within 24 hours answers the first answer and starts nothing new',
   { value: '<key>' },
 );
+
+const POWER_EFFECT = {
+  start:
+    'Starts every machine or workload of the service ID and waits on the platform for each to acknowledge its contract; the service then reads running.',
+  stop: 'Stops every machine or workload of the service ID (the programs they run with them) after telling each it is being stopped; the service then reads stopped and stays so until started.',
+  restart: 'Stops, then starts every machine or workload of the service ID.',
+} as const;
+
+/** `power start|stop|restart ID`: one operation, the action given by the command's word. */
+function powerCommand(action: 'start' | 'stop' | 'restart', summary?: string): OperationOverride['runnable'] {
+  return command<typeof RunServices>(
+    [
+      POWER_EFFECT[action],
+      '',
+      `Prints the accepted answer (operation_id, service_instance_id, action). ${WAIT_OUTPUT}`,
+      '',
+      'Each run sends an Idempotency-Key (a new one unless --idempotency-key gives it). Another operation holding the service is a conflict (exit 6); a suspended or ended subscription is refused (exit 5).',
+    ].join('\n'),
+    [{ name: 'id', required: true, description: "the service instance's id (uuid)" }],
+    [WAIT, IDEMPOTENCY_KEY],
+    services,
+    (m, _op, input) => m.runPower(input, action),
+    summary,
+  );
+}
 
 /** The generated command, unchanged: for an override that only adds commands `beside` it. */
 const asGenerated: OperationOverride['runnable'] = async (op) => {
@@ -547,6 +574,23 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       services,
       (m, _op, input) => m.runReinstall(input),
     ),
+  },
+
+  serviceInstancePower: {
+    term: (word) => `${word} [options] <id>`,
+    runnable: powerCommand('start', 'Start a service'),
+    beside: {
+      stop: {
+        summary: 'Stop a service',
+        term: (word) => `${word} [options] <id>`,
+        runnable: powerCommand('stop', 'Stop a service'),
+      },
+      restart: {
+        summary: 'Restart a service',
+        term: (word) => `${word} [options] <id>`,
+        runnable: powerCommand('restart', 'Restart a service'),
+      },
+    },
   },
 
   serviceOperationGet: {

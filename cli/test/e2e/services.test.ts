@@ -90,7 +90,7 @@ describe('services, resources and subscriptions', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatch(
       new RegExp(
-        `^${vps.serviceInstanceId}\\s+web-box\\s+Web box\\s+active\\s+${PRODUCTS['vps-small']}\\s+\\S+Z$`,
+        `^${vps.serviceInstanceId}\\s+web-box\\s+Web box\\s+running\\s+${PRODUCTS['vps-small']}\\s+\\S+Z$`,
       ),
     );
     expect(show.code, show.stderr).toBe(0);
@@ -98,7 +98,7 @@ describe('services, resources and subscriptions', () => {
       id: vps.serviceInstanceId,
       project_id: projectId,
       subscription_id: vps.subscriptionId,
-      status: 'active',
+      status: 'running',
     });
   });
 
@@ -342,7 +342,7 @@ describe('admin subscriptions', () => {
     expect(lines(r.stderr).at(-1)).toBe('succeeded');
     const [service] = await app.sql<{ status: string }[]>`
       select status from service_instances where id = ${created.service_instance_id}`;
-    expect(service!.status).toBe('active');
+    expect(service!.status).toBe('running');
     // An Idempotency-Key went with it, though none was given: a new random one, kept with the answer.
     const keys = await app.sql<{ key: string }[]>`
       select key from idempotency_keys
@@ -354,5 +354,33 @@ describe('admin subscriptions', () => {
     const end = await asStaff(['admin', 'subscriptions', 'end', created.subscription_id]);
     expect(end.code, end.stderr).toBe(0);
     expect(json(end.stdout)).toMatchObject({ id: created.subscription_id, status: 'ended' });
+  });
+});
+
+describe('power', () => {
+  it('stop --wait and start --wait follow their operations; the service reads stopped, then running', async () => {
+    const stop = await svcctl(['power', 'stop', vps.serviceInstanceId, '--wait']);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(json(stop.stdout)).toEqual({
+      operation_id: expect.any(String),
+      service_instance_id: vps.serviceInstanceId,
+      action: 'stop',
+    });
+    expect(lines(stop.stderr)).toEqual(expect.arrayContaining(['succeeded']));
+    const status = async () =>
+      (
+        await app.sql<
+          { status: string }[]
+        >`select status from service_instances where id = ${vps.serviceInstanceId}`
+      )[0]!.status;
+    expect(await status()).toBe('stopped');
+    expect((await app.substrate!.unitStatus(vps.primaryResourceId)).state).toBe('stopped');
+
+    const start = await svcctl(['power', 'start', vps.serviceInstanceId, '--wait', '-o', 'yaml']);
+    expect(start.code, start.stderr).toBe(0);
+    expect(start.stdout).toMatch(/^action: start$/m);
+    expect(lines(start.stderr).at(-1)).toBe('succeeded');
+    expect(await status()).toBe('running');
+    expect((await app.substrate!.unitStatus(vps.primaryResourceId)).state).toBe('running');
   });
 });

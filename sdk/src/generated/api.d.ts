@@ -2528,6 +2528,40 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/power": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start, stop or restart a service
+         * @description Starts, stops or restarts every machine or workload of the service, as an operation that holds the
+         *     service (poll it at `.../operations/{operation_id}`). A stop first tells each unit it is being
+         *     stopped (its unit contract's `draining` becomes `stop`), then stops it and the program it runs; a
+         *     start hands each unit a contract that no longer drains, starts it and succeeds when its agent has
+         *     acknowledged that contract; a restart is a stop, then a start. Phases: `stop` (stop, restart),
+         *     `start` (start, restart). The service's `status` becomes `stopped` or `running` when the operation
+         *     succeeds, and the platform keeps it so (a unit that dies is started again; a stopped service stays
+         *     stopped after staff suspend and resume it). Starting a running service, or stopping a stopped one,
+         *     is accepted and changes nothing.
+         *
+         *     Owners, Admins and Members (not Billing) of the service's organization; anyone else gets the 404
+         *     of an unknown id. An unknown `action` is 400; a suspended or ended subscription 422
+         *     `subscription-not-serviceable`; another operation holding the service (provisioning, a reinstall,
+         *     a backup or restore, another power action) 409 `operation-in-progress`. Each accepted request is
+         *     audited (`service.power_start`, `service.power_stop`, `service.power_restart`).
+         */
+        post: operations["serviceInstancePower"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3786,11 +3820,14 @@ export type components = {
             updated_at: string;
         };
         /**
-         * @description `provisioning` until the provisioning operation succeeds (`failed` if it fails), then `active`;
-         *     `suspended` and `ended` follow the subscription (staff suspend, resume and end it).
+         * @description `provisioning` until the provisioning operation ends, then `running` (its units run) or `stopped`
+         *     (they do not: the customer stopped them with a power action, or provisioning failed, when the
+         *     resources say `failed` and the operation why). `suspended` and `ended` follow the subscription
+         *     (staff suspend, resume and end it); a resumed service is `running` or `stopped` again as its
+         *     customer last asked.
          * @enum {string}
          */
-        ServiceInstanceStatus: "provisioning" | "active" | "suspended" | "ended" | "failed";
+        ServiceInstanceStatus: "provisioning" | "running" | "stopped" | "suspended" | "ended";
         /** @description A hosted service inside a project, made by its subscription. */
         ServiceInstance: {
             /** Format: uuid */
@@ -3818,7 +3855,14 @@ export type components = {
          * @enum {string}
          */
         ResourceRole: "primary" | "storage";
-        /** @enum {string} */
+        /**
+         * @description What the resource does, as the substrate reports it. A machine or workload: `provisioning` until it
+         *     first runs; `running` while its unit runs (and acknowledged its contract); `stopped` once it was
+         *     stopped (a power stop or restart, a suspended or ended service, a restore); `reinstalling` during a
+         *     reinstall; `failed` when the operation that was changing it failed. A volume: `provisioning`, then
+         *     `running` while it exists (`failed` when its provisioning failed).
+         * @enum {string}
+         */
         ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed";
         /**
          * @description A resource of a service instance. `is_declared_primary` marks the one live resource whose role is
@@ -3872,17 +3916,19 @@ export type components = {
             user_id: string;
         };
         /**
-         * @description What the operation does. `provision` and `reinstall` today; backups, restores, deployments and imports
-         *     arrive with their features (the service lease already serialises them).
+         * @description What the operation does: `provision`, `reinstall`, the power actions `start`, `stop` and `restart`;
+         *     backups, restores, deployments and imports arrive with their features (the service lease already
+         *     serialises them).
          * @enum {string}
          */
-        OperationKind: "provision" | "reinstall" | "backup" | "restore" | "deployment" | "import";
+        OperationKind: "provision" | "reinstall" | "backup" | "restore" | "deployment" | "import" | "start" | "stop" | "restart";
         /** @enum {string} */
         OperationStatus: "queued" | "running" | "succeeded" | "failed" | "cancelled";
         /**
          * @description A long action on a service, run on the durable queue. `phase` names the step it is in (reinstall:
          *     `stop`, `wipe`, `install`, `vm_access`, `boot`; provisioning: `volume`, `machine`, `contract`,
-         *     `acknowledge`); a queued operation waiting for another that holds the service has phase null.
+         *     `acknowledge`; stop: `stop`; start: `start`; restart: `stop`, `start`); a queued operation waiting
+         *     for another that holds the service has phase null.
          */
         Operation: {
             /** Format: uuid */
@@ -3917,6 +3963,20 @@ export type components = {
             resource_id: string;
             /** Format: uuid */
             service_instance_id: string;
+        };
+        /** @enum {string} */
+        PowerAction: "start" | "stop" | "restart";
+        PowerRequest: {
+            action: components["schemas"]["PowerAction"];
+        };
+        /** @enum {string} */
+        PowerActionResult: "start" | "stop" | "restart";
+        PowerAccepted: {
+            /** Format: uuid */
+            operation_id: string;
+            /** Format: uuid */
+            service_instance_id: string;
+            action: components["schemas"]["PowerActionResult"];
         };
     };
     responses: {
@@ -7702,6 +7762,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReinstallAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    serviceInstancePower: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PowerRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; poll the operation. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PowerAccepted"];
                 };
             };
             400: components["responses"]["BadRequest"];

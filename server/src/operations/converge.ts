@@ -21,7 +21,10 @@ interface ResourceRow {
   public_endpoints: unknown[];
 }
 
-const specOf = (u: ResourceRow): UnitSpec => ({
+/** Unit statuses a converge acts on: not one an operation is changing, nor a failed one. */
+const CONVERGED = ['running', 'stopped'];
+
+export const specOf = (u: ResourceRow): UnitSpec => ({
   id: u.id,
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
   volumeId: u.volume_id!,
@@ -52,17 +55,25 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
       for (const unit of resources.filter((r) => r.kind !== 'volume')) await contract(unit, 'destroy');
       return endService(tx, ctx, payload.service_instance_id, resources);
     }
+    // What the service's status asks: running units run, a stopped or suspended service's do not. A
+    // unit that failed (its provisioning or reinstall) is left to the customer's next operation.
+    const shouldRun = service.status === 'running';
     let changed = 0;
-    for (const unit of resources.filter((r) => r.kind !== 'volume' && r.status === 'running')) {
+    for (const unit of resources.filter((r) => r.kind !== 'volume' && CONVERGED.includes(r.status))) {
       const { state } = await ctx.substrate.unitStatus(unit.id);
-      if (service.status === 'active' && state !== 'running') {
+      if (shouldRun && state !== 'running') {
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
         await ctx.substrate.startUnit(specOf(unit));
         changed += 1;
-      } else if (service.status !== 'active' && state === 'running') {
+      } else if (!shouldRun && state === 'running') {
         await contract(unit, 'stop');
         await ctx.substrate.stopUnit(unit.id);
         changed += 1;
+      }
+      // The resource says what the unit does now.
+      const status = shouldRun ? 'running' : 'stopped';
+      if (unit.status !== status) {
+        await tx`update service_resources set status = ${status}, updated_at = ${ctx.clock.now()} where id = ${unit.id}`;
       }
     }
     return changed;
@@ -90,8 +101,10 @@ async function endService(
 /** Every service with live units, converged: what should run and does not starts, what should not stops. */
 export async function reconcileUnits(ctx: TaskContext): Promise<number> {
   const services = await ctx.sql<{ id: string }[]>`
-    select distinct service_instance_id as id from service_resources
-    where kind in ('virtual_machine', 'workload') and deleted_at is null and status = 'running'`;
+    select distinct r.service_instance_id as id from service_resources r
+    join service_instances s on s.id = r.service_instance_id
+    where r.kind in ('virtual_machine', 'workload') and r.deleted_at is null and r.status in ('running', 'stopped')
+      and s.status <> 'provisioning'`;
   let changed = 0;
   for (const { id } of services) changed += await convergeService({ service_instance_id: id }, ctx);
   if (changed > 0) ctx.log.info({ changed }, 'units started or stopped to match their services');

@@ -1,7 +1,8 @@
 // All SQL of operations and the service lease (SUBSTRATE.md "Durable operations").
 import type { Db } from '../db/client.js';
 
-export type OperationKind = 'provision' | 'reinstall' | 'backup' | 'restore' | 'deployment' | 'import';
+export type OperationKind =
+  'provision' | 'reinstall' | 'backup' | 'restore' | 'deployment' | 'import' | 'start' | 'stop' | 'restart';
 export type OperationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface OperationRow {

@@ -83,16 +83,16 @@ export async function insertService(
     values (${volumeId}, ${serviceId}, 'volume', 'storage', 'provisioning', ${input.product.storage_gb}, ${now}, ${now})`;
   const vps = input.product.kind === 'vps';
   const publicAddress = `${input.slug.slice(0, 40).replace(/-+$/, '')}-${serviceId.slice(0, 8)}.${input.platformDomain}`;
-  // What the service answers on from outside: a VPS its SSH port, the others their program's port.
-  const endpoint = vps
-    ? { protocols: ['tcp'], internal_port: 22, address: publicAddress }
-    : { protocols: ['tcp', 'udp'], internal_port: 25565, address: publicAddress };
+  // What the service answers on from outside is the product's (its program's ports), at the unit's name.
   await db`
     insert into service_resources (id, service_instance_id, kind, role, status, os_image, volume_id, unit_key,
                                    public_endpoints, created_at, updated_at)
-    values (${unitId}, ${serviceId}, ${vps ? 'virtual_machine' : 'workload'}, 'primary', 'provisioning',
-            ${input.osImage}, ${volumeId}, ${input.slug.slice(0, 40).replace(/-+$/, '')},
-            ${db.json([endpoint] as never)}, ${now}, ${now})`;
+    select ${unitId}, ${serviceId}, ${vps ? 'virtual_machine' : 'workload'}, 'primary', 'provisioning',
+           ${input.osImage}, ${volumeId}, ${input.slug.slice(0, 40).replace(/-+$/, '')},
+           (select coalesce(jsonb_agg(e || jsonb_build_object('address', ${publicAddress}::text)), '[]'::jsonb)
+            from jsonb_array_elements(cp.endpoints) e),
+           ${now}, ${now}
+    from catalog_products cp where cp.id = ${input.product.id}`;
   return { subscriptionId, serviceId, unitId };
 }
 
@@ -119,7 +119,7 @@ export async function lockSubscription(db: Db, id: string): Promise<Subscription
   return row;
 }
 
-/** Moves the subscription and its service to `status`; the service keeps `provisioning` or `failed`. */
+/** Moves the subscription and its service to `status`; a service still provisioning keeps `provisioning`. */
 export async function setSubscriptionStatus(
   db: Db,
   sub: SubscriptionRow,
@@ -127,9 +127,13 @@ export async function setSubscriptionStatus(
   now: Date,
 ): Promise<SubscriptionRow> {
   await db`update subscriptions set status = ${status}, updated_at = ${now} where id = ${sub.id}`;
+  // A resumed service comes back to what its customer last asked (power on: running, off: stopped).
   await db`
-    update service_instances set status = ${status}, updated_at = ${now}
+    update service_instances
+    set status = case ${status}::text when 'active' then (case power when 'on' then 'running' else 'stopped' end)
+                                     else ${status}::text end,
+        updated_at = ${now}
     where id = ${sub.service_instance_id}
-      and (${status} = 'ended' or status in ('active', 'suspended'))`;
+      and (${status} = 'ended' or status in ('running', 'stopped', 'suspended'))`;
   return { ...sub, status, updated_at: now };
 }

@@ -11,6 +11,17 @@ import { findServiceAccess, type ServiceAccessRow } from './store.js';
 
 export const serviceNotFound = () => notFound('No such service instance.');
 
+/**
+ * Whether the customer may act on the service now: its subscription active and the service made
+ * (running or stopped). Else 422 `subscription-not-serviceable` (DECISIONS.md §2), the caller's to throw.
+ */
+export function serviceable(access: Pick<ServiceAccessRow, 'service' | 'subscription_status'>): boolean {
+  return (
+    access.subscription_status === 'active' &&
+    (access.service.status === 'running' || access.service.status === 'stopped')
+  );
+}
+
 async function isServiceStaff(db: Db, userId: string): Promise<boolean> {
   const [row] = await db<{ staff: boolean }[]>`
     select system_permissions && array['manage_services', 'view_all_orders']::text[] as staff

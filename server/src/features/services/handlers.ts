@@ -6,6 +6,7 @@ import { notFound } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { requireService, serviceNotFound } from './access.js';
 import { toOperation, toResourceList, toService, toShare } from './mappers.js';
+import { powerHandlers } from './power.js';
 import { reinstallHandlers } from './reinstall.js';
 import * as store from './store.js';
 import type { ServiceRow } from './store.js';
@@ -21,6 +22,7 @@ export const serviceHandlers: AreaHandlers<
   | 'serviceShareDelete'
   | 'serviceOperationGet'
   | 'vpsReinstall'
+  | 'serviceInstancePower'
 > = {
   async serviceInstanceList({ path, auth, ctx }) {
     const { project } = await readableProject(ctx.sql, path.id, auth, 'services.read');
@@ -106,6 +108,7 @@ export const serviceHandlers: AreaHandlers<
   },
 
   ...reinstallHandlers,
+  ...powerHandlers,
 };
 
 async function recordShareAudit(

@@ -7,7 +7,7 @@ import { startOperation } from '../../operations/engine.js';
 import { idempotent } from '../../operations/idempotency.js';
 import { installableImage } from '../catalog/images.js';
 import { findProduct } from '../catalog/store.js';
-import { requireService, serviceNotFound } from './access.js';
+import { requireService, serviceable, serviceNotFound } from './access.js';
 import { findResource } from './store.js';
 
 /** What a reinstall queues behind instead of answering 409 (SUBSTRATE.md "Durable operations"). */
@@ -35,7 +35,7 @@ export const reinstallHandlers: AreaHandlers<'vpsReinstall'> = {
       }
       const product = (await findProduct(tx, service.product_id))!;
       const image = await installableImage(tx, product, body.os_image, resource.os_image);
-      if (access.subscription_status !== 'active' || service.status !== 'active') {
+      if (!serviceable(access)) {
         throw unprocessable(
           'subscription-not-serviceable',
           `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${service.status}.`,

@@ -4,7 +4,7 @@ import type { Db } from '../../db/client.js';
 import type { Role } from '../../authz/roles.js';
 import type { OperationRow } from '../../operations/store.js';
 
-export type ServiceStatus = 'provisioning' | 'active' | 'suspended' | 'ended' | 'failed';
+export type ServiceStatus = 'provisioning' | 'running' | 'stopped' | 'suspended' | 'ended';
 export type SubscriptionStatus = 'active' | 'suspended' | 'ended';
 
 export interface ServiceRow {

@@ -54,14 +54,16 @@ export const provision: OperationDefinition<ProvisionState> = {
     // convergence job that finishing enqueues (engine.ts) stops what provisioning started.
     await tx`
       update service_instances s
-      set status = case sub.status when 'active' then 'active' when 'suspended' then 'suspended' else 'ended' end,
+      set status = case sub.status when 'active' then 'running' when 'suspended' then 'suspended' else 'ended' end,
+          power = 'on',
           updated_at = ${now}
       from subscriptions sub
       where s.id = ${s.service.id} and sub.id = s.subscription_id and s.status = 'provisioning'`;
   },
+  // A provisioning that failed leaves a stopped service: its resources say failed, the operation why.
   async fail(tx: Db, op, now) {
     await tx`
-      update service_instances set status = 'failed', updated_at = ${now}
+      update service_instances set status = 'stopped', power = 'off', updated_at = ${now}
       where id = ${op.service_instance_id} and status = 'provisioning'`;
     await tx`
       update service_resources set status = 'failed', updated_at = ${now}

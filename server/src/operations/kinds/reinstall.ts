@@ -50,6 +50,10 @@ export const reinstall: OperationDefinition<ReinstallState> = {
     await tx`
       update service_resources set status = 'running', os_image = ${s.osImage}, updated_at = ${now}
       where id = ${s.unit.id}`;
+    // The fresh install was booted: a service that was stopped runs now.
+    await tx`
+      update service_instances set status = 'running', power = 'on', updated_at = ${now}
+      where id = ${s.service.id} and status in ('running', 'stopped')`;
   },
   async fail(tx: Db, op, now) {
     await tx`update service_resources set status = 'failed', updated_at = ${now} where id = ${op.resource_id}`;
