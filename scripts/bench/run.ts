@@ -8,7 +8,7 @@
 // poll under load on the local substrate (scripts/bench/services.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
-//                    [--skip-login-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
+//                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -48,6 +48,7 @@ import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { bundledSpec } from '../../server/src/spec.js';
 import { inflateSpec, SYNTHETIC_OPERATIONS, syntheticPath, syntheticUrl } from './inflated-spec.js';
 import { assertPatchedInstall, PATCH_FILE, prepareStockValidator } from './stock-validator.js';
+import type * as AccountTimingScript from './account-timing.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TARGET_FULL_VS_BARE = 0.7;
@@ -70,6 +71,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
     'skip-startup': { type: 'boolean', default: false },
     'skip-login-timing': { type: 'boolean', default: false },
+    'skip-account-timing': { type: 'boolean', default: false },
     'skip-image-bomb': { type: 'boolean', default: false },
     'skip-elevation-cost': { type: 'boolean', default: false },
     'skip-me': { type: 'boolean', default: false },
@@ -427,6 +429,7 @@ async function main(): Promise<number> {
 
   if (!args['skip-startup'] && !quick) await startup();
   if (!args['skip-login-timing'] && !quick) await loginTiming();
+  if (!args['skip-account-timing'] && !quick) await accountTiming();
   if (!args['skip-image-bomb'] && !quick) await imageBomb();
   if (!args['skip-elevation-cost'] && !quick) await elevationCost();
   if (!args['skip-services'] && !quick) await services();
@@ -714,6 +717,32 @@ async function loginTiming(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('login timing (not measured)');
+  }
+}
+
+type AccountTimingModule = typeof AccountTimingScript;
+
+/**
+ * scripts/bench/account-timing.ts: forgot-password, sign-up and API tokens, known against unknown,
+ * compared with the Mann-Whitney U test (target: no pair told apart at p < 0.01).
+ */
+async function accountTiming(): Promise<void> {
+  const script = join(ROOT, 'scripts', 'bench', 'account-timing.ts');
+  lines.push('Account timing: known against unknown (Mann-Whitney U, two-sided)');
+  try {
+    const mod = (await import(pathToFileURL(script).href)) as AccountTimingModule;
+    const r = await mod.measureAccountTiming();
+    for (const p of r.pairs) {
+      const apart = p.p < mod.SIGNIFICANCE;
+      lines.push(
+        `  ${p.name}: medians ${fmt(p.medianMs.a, 3)} / ${fmt(p.medianMs.b, 3)} ms (${p.samples} each), ` +
+          `ratio ${fmt(p.ratio, 3)}, p = ${fmt(p.p, 4)}   not told apart at p < ${mod.SIGNIFICANCE}  ${apart ? 'MISSED' : 'ok'}`,
+      );
+      if (apart) missed.push(`account timing told apart: ${p.name}`);
+    }
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('account timing (not measured)');
   }
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { bindOperations, type BindableOperation } from './http/bind.js';
+import { defaultHeaders } from './http/default-headers.js';
 import { buildDocs, DOCS_CSP } from './http/docs.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Deps, Handlers } from './http/handler.js';
@@ -66,8 +67,8 @@ export function createApp(options: AppOptions): App {
   app.set('trust proxy', config.trustProxyHops);
   app.set('etag', false);
 
-  // Request id (X-Request-Id) and the request's log line.
-  app.use(requestLog(log));
+  // Request id (X-Request-Id), the request's log line and the headers every answer carries.
+  app.use(series([requestLog(log), defaultHeaders]));
 
   app.get(`${API_BASE_PATH}/openapi.json`, (_req, res) => {
     res.json(bundledSpec);

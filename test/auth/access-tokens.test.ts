@@ -145,7 +145,15 @@ describe('verifyAccessToken', () => {
       jti,
       exp: expiresAt,
       elevatedUntil: null,
+      elevationEpoch: 0,
     });
+  });
+
+  it("carries an elevated token's elevation epoch (elv), which leaving elevation moves on", async () => {
+    const now = clock.now();
+    const until = new Date(now.getTime() + 60_000);
+    const { token } = await signAccessToken(ring, { sub: user, sid: session, elevatedUntil: until, elevationEpoch: 3 }, now);
+    expect(await verifyAccessToken(ring, token, now)).toMatchObject({ elevatedUntil: until, elevationEpoch: 3 });
   });
 
   it('refuses a token from its exp on, by the injected clock', async () => {

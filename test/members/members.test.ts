@@ -74,7 +74,10 @@ describe('GET /organizations/{id}/members', () => {
       avatar_asset_id: null,
       email: member.email,
     });
-    expect(await billing.api.memberList({ path: { id } })).toEqual(list);
+    // Added by id, each shows their address to themselves only (DECISIONS.md §7).
+    expect(await billing.api.memberList({ path: { id } })).toEqual(
+      list.map((m) => (m.user_id === owner.userId || m.user_id === billing.userId ? m : { ...m, email: null })),
+    );
   });
 });
 
@@ -94,7 +97,8 @@ describe('POST /organizations/{id}/members', () => {
       user_id: person.userId,
       role: 'member',
       avatar_asset_id: null,
-      email: person.email,
+      // Added by id: the adder learns no address (DECISIONS.md §7).
+      email: null,
     });
     expect(await auditOf(app, 'add-default')).toEqual({
       organization_id: id,

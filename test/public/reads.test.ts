@@ -112,7 +112,7 @@ describe('GET /public/captcha/config/{hostname}', () => {
     });
   });
 
-  it("serves a host's own config, falls back to the platform's, and never carries the secret", async () => {
+  it("serves a host's own config on the platform's floor, falls back to the platform's, and never carries the secret", async () => {
     const now = app.clock.now();
     await store.upsertCaptchaConfig(
       app.sql,
@@ -160,7 +160,8 @@ describe('GET /public/captcha/config/{hostname}', () => {
     expect(JSON.parse(raw)).toEqual({
       enabled: true,
       provider: 'hcaptcha',
-      protected_actions: ['password_forgot'],
+      // The platform's actions are a floor the host's configuration adds to (DECISIONS.md §7).
+      protected_actions: ['login', 'signup', 'password_forgot'],
       site_key: 'brand-site-key',
     });
     expect(await client.publicCaptchaConfigGet({ path: { hostname: 'other.example' } })).toEqual({
@@ -169,12 +170,12 @@ describe('GET /public/captcha/config/{hostname}', () => {
       protected_actions: ['login', 'signup'],
       site_key: 'platform-site-key',
     });
-    // A config without its secret cannot verify anything, so it is reported off.
+    // A config without its secret cannot verify anything: the platform's applies there.
     expect(await client.publicCaptchaConfigGet({ path: { hostname: 'keyless.example' } })).toEqual({
-      enabled: false,
-      provider: 'hcaptcha',
-      protected_actions: [],
-      site_key: null,
+      enabled: true,
+      provider: 'turnstile',
+      protected_actions: ['login', 'signup'],
+      site_key: 'platform-site-key',
     });
   });
 });
@@ -269,7 +270,8 @@ describe('GET /public/assets/{id}', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     const body = (await res.json()) as { code: string };
     expect(body.code).toBe('forbidden');
-    expect(res.headers.get('cache-control')).toBeNull();
+    // A refusal is no asset: nothing may keep it.
+    expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {

@@ -90,8 +90,11 @@ export type paths = {
         };
         /**
          * Captcha configuration for a host
-         * @description Never 404: a hostname without a configuration of its own gets the platform's. `site_key` is
-         *     null exactly when captcha is not enabled, and no secret is part of the answer.
+         * @description Never 404: a hostname without a usable configuration of its own (absent, switched off or not
+         *     fully keyed) gets the platform's. The platform's protected actions are a floor: a hostname's own
+         *     configuration adds actions to them, checked with its own provider, and never removes one, so a
+         *     protected action stays protected whatever `Host` a request names. `site_key` is null exactly
+         *     when captcha is not enabled, and no secret is part of the answer.
          */
         get: operations["publicCaptchaConfigGet"];
         put?: never;
@@ -218,7 +221,7 @@ export type paths = {
         put?: never;
         /**
          * Start a password sign-in
-         * @description Checks the password and emails a 6-digit code bound to the returned `challenge_id` (valid 10 minutes, single use, burnt after 5 wrong codes). A wrong password and an unknown address answer the same 401 `invalid-credentials`, in the same time. Rate-limited per address and per source (429 with `Retry-After`).
+         * @description Checks the password and emails a 6-digit code bound to the returned `challenge_id` (valid 10 minutes, single use, burnt after 5 wrong codes). A wrong password and an unknown address answer the same 401 `invalid-credentials`, in the same time. Rate-limited (429 with `Retry-After`) to 10 attempts per address from one source and 30 per source in 15 minutes, and 100 per address from all sources together (NIST SP 800-63B §5.2.2), so that an attacker elsewhere cannot lock the owner out.
          */
         post: operations["authLogin"];
         delete?: never;
@@ -338,7 +341,7 @@ export type paths = {
         put?: never;
         /**
          * Sign up with a password
-         * @description Answers `{accepted: true}` identically whether or not the address has an account, also when a rate limit trips. A new account gets a verification link; an existing account is left unchanged and its owner is told by mail.
+         * @description Answers `{accepted: true}` identically whether or not the address has an account, also when a rate limit trips. A new account gets a verification link; an existing account is left unchanged and its owner is told by mail. Whether the address has an account is decided on the job queue after the answer, so both answers take the same path and the same time; the account exists once its verification mail is queued. A refused name is 400 `invalid-field-value` and creates and mails nothing.
          */
         post: operations["authPasswordSignup"];
         delete?: never;
@@ -378,7 +381,7 @@ export type paths = {
         put?: never;
         /**
          * Ask for a password reset link
-         * @description Answers `{accepted: true}` identically for known and unknown addresses, and when a rate limit trips. The link points at `origin`, else at the dashboard.
+         * @description Answers `{accepted: true}` identically for known and unknown addresses, and when a rate limit trips. The link points at `origin`, else at the dashboard. The address is looked up and the link made and mailed on the job queue after the answer, so both answers take the same path and the same time. A new link spends the earlier ones; a password change or reset spends them all.
          */
         post: operations["authPasswordForgot"];
         delete?: never;
@@ -897,8 +900,10 @@ export type paths = {
         put?: never;
         /**
          * Leave the elevated mode
-         * @description Answers a new un-elevated access token of the same session; drop the elevated one. Other tokens
-         *     already issued keep their own claims until they expire.
+         * @description Ends the session's elevation on the server and answers a new un-elevated access token of the same
+         *     session. Every elevated token the session was given before is no longer elevated (it still
+         *     authenticates, as an un-elevated token, until it expires), and `POST /auth/refresh` sent with one
+         *     carries no elevation forward. Elevating again starts a new window.
          */
         post: operations["sudoExit"];
         delete?: never;
@@ -1245,6 +1250,10 @@ export type paths = {
          * @description Owner or Admin. Adding someone already a member answers the membership unchanged (200). A role above
          *     the caller's own is 403 `member-outranks-caller`; a personal organization takes no members (422
          *     `member-personal-organization`); an unknown or deleted user is 404. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         *     A user who declined an invitation to this organization less than 30 days ago is refused with 422
+         *     `reinvite-cooldown` (`details.until` says until when), unless they lifted that cool-down: adding by id
+         *     is no way round a decline. A member added this way shows `email: null` to everyone but themselves,
+         *     in this answer and in the member list: an id must not reveal an address.
          */
         post: operations["memberAdd"];
         delete?: never;
@@ -2206,7 +2215,8 @@ export type paths = {
          * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
          *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
          *     `admin.public_content.manage`. Creates or replaces the captcha configuration of a hostname
-         *     (`_platform`: the platform's own, used by every hostname without one of its own). `GET
+         *     (`_platform`: the platform's own, used by every hostname without one of its own, and a floor under
+         *     every hostname's own: a hostname's configuration adds protected actions, never removes one). `GET
          *     /public/captcha/config/{hostname}` then shows it, and the listed actions need a solved captcha in
          *     `X-Captcha-Token`. The secret is sealed at rest and never returned (`secret_set`); leave it out to
          *     keep the stored one. An enabled configuration without any secret is 400 `invalid-field-value`, as is
@@ -2820,6 +2830,12 @@ export type components = {
         PasswordSignupRequest: {
             email: components["schemas"]["Email"];
             password: components["schemas"]["NewPassword"];
+            /**
+             * @description The display name, under the same rules as `PATCH /me`: 2 to 64 characters after trimming,
+             *     letters, digits, single spaces and a little punctuation, no control, format, bidi or zero-width
+             *     characters, nothing offensive (400 `invalid-field-value` on `/name`, and nothing is created or
+             *     mailed). Absent: the address's local part.
+             */
             name?: string | null;
             language?: components["schemas"]["Language"];
             origin?: components["schemas"]["Origin"];
@@ -3086,7 +3102,10 @@ export type components = {
             /** @description The account's own organization, made with it; it keeps its name and slug, takes no members and cannot be deleted. */
             personal: boolean;
         };
-        /** @description 1 to 100 characters after trimming surrounding spaces. */
+        /**
+         * @description 1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width
+         *     characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).
+         */
         OrganizationName: string;
         /** @description Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters. */
         Slug: string;
@@ -3137,6 +3156,10 @@ export type components = {
             role: components["schemas"]["MemberRole"];
             /** Format: uuid */
             avatar_asset_id: string | null;
+            /**
+             * @description The member's address; null to everyone but the member when they were added directly by id
+             *     (`POST /organizations/{id}/members`), whose adder knew an id, not an address.
+             */
             email: string | null;
         };
         /** @enum {string} */
@@ -4193,6 +4216,11 @@ export type components = {
     headers: {
         /** @description The request's id, echoing a sane incoming `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`) or minted. */
         "X-Request-Id": string;
+        /**
+         * @description `public, max-age=60`: the same for everyone, so any cache may keep it a minute. Every other JSON
+         *     answer carries `Cache-Control: no-store`.
+         */
+        PublicReadCache: string;
         /** @description Caching directives for the streamed content. */
         "Cache-Control": string;
         /** @description A strong validator of the bytes; send it back in `If-None-Match` for a 304. */
@@ -4217,6 +4245,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4240,6 +4269,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4263,6 +4293,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4314,6 +4345,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4340,6 +4372,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4399,6 +4432,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4425,6 +4459,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4452,6 +4487,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {

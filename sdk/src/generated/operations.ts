@@ -609,7 +609,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "",
+          "description": "The display name, under the same rules as `PATCH /me`: 2 to 64 characters after trimming, letters, digits, single spaces and a little punctuation, no control, format, bidi or zero-width characters, nothing offensive (400 `invalid-field-value` on `/name`, and nothing is created or mailed). Absent: the address's local part.",
           "nullable": true
         },
         {
@@ -1913,7 +1913,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {
@@ -2952,7 +2952,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {
@@ -3139,7 +3139,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {

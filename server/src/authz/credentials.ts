@@ -15,11 +15,27 @@ import { isUuid } from '../http/uuid.js';
 
 export const ACTING_AS_HEADER = 'x-acting-as-user';
 
+/**
+ * What a token of an unknown id is compared against: its digest is computed and compared all the
+ * same, so a known id with a wrong secret and an unknown id cost the same time (issue 26).
+ */
+const DUMMY_DIGEST = Buffer.alloc(32);
+const secretMatches = (stored: Buffer | undefined, pepper: Buffer, raw: string): boolean =>
+  // Both sides evaluated whatever `stored` is: no short cut for an unknown id.
+  safeEqual(stored ?? DUMMY_DIGEST, keyedDigest(pepper, raw)) && stored !== undefined;
+
 /** Last use is written at most once a minute per token or delegation, never once per request. */
 const LAST_USE_RESOLUTION_MS = 60_000;
 
 export type Credential =
-  | { kind: 'session'; userId: string; sessionId: string; elevatedUntil: Date | null; tokenExpiresAt: Date }
+  | {
+      kind: 'session';
+      userId: string;
+      sessionId: string;
+      elevatedUntil: Date | null;
+      elevationEpoch: number;
+      tokenExpiresAt: Date;
+    }
   | {
       kind: 'token';
       userId: string;
@@ -64,7 +80,9 @@ async function session(ctx: RequestContext, token: string): Promise<Credential> 
     kind: 'session',
     userId: claims.sub,
     sessionId: claims.sid,
-    elevatedUntil: claims.elevatedUntil,
+    // Elevated only within the session's current epoch: leaving elevation ended the earlier ones.
+    elevatedUntil: claims.elevationEpoch === live.elevation_epoch ? claims.elevatedUntil : null,
+    elevationEpoch: live.elevation_epoch,
     tokenExpiresAt: claims.exp,
   };
 }
@@ -89,7 +107,7 @@ async function personalToken(ctx: RequestContext, raw: string): Promise<Credenti
       where t.id = ${parsed.tokenId} and t.revoked_at is null and (t.expires_at is null or t.expires_at > ${now})`,
     ctx.pepper('apiTokenDigest'),
   ]);
-  if (!row || !safeEqual(row.secret_digest, keyedDigest(pepper, raw))) throw unauthenticated();
+  if (!secretMatches(row?.secret_digest, pepper, raw) || !row) throw unauthenticated();
   if (stale(row.last_used_at, now)) await touch(ctx.sql, 'api_tokens', parsed.tokenId, now);
   return {
     kind: 'token',
@@ -128,7 +146,7 @@ async function applicationToken(ctx: RequestContext, raw: string, actingAs: stri
       where a.id = ${parsed.applicationId}`,
     ctx.pepper('apiTokenDigest'),
   ]);
-  if (!row || !safeEqual(row.token_digest, keyedDigest(pepper, raw))) throw unauthenticated();
+  if (!secretMatches(row?.token_digest, pepper, raw) || !row) throw unauthenticated();
   if (userId === null) return { kind: 'application', applicationId: parsed.applicationId, capabilities: row.capabilities };
   // An unknown user and a user who never delegated (or revoked) answer alike.
   if (row.delegation_id === null) throw forbidden('That user has no live delegation to this application.');

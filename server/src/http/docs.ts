@@ -30,4 +30,6 @@ export async function buildDocs(spec: object, cacheDir: string): Promise<string>
 
 export const DOCS_CSP =
   "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; " +
-  "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'none'";
+  "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'none'; " +
+  // No other site may frame the reference (clickjacking); browsers ignore frame-ancestors in a <meta>.
+  "frame-ancestors 'none'";

@@ -44,6 +44,8 @@ export interface SessionAuth {
   userId: string;
   sessionId: string;
   elevatedUntil: Date | null;
+  /** The session's current elevation epoch, which a new elevated token carries. */
+  elevationEpoch: number;
   tokenExpiresAt: Date;
   reach: Reach;
 }

@@ -12,6 +12,17 @@ export interface SendMailPayload {
   id: string;
 }
 
+export interface CompleteSignupPayload {
+  /** The pending_signups row; the password hash stays there, never in the queue's payloads. */
+  id: string;
+}
+
+export interface SendPasswordResetPayload {
+  email: string;
+  /** Where the link points (the request's checked origin). */
+  base: string;
+}
+
 export interface RunOperationPayload {
   operation_id: string;
 }
@@ -23,6 +34,8 @@ export interface ConvergePayload {
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
+  complete_signup: CompleteSignupPayload;
+  send_password_reset: SendPasswordResetPayload;
   run_operation: RunOperationPayload;
   converge_service: ConvergePayload;
 

@@ -51,6 +51,11 @@ export interface AccessTokenInput {
   sid: string;
   /** End of the elevated window, carried while the session is elevated. */
   elevatedUntil?: Date | null;
+  /**
+   * The session's elevation epoch the elevation belongs to (claim `elv`): leaving elevation moves the
+   * session's epoch on, and a token of an earlier epoch is no longer elevated.
+   */
+  elevationEpoch?: number;
   /** Defaults to the ring's accessTokenTtlSeconds; at most its maxTokenTtlSeconds. */
   ttlSeconds?: number;
 }
@@ -63,6 +68,8 @@ export interface AccessTokenClaims {
   exp: Date;
   /** `elevated_until`, or null when absent or already passed at verification time. */
   elevatedUntil: Date | null;
+  /** `elv`: the session's elevation epoch the elevation belongs to (0 when absent). */
+  elevationEpoch: number;
 }
 
 export async function signAccessToken(
@@ -81,7 +88,10 @@ export async function signAccessToken(
   const exp = iat + ttl;
   const jti = randomUUID();
   const claims: Record<string, unknown> = { sid: input.sid };
-  if (input.elevatedUntil) claims.elevated_until = Math.floor(input.elevatedUntil.getTime() / 1000);
+  if (input.elevatedUntil) {
+    claims.elevated_until = Math.floor(input.elevatedUntil.getTime() / 1000);
+    claims.elv = input.elevationEpoch ?? 0;
+  }
   const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: ACCESS_TOKEN_TYPE })
     .setIssuer(ACCESS_TOKEN_ISSUER)
@@ -159,13 +169,14 @@ export async function verifyAccessToken(
     if (!options.expiredToleranceSeconds) remember(token, payload);
   }
 
-  const { sub, sid, jti, exp, elevated_until: elevatedUntil } = payload;
+  const { sub, sid, jti, exp, elevated_until: elevatedUntil, elv } = payload;
   if (
     typeof sub !== 'string' ||
     typeof sid !== 'string' ||
     typeof jti !== 'string' ||
     typeof exp !== 'number' ||
-    (elevatedUntil !== undefined && !Number.isSafeInteger(elevatedUntil))
+    (elevatedUntil !== undefined && !Number.isSafeInteger(elevatedUntil)) ||
+    (elv !== undefined && !Number.isSafeInteger(elv))
   ) {
     throw new AccessTokenError('malformed');
   }
@@ -177,6 +188,7 @@ export async function verifyAccessToken(
     exp: new Date(exp * 1000),
     // A passed deadline reads as "not elevated", so no caller can forget to compare it with now.
     elevatedUntil: until && until > now ? until : null,
+    elevationEpoch: typeof elv === 'number' ? elv : 0,
   };
 }
 

@@ -4,7 +4,11 @@ import type { Limit } from '../../ratelimit/limiter.js';
 
 const MIN = 60;
 
-export const LOGIN_PER_ADDRESS: Limit = { name: 'login:address', max: 10, windowSeconds: 15 * MIN };
+// Per address from one source first: ten wrong passwords lock out that source only. Account-wide only
+// at a much higher count (NIST SP 800-63B §5.2.2 allows 100 consecutive failures), or anyone could lock
+// any owner out of their account from anywhere (issue 26).
+export const LOGIN_PER_ADDRESS_AND_SOURCE: Limit = { name: 'login:address-source', max: 10, windowSeconds: 15 * MIN };
+export const LOGIN_PER_ADDRESS: Limit = { name: 'login:address', max: 100, windowSeconds: 15 * MIN };
 export const LOGIN_PER_SOURCE: Limit = { name: 'login:source', max: 30, windowSeconds: 15 * MIN };
 export const VERIFY_PER_SOURCE: Limit = { name: 'login-verify:source', max: 30, windowSeconds: 15 * MIN };
 export const SIGNUP_PER_ADDRESS: Limit = { name: 'signup:address', max: 3, windowSeconds: 60 * MIN };

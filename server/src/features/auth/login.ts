@@ -7,7 +7,14 @@ import type { AreaHandlers } from '../../http/handler.js';
 import { enqueueMail } from '../../mail/outbox.js';
 import { hit, scaled } from '../../ratelimit/limiter.js';
 import { requireCaptcha } from './captcha.js';
-import { CODE_MAX_ATTEMPTS, CODE_TTL_SECONDS, LOGIN_PER_ADDRESS, LOGIN_PER_SOURCE, VERIFY_PER_SOURCE } from './limits.js';
+import {
+  CODE_MAX_ATTEMPTS,
+  CODE_TTL_SECONDS,
+  LOGIN_PER_ADDRESS,
+  LOGIN_PER_ADDRESS_AND_SOURCE,
+  LOGIN_PER_SOURCE,
+  VERIFY_PER_SOURCE,
+} from './limits.js';
 import { toAuthUser } from './mappers.js';
 import { unlockAfterSignIn } from '../sudo/store.js';
 import { issueSession } from './session-tokens.js';
@@ -22,10 +29,11 @@ export const loginHandlers: AreaHandlers<'authLogin' | 'authLoginVerify'> = {
     const now = ctx.clock.now();
     const email = body.email.toLowerCase();
     const bySource = await hit(ctx.sql, scaled(LOGIN_PER_SOURCE, ctx.config.sourceRateLimitScale), ctx.ip, now);
-    const byAddress = await hit(ctx.sql, LOGIN_PER_ADDRESS, email, now);
-    if (!bySource.allowed || !byAddress.allowed) {
-      throw rateLimited(Math.max(bySource.allowed ? 0 : bySource.retryAfterSeconds, byAddress.allowed ? 0 : byAddress.retryAfterSeconds));
-    }
+    const byPair = await hit(ctx.sql, LOGIN_PER_ADDRESS_AND_SOURCE, `${email} ${ctx.ip}`, now);
+    // The account-wide count is spent only by attempts the source's own limits let through.
+    const byAddress = bySource.allowed && byPair.allowed ? await hit(ctx.sql, LOGIN_PER_ADDRESS, email, now) : null;
+    const refused = [bySource, byPair, byAddress].filter((l) => l !== null && !l.allowed);
+    if (refused.length > 0) throw rateLimited(Math.max(...refused.map((l) => l!.retryAfterSeconds)));
     const user = await store.findUserByEmail(ctx.sql, email);
     // An unknown address is checked against a dummy hash: same answer, same time.
     const { ok, needsRehash } = await verifyPassword(user?.password_hash ?? null, body.password);

@@ -1,26 +1,31 @@
 // Password signup, verification, forgot/reset, change and set. Signup, verify, forgot and reset answer
 // alike for known and unknown addresses; a limit tripped on them looks like success.
 import { checkPasswordPolicy, hashPassword, verifyPassword } from '../../auth/crypto/passwords.js';
-import { digestEmailToken, newEmailToken } from '../../auth/crypto/tokens.js';
-import type { Db } from '../../db/client.js';
+import { digestEmailToken } from '../../auth/crypto/tokens.js';
 import { ApiError, invalidFieldValue, rateLimited } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext } from '../../http/handler.js';
 import { enqueueMail } from '../../mail/outbox.js';
-import { createPersonalOrganization } from '../organizations/personal.js';
+import { checkName } from '../me/name-rules.js';
 import { hit, scaled, type Limit } from '../../ratelimit/limiter.js';
+import { mailResetLink, queuePasswordReset, queueSignup } from './account-jobs.js';
 import { requireCaptcha } from './captcha.js';
 import {
   FORGOT_PER_ADDRESS,
   FORGOT_PER_SOURCE,
   PASSWORD_CHANGE_PER_USER,
-  RESET_LINK_TTL_SECONDS,
   SIGNUP_PER_ADDRESS,
   SIGNUP_PER_SOURCE,
-  VERIFY_LINK_TTL_SECONDS,
 } from './limits.js';
 import { ACCEPTED } from './mappers.js';
 import { linkBase } from './origin.js';
 import * as store from './store.js';
+
+/** A sign-up's name, under the one rule of every name a person gives (PATCH /me's, DECISIONS.md §7). */
+function requireName(raw: string): string {
+  const checked = checkName(raw);
+  if (!checked.ok) throw invalidFieldValue(checked.message, [{ location: 'body', pointer: '/name', message: checked.reason }]);
+  return checked.name;
+}
 
 function requirePolicy(password: string, pointer: string, email?: string | null): void {
   const verdict = checkPasswordPolicy(password, { email: email ?? undefined });
@@ -40,30 +45,6 @@ async function withinLimits(ctx: RequestContext, perSource: Limit, perAddress: L
   return bySource.allowed && byAddress.allowed;
 }
 
-async function sendResetLink(
-  tx: Db,
-  ctx: RequestContext,
-  user: { id: string; email: string | null; language: string },
-  base: string,
-): Promise<void> {
-  if (!user.email) return;
-  const now = ctx.clock.now();
-  const token = newEmailToken();
-  await store.expireEmailTokens(tx, user.id, 'password_reset', now);
-  await store.createEmailToken(
-    tx,
-    {
-      userId: user.id,
-      purpose: 'password_reset',
-      digest: digestEmailToken(token),
-      expiresAt: new Date(now.getTime() + RESET_LINK_TTL_SECONDS * 1000),
-    },
-    now,
-  );
-  const link = `${base}/auth/reset-password?token=${encodeURIComponent(token)}`;
-  await enqueueMail(tx, { to: user.email, kind: 'password_reset', language: user.language, data: { link } }, now);
-}
-
 export const passwordHandlers: AreaHandlers<
   | 'authPasswordSignup'
   | 'authPasswordVerify'
@@ -77,49 +58,14 @@ export const passwordHandlers: AreaHandlers<
     await requireCaptcha(ctx, 'signup');
     const base = linkBase(ctx.config, body.origin);
     requirePolicy(body.password, '/password', body.email);
+    const name = body.name == null ? null : requireName(body.name);
     const email = body.email.toLowerCase();
     // Hashed whether or not the address is taken, so both paths cost the same.
     const hash = await hashPassword(body.password);
     if (!(await withinLimits(ctx, SIGNUP_PER_SOURCE, SIGNUP_PER_ADDRESS, email))) return { status: 200, body: ACCEPTED };
-    const now = ctx.clock.now();
-    await ctx.sql.begin(async (tx) => {
-      const created = await store.createUser(
-        tx,
-        { email, passwordHash: hash, name: body.name?.trim() || email.split('@')[0]!, language: body.language ?? 'en' },
-        now,
-      );
-      if (!created) {
-        // The account exists: nothing on it changes; its owner hears of the attempt.
-        const owner = await store.findUserByEmail(tx, email);
-        if (owner?.email) {
-          await enqueueMail(
-            tx,
-            {
-              to: owner.email,
-              kind: 'signup_existing_account',
-              language: owner.language,
-              data: { loginLink: `${base}/auth/login`, resetLink: `${base}/auth/forgot-password` },
-            },
-            now,
-          );
-        }
-        return;
-      }
-      await createPersonalOrganization(tx, created, now);
-      const token = newEmailToken();
-      await store.createEmailToken(
-        tx,
-        {
-          userId: created.id,
-          purpose: 'verify_email',
-          digest: digestEmailToken(token),
-          expiresAt: new Date(now.getTime() + VERIFY_LINK_TTL_SECONDS * 1000),
-        },
-        now,
-      );
-      const link = `${base}/auth/verify-email?token=${encodeURIComponent(token)}`;
-      await enqueueMail(tx, { to: email, kind: 'verify_email', language: created.language, data: { link } }, now);
-    });
+    // Whether the address has an account is the job's business (account-jobs.ts): nothing here
+    // depends on it, so the answer cannot tell.
+    await queueSignup(ctx.sql, { email, passwordHash: hash, name, language: body.language ?? 'en', base }, ctx.clock.now());
     return { status: 200, body: ACCEPTED };
   },
 
@@ -139,10 +85,8 @@ export const passwordHandlers: AreaHandlers<
     const base = linkBase(ctx.config, body.origin);
     const email = body.email.toLowerCase();
     if (!(await withinLimits(ctx, FORGOT_PER_SOURCE, FORGOT_PER_ADDRESS, email))) return { status: 200, body: ACCEPTED };
-    await ctx.sql.begin(async (tx) => {
-      const user = await store.findUserByEmail(tx, email);
-      if (user) await sendResetLink(tx, ctx, user, base);
-    });
+    // The lookup, the link and the mail are the job's (account-jobs.ts): one path for any address.
+    await queuePasswordReset(ctx.sql, { email, base });
     return { status: 200, body: ACCEPTED };
   },
 
@@ -151,7 +95,7 @@ export const passwordHandlers: AreaHandlers<
     const user = await store.findUserById(ctx.sql, auth.userId);
     if (!user?.email) return { status: 200, body: ACCEPTED };
     if (!(await withinLimits(ctx, FORGOT_PER_SOURCE, FORGOT_PER_ADDRESS, user.email))) return { status: 200, body: ACCEPTED };
-    await ctx.sql.begin((tx) => sendResetLink(tx, ctx, user, base));
+    await ctx.sql.begin((tx) => mailResetLink(tx, user, base, ctx.clock.now()));
     return { status: 200, body: ACCEPTED };
   },
 
@@ -165,6 +109,8 @@ export const passwordHandlers: AreaHandlers<
       const user = await store.findUserById(tx, spent.user_id);
       if (!user) return false;
       await store.setPasswordHash(tx, user.id, hash, now);
+      // Every other reset link mailed before this one dies with the old password (DECISIONS.md §7).
+      await store.expireEmailTokens(tx, user.id, 'password_reset', now);
       await store.markEmailVerified(tx, user.id, now);
       await store.revokeUserSessions(tx, user.id, 'password_reset', now);
       if (user.email) await enqueueMail(tx, { to: user.email, kind: 'password_changed', language: user.language, data: {} }, now);
@@ -189,6 +135,8 @@ export const passwordHandlers: AreaHandlers<
     const hash = await hashPassword(body.new_password);
     await ctx.sql.begin(async (tx) => {
       await store.setPasswordHash(tx, user.id, hash, now);
+      // A reset link mailed before the change must not undo it (DECISIONS.md §7).
+      await store.expireEmailTokens(tx, user.id, 'password_reset', now);
       await store.revokeUserSessions(tx, user.id, 'password_changed', now, body.current_session_id ?? null);
       if (user.email) await enqueueMail(tx, { to: user.email, kind: 'password_changed', language: user.language, data: {} }, now);
     });
@@ -199,7 +147,12 @@ export const passwordHandlers: AreaHandlers<
     const user = await store.findUserById(ctx.sql, auth.userId);
     requirePolicy(body.new_password, '/new_password', user?.email);
     const hash = await hashPassword(body.new_password);
-    const set = await store.setFirstPasswordHash(ctx.sql, auth.userId, hash, ctx.clock.now());
+    const now = ctx.clock.now();
+    const set = await ctx.sql.begin(async (tx) => {
+      if (!(await store.setFirstPasswordHash(tx, auth.userId, hash, now))) return false;
+      await store.expireEmailTokens(tx, auth.userId, 'password_reset', now);
+      return true;
+    });
     if (!set) throw new ApiError(422, 'password-already-set', 'This account has a password already; change it instead.');
     return { status: 200, body: ACCEPTED };
   },

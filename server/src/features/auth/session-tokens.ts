@@ -46,7 +46,7 @@ export async function rotateRefreshToken(
   ctx: RequestContext,
   presented: string,
   /** The elevated window of an access token sent along, carried over when it is of this session. */
-  elevation: { sessionId: string; until: Date } | null = null,
+  elevation: { sessionId: string; until: Date; epoch: number } | null = null,
 ): Promise<RotateOutcome> {
   const now = ctx.clock.now();
   const found = await store.lockRefreshToken(tx, digestToken(presented));
@@ -69,11 +69,24 @@ export async function rotateRefreshToken(
     await store.insertRefreshToken(tx, session.id, successorDigest, now);
     await store.touchSession(tx, session.id, after(now, ctx.config.refreshIdleTtlSeconds), now, ctx.ip);
   }
-  const carried = elevation && elevation.sessionId === session.id && elevation.until > now ? elevation.until : null;
+  // Carried only within the session's current elevation epoch: after leaving elevation, nothing is.
+  const carried =
+    elevation &&
+    elevation.sessionId === session.id &&
+    elevation.epoch === session.elevation_epoch &&
+    elevation.until > now
+      ? elevation.until
+      : null;
   const access = await signAccessToken(
     ctx.keys,
     carried
-      ? { sub: session.user_id, sid: session.id, elevatedUntil: carried, ttlSeconds: ELEVATED_TOKEN_TTL_SECONDS }
+      ? {
+          sub: session.user_id,
+          sid: session.id,
+          elevatedUntil: carried,
+          elevationEpoch: session.elevation_epoch,
+          ttlSeconds: ELEVATED_TOKEN_TTL_SECONDS,
+        }
       : { sub: session.user_id, sid: session.id, ttlSeconds: ACCESS_TOKEN_TTL_SECONDS },
     now,
   );

@@ -62,14 +62,14 @@ export const sessionHandlers: AreaHandlers<
  * lives an hour, the window eight), but its signature must hold and its window must still be open;
  * anything else carries nothing and does not fail the refresh.
  */
-async function elevationSentAlong(ctx: RequestContext): Promise<{ sessionId: string; until: Date } | null> {
+async function elevationSentAlong(ctx: RequestContext): Promise<{ sessionId: string; until: Date; epoch: number } | null> {
   const token = bearerToken(ctx.header('authorization'));
   if (token === null) return null;
   try {
     const claims = await verifyAccessToken(ctx.keys, token, ctx.clock.now(), {
       expiredToleranceSeconds: ELEVATION_WINDOW_SECONDS,
     });
-    return claims.elevatedUntil ? { sessionId: claims.sid, until: claims.elevatedUntil } : null;
+    return claims.elevatedUntil ? { sessionId: claims.sid, until: claims.elevatedUntil, epoch: claims.elevationEpoch } : null;
   } catch (err) {
     if (err instanceof AccessTokenError) return null;
     throw err;

@@ -21,6 +21,8 @@ export interface SessionRow {
   user_agent: string | null;
   ip: string | null;
   revoked_at: Date | null;
+  /** Moved on by leaving elevation: elevated tokens of an earlier epoch are no longer elevated. */
+  elevation_epoch: number;
 }
 
 export interface RefreshTokenRow {
@@ -134,7 +136,8 @@ export async function lockRefreshToken(
     select id, session_id, spent_at, successor_digest from refresh_tokens where token_digest = ${digest} for update`;
   if (!token) return undefined;
   const [session] = await db<SessionRow[]>`
-    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at
+    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at,
+           elevation_epoch
     from sessions where id = ${token.session_id} for update`;
   return session ? { token, session } : undefined;
 }
@@ -173,7 +176,8 @@ export async function revokeUserSessions(
 /** A session that may still be used: not revoked, not past its absolute or idle lifetime. */
 export async function findLiveSession(db: Db, id: string, now: Date): Promise<SessionRow | undefined> {
   const [row] = await db<SessionRow[]>`
-    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at
+    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at,
+           elevation_epoch
     from sessions
     where id = ${id} and revoked_at is null and absolute_expires_at > ${now} and idle_expires_at > ${now}`;
   return row;
@@ -181,7 +185,8 @@ export async function findLiveSession(db: Db, id: string, now: Date): Promise<Se
 
 export async function listLiveSessions(db: Db, userId: string, now: Date): Promise<SessionRow[]> {
   return db<SessionRow[]>`
-    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at
+    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at,
+           elevation_epoch
     from sessions
     where user_id = ${userId} and revoked_at is null and absolute_expires_at > ${now} and idle_expires_at > ${now}
     order by last_used_at desc, id`;
@@ -216,4 +221,35 @@ export async function expireEmailTokens(db: Db, userId: string, purpose: string,
   await db`
     update email_tokens set used_at = ${now}
     where user_id = ${userId} and purpose = ${purpose} and used_at is null`;
+}
+
+export interface PendingSignupRow {
+  email: string;
+  password_hash: string;
+  name: string | null;
+  language: string;
+  link_base: string;
+}
+
+export async function insertPendingSignup(
+  db: Db,
+  input: { id: string; email: string; passwordHash: string; name: string | null; language: string; base: string },
+  now: Date,
+): Promise<void> {
+  await db`
+    insert into pending_signups (id, email, password_hash, name, language, link_base, created_at)
+    values (${input.id}, ${input.email}, ${input.passwordHash}, ${input.name}, ${input.language}, ${input.base}, ${now})`;
+}
+
+/** Deletes and answers the pending sign-up, or undefined when another run took it. */
+export async function takePendingSignup(db: Db, id: string): Promise<PendingSignupRow | undefined> {
+  const [row] = await db<PendingSignupRow[]>`
+    delete from pending_signups where id = ${id}
+    returning email, password_hash, name, language, link_base`;
+  return row;
+}
+
+/** Ends the session's elevation: every elevated token of it so far stops being elevated. */
+export async function endElevation(db: Db, sessionId: string): Promise<void> {
+  await db`update sessions set elevation_epoch = elevation_epoch + 1 where id = ${sessionId}`;
 }

@@ -1,5 +1,6 @@
 // The catalog (DECISIONS.md §4 "Catalog"): products, their plans and fees, and the operating-system
 // images of VPS products. Prices are shown before sign-up, so every route is anonymous.
+import { PUBLIC_READ } from '../../http/default-headers.js';
 import { notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { toOperatingSystem, toProduct } from './mappers.js';
@@ -10,13 +11,13 @@ export const catalogHandlers: AreaHandlers<
 > = {
   async catalogProductList({ ctx }) {
     const rows = await store.listProducts(ctx.sql);
-    return { status: 200, body: rows.map(toProduct) };
+    return { status: 200, body: rows.map(toProduct), headers: PUBLIC_READ };
   },
 
   async catalogProductGet({ path, ctx }) {
     const row = await store.findProduct(ctx.sql, path.id);
     if (!row) throw notFound('No such product.');
-    return { status: 200, body: toProduct(row) };
+    return { status: 200, body: toProduct(row), headers: PUBLIC_READ };
   },
 
   async catalogProductOperatingSystemList({ path, ctx }) {
@@ -24,6 +25,6 @@ export const catalogHandlers: AreaHandlers<
     if (!product) throw notFound('No such product.');
     // Only VPS products have images; the table holds none for other kinds.
     const rows = product.kind === 'vps' ? await store.listOperatingSystems(ctx.sql, product.id) : [];
-    return { status: 200, body: rows.map(toOperatingSystem) };
+    return { status: 200, body: rows.map(toOperatingSystem), headers: PUBLIC_READ };
   },
 };

@@ -20,10 +20,9 @@ import {
   effectiveStatus,
   expiresAt,
   mailTime,
-  REINVITE_COOLDOWN_MS,
-  reinviteBlockedUntil,
   type InvitationStatus,
 } from './rules.js';
+import { refuseDuringCooldown } from './cooldown.js';
 import * as store from './store.js';
 
 const outranksCaller = (detail: string) => new ApiError(403, 'member-outranks-caller', detail);
@@ -56,27 +55,6 @@ async function lockInviteeInvitation(tx: Db, id: string, auth: SessionAuth) {
   const invitation = await store.lockInvitation(tx, id);
   if (!invitation) throw invitationNotFound();
   return invitation;
-}
-
-/** Refuses the address while a decline of it holds the organization back (30 days, unless lifted). */
-async function refuseDuringCooldown(db: Db, organizationId: string, email: string, now: Date): Promise<void> {
-  const declined = await store.declinedSince(
-    db,
-    organizationId,
-    email,
-    new Date(now.getTime() - REINVITE_COOLDOWN_MS),
-  );
-  const until = declined
-    .map((d) => reinviteBlockedUntil(d, now))
-    .filter((d): d is Date => d !== null)
-    .sort((a, b) => b.getTime() - a.getTime())[0];
-  if (until) {
-    throw unprocessable(
-      'reinvite-cooldown',
-      `This address declined an invitation to this organization; it can be invited again from ${until.toISOString()}, or sooner if its owner allows it.`,
-      { until: until.toISOString() },
-    );
-  }
 }
 
 async function audit(
@@ -226,7 +204,7 @@ export const invitationHandlers: AreaHandlers<
       });
       return added;
     });
-    return { status: 200, body: toMembership(membership) };
+    return { status: 200, body: toMembership(membership, auth.userId) };
   },
 
   async invitationDecline({ path, auth, ctx }) {

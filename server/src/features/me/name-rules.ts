@@ -16,7 +16,21 @@ const matcher = new RegExpMatcher({
   ...englishRecommendedTransformers,
 });
 
-export type NameRefusal = 'too_short' | 'too_long' | 'bad_shape' | 'offensive';
+export type NameRefusal = 'too_short' | 'too_long' | 'hidden_character' | 'bad_shape' | 'offensive';
+
+// What no name a person gives may hold (DECISIONS.md §7), whatever else its own rule admits: controls
+// (Cc), format characters (Cf: bidi overrides and isolates, zero-width space and joiners, word joiner,
+// BOM, soft hyphen), line and paragraph separators, lone surrogates, and the other default-ignorable
+// code points that render as nothing (Hangul fillers, the combining grapheme joiner, tags). A name
+// shows in other people's lists and in mail: what it displays must be all it is. Variation selectors
+// stay, since emoji need them (an organization may be "Acme ❤️").
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]|(?![\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}])\p{Default_Ignorable_Code_Point}/u;
+
+/** The first character of `name` that no name may hold, as `U+XXXX`, or null. */
+export function hiddenCharacter(name: string): string | null {
+  const hit = HIDDEN.exec(name);
+  return hit ? `U+${hit[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` : null;
+}
 
 /** The name as stored (surrounding spaces trimmed, NFC), or why it is refused. */
 export function checkName(raw: string): { ok: true; name: string } | { ok: false; reason: NameRefusal; message: string } {
@@ -24,6 +38,14 @@ export function checkName(raw: string): { ok: true; name: string } | { ok: false
   const length = [...name].length;
   if (length < NAME_MIN) return { ok: false, reason: 'too_short', message: `A name has at least ${NAME_MIN} characters.` };
   if (length > NAME_MAX) return { ok: false, reason: 'too_long', message: `A name has at most ${NAME_MAX} characters.` };
+  const hidden = hiddenCharacter(name);
+  if (hidden !== null) {
+    return {
+      ok: false,
+      reason: 'hidden_character',
+      message: `A name holds no control, format, bidi or zero-width characters (it holds ${hidden}).`,
+    };
+  }
   if (!SHAPE.test(name)) {
     return {
       ok: false,

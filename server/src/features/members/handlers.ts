@@ -7,6 +7,7 @@ import { can, outranks, type Role } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
 import { ApiError, forbidden, notFound, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
+import { refuseDuringCooldown } from '../invitations/cooldown.js';
 import { toMembership } from './mappers.js';
 import * as store from './store.js';
 
@@ -27,7 +28,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
   async memberList({ path, auth, ctx }) {
     await requireMembership(ctx.sql, path.id, auth, 'members.read');
     const rows = await store.listMembers(ctx.sql, path.id);
-    return { status: 200, body: rows.map(toMembership) };
+    return { status: 200, body: rows.map((m) => toMembership(m, auth.userId)) };
   },
 
   async memberAdd({ path, body, auth, ctx }) {
@@ -36,11 +37,15 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       const caller = await requireMembership(tx, path.id, auth, 'members.manage', { lock: true });
       if (caller.organization.personal_owner_id !== null) throw personalOwner('A personal organization takes no members.');
       if (outranks(role, caller.role)) throw outranksCaller(`You cannot grant a role above your own (${caller.role}).`);
-      if (!(await store.userExists(tx, body.user_id))) throw notFound('No such user.');
+      const user = await store.findUser(tx, body.user_id);
+      if (!user) throw notFound('No such user.');
       // Adding someone already a member answers the membership as it is (seed "Members").
       const existing = await store.findMember(tx, path.id, body.user_id);
       if (existing) return existing;
-      const added = await store.addMember(tx, path.id, body.user_id, role, ctx.clock.now());
+      const now = ctx.clock.now();
+      // A decline of this organization's invitation holds a direct add back too (DECISIONS.md §7).
+      if (user.email) await refuseDuringCooldown(tx, path.id, user.email, now, 'id');
+      const added = await store.addMember(tx, path.id, body.user_id, role, now, true);
       await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: caller.organization.id,
         action: 'member.added',
@@ -48,7 +53,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       });
       return added;
     });
-    return { status: 200, body: toMembership(member) };
+    return { status: 200, body: toMembership(member, auth.userId) };
   },
 
   async memberUpdate({ path, body, auth, ctx }) {
@@ -71,7 +76,7 @@ export const memberHandlers: AreaHandlers<'memberList' | 'memberAdd' | 'memberUp
       });
       return updated;
     });
-    return { status: 200, body: toMembership(member) };
+    return { status: 200, body: toMembership(member, auth.userId) };
   },
 
   async memberRemove({ path, auth, ctx }) {

@@ -12,9 +12,11 @@ export interface MemberRow {
   role: Role;
   avatar_asset_id: string | null;
   email: string | null;
+  /** Added directly by id: the address is shown to the member alone (mappers.ts). */
+  added_by_id: boolean;
 }
 
-const COLUMNS = 'm.created_at, u.name, m.organization_id, m.user_id, m.role, u.avatar_asset_id, u.email';
+const COLUMNS = 'm.created_at, u.name, m.organization_id, m.user_id, m.role, u.avatar_asset_id, u.email, m.added_by_id';
 
 /** Owners first, then by when they joined. */
 export async function listMembers(db: Db, organizationId: string): Promise<MemberRow[]> {
@@ -33,16 +35,23 @@ export async function findMember(db: Db, organizationId: string, userId: string)
   return row;
 }
 
-/** Whether an account with this id exists and is not deleted. */
-export async function userExists(db: Db, userId: string): Promise<boolean> {
-  const rows = await db`select 1 from users where id = ${userId} and deleted_at is null`;
-  return rows.length === 1;
+/** The account with this id, if it exists and is not deleted: its address, for the re-invite cool-down. */
+export async function findUser(db: Db, userId: string): Promise<{ email: string | null } | undefined> {
+  const [row] = await db<{ email: string | null }[]>`select email from users where id = ${userId} and deleted_at is null`;
+  return row;
 }
 
-export async function addMember(db: Db, organizationId: string, userId: string, role: Role, now: Date): Promise<MemberRow> {
+export async function addMember(
+  db: Db,
+  organizationId: string,
+  userId: string,
+  role: Role,
+  now: Date,
+  addedById = false,
+): Promise<MemberRow> {
   await db`
-    insert into organization_members (organization_id, user_id, role, created_at)
-    values (${organizationId}, ${userId}, ${role}, ${now})`;
+    insert into organization_members (organization_id, user_id, role, created_at, added_by_id)
+    values (${organizationId}, ${userId}, ${role}, ${now}, ${addedById})`;
   return (await findMember(db, organizationId, userId))!;
 }
 

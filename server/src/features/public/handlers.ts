@@ -1,4 +1,5 @@
 // Unauthenticated public reads (document 1, "Assets and public reads").
+import { PUBLIC_READ } from '../../http/default-headers.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { hit, scaled } from '../../ratelimit/limiter.js';
@@ -29,18 +30,18 @@ export const publicHandlers: AreaHandlers<
 > = {
   async publicCapabilitiesGet({ ctx }) {
     const caps = ctx.config.capabilities;
-    return { status: 200, body: Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, caps[c]])) as typeof caps };
+    return { status: 200, body: Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, caps[c]])) as typeof caps, headers: PUBLIC_READ };
   },
 
   async publicIncidentsList({ ctx }) {
     const rows = await store.listOngoingIncidents(ctx.sql, ctx.clock.now());
-    return { status: 200, body: rows.map(toIncident) };
+    return { status: 200, body: rows.map(toIncident), headers: PUBLIC_READ };
   },
 
   async publicMaintenancesList({ ctx }) {
     const since = new Date(ctx.clock.now().getTime() - DAY);
     const rows = await store.listUpcomingMaintenances(ctx.sql, since);
-    return { status: 200, body: rows.map(toMaintenance) };
+    return { status: 200, body: rows.map(toMaintenance), headers: PUBLIC_READ };
   },
 
   async publicClientErrorsCreate({ body, ctx }) {
@@ -68,13 +69,13 @@ export const publicHandlers: AreaHandlers<
 
   async publicCaptchaConfigGet({ path, ctx }) {
     const row = await store.findCaptchaConfigForHost(ctx.sql, normalizeHostname(path.hostname));
-    return { status: 200, body: toPublicCaptchaConfig(row) };
+    return { status: 200, body: toPublicCaptchaConfig(row), headers: PUBLIC_READ };
   },
 
   async publicResellerByHostGet({ path, ctx }) {
     const row = await store.findLiveResellerByHost(ctx.sql, normalizeHostname(path.hostname));
     if (!row) throw notFound('No reseller is served on this hostname.');
-    return { status: 200, body: toResellerBranding(row) };
+    return { status: 200, body: toResellerBranding(row), headers: PUBLIC_READ };
   },
 
   async publicAssetGet({ path, ctx }) {

@@ -175,13 +175,34 @@ export async function deleteReseller(db: Db, id: string, at: Date): Promise<void
   await db`update resellers set deleted_at = ${at} where id = ${id} and deleted_at is null`;
 }
 
-/** The host's own configuration when it has one, else the platform's (hostname null). */
+/**
+ * The configuration that applies to requests addressed to `hostname`: the platform's (hostname null)
+ * is a floor a reseller hostname's own can add to, never lower (DECISIONS.md §7). With a usable
+ * configuration of its own, the host's provider checks every action either lists; otherwise the
+ * platform's applies as it is. A protected action stays protected whatever `Host` says.
+ */
 export async function findCaptchaConfigForHost(db: Db, hostname: string): Promise<CaptchaConfigRow | undefined> {
-  const [row] = await db<CaptchaConfigRow[]>`
+  const rows = await db<CaptchaConfigRow[]>`
     select id, hostname, provider, site_key, secret_sealed, verify_url, enabled, protected_actions
-    from captcha_configs where hostname = ${hostname} or hostname is null
-    order by hostname nulls last limit 1`;
-  return row;
+    from captcha_configs where hostname = ${hostname} or hostname is null`;
+  return effectiveCaptchaConfig(
+    rows.find((r) => r.hostname !== null),
+    rows.find((r) => r.hostname === null),
+  );
+}
+
+/** Switched on and fully keyed: a configuration that can check a captcha. */
+export const usableCaptcha = (r: CaptchaConfigRow | undefined): r is CaptchaConfigRow =>
+  !!r && r.enabled && !!r.site_key && !!r.secret_sealed && !!r.verify_url;
+
+export function effectiveCaptchaConfig(
+  host: CaptchaConfigRow | undefined,
+  platform: CaptchaConfigRow | undefined,
+): CaptchaConfigRow | undefined {
+  const floor = usableCaptcha(platform) ? platform.protected_actions : [];
+  if (usableCaptcha(host)) return { ...host, protected_actions: [...new Set([...floor, ...host.protected_actions])] };
+  if (usableCaptcha(platform)) return platform;
+  return host ?? platform;
 }
 
 export async function upsertCaptchaConfig(

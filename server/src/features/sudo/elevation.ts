@@ -93,7 +93,13 @@ export async function elevatedToken(
   const until = new Date(Math.floor(now.getTime() / 1000) * 1000 + ELEVATION_WINDOW_SECONDS * 1000);
   const { token } = await signAccessToken(
     ctx.keys,
-    { sub: auth.userId, sid: auth.sessionId, elevatedUntil: until, ttlSeconds: ELEVATED_TOKEN_TTL_SECONDS },
+    {
+      sub: auth.userId,
+      sid: auth.sessionId,
+      elevatedUntil: until,
+      elevationEpoch: auth.elevationEpoch,
+      ttlSeconds: ELEVATED_TOKEN_TTL_SECONDS,
+    },
     now,
   );
   return { elevated_until: until.toISOString(), token };

@@ -6,7 +6,7 @@ import { elevationRequired, invalidFieldValue } from '../../http/errors.js';
 import { unauthenticated } from '../../http/authenticate.js';
 import type { AreaHandlers } from '../../http/handler.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../auth/limits.js';
-import { findUserById } from '../auth/store.js';
+import { endElevation, findUserById } from '../auth/store.js';
 import {
   elevatedToken,
   elevationAttempt,
@@ -84,6 +84,9 @@ export const sudoHandlers: AreaHandlers<
   },
 
   async sudoExit({ auth, ctx }) {
+    // On the server, not only in the answer: every elevated token of this session stops being
+    // elevated, and a refresh sent with one carries nothing forward (DECISIONS.md §7).
+    await endElevation(ctx.sql, auth.sessionId);
     const { token } = await signAccessToken(
       ctx.keys,
       { sub: auth.userId, sid: auth.sessionId, ttlSeconds: ACCESS_TOKEN_TTL_SECONDS },
