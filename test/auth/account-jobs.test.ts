@@ -80,5 +80,5 @@ describe('the account-dependent half of sign-up and forgot-password', () => {
     } finally {
       await worker.close();
     }
-  });
+  }, 90_000);
 });

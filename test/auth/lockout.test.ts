@@ -55,5 +55,5 @@ describe('login throttling', () => {
     expect(statuses.slice(89)).toEqual([429]);
     expect(await outcome(from('203.0.113.99').authLogin({ body: { email, password } }))).toEqual([429, 'rate-limited']);
     expect(await challenges(email)).toBe(before + 1);
-  });
+  }, 240_000);
 });

@@ -46,5 +46,5 @@ describe('reset links after a password change', () => {
     await logIn(app, smtp, email, 'a changed passphrase');
     const old = await refusal(anon.authLogin({ body: { email, password: 'the attacker passphrase' } }));
     expect(old.code).toBe('invalid-credentials');
-  });
+  }, 90_000);
 });

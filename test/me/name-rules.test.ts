@@ -72,19 +72,20 @@ describe('the one name rule', () => {
   it.each(HOSTILE)('refuses a name with %s everywhere a person gives one, changing and mailing nothing', async (_why, name) => {
     const before = { counts: await counts(), names: await names(), mails: smtp.messages.length };
     const email = uniqueEmail('hostile');
-    const attempts: [string, Promise<unknown>][] = [
-      ['sign-up', signup(email, name)],
-      ['PATCH /me', me.api.meUpdate({ body: { name } })],
-      ['organization create', me.api.organizationCreate({ body: { name, slug: `h-${Date.now().toString(36)}` } })],
-      ['organization update', me.api.organizationUpdate({ path: { id: me.organizationId }, body: { name } })],
+    // One at a time, each awaited as it is made.
+    const attempts: [string, () => Promise<unknown>][] = [
+      ['sign-up', () => signup(email, name)],
+      ['PATCH /me', () => me.api.meUpdate({ body: { name } })],
+      ['organization create', () => me.api.organizationCreate({ body: { name, slug: `h-${Date.now().toString(36)}` } })],
+      ['organization update', () => me.api.organizationUpdate({ path: { id: me.organizationId }, body: { name } })],
       [
         'project create',
-        me.api.projectCreate({ path: { id: me.organizationId }, body: { name, slug: `p-${Date.now().toString(36)}` } }),
+        () => me.api.projectCreate({ path: { id: me.organizationId }, body: { name, slug: `p-${Date.now().toString(36)}` } }),
       ],
-      ['project update', me.api.projectUpdate({ path: { id: me.projectId }, body: { name } })],
+      ['project update', () => me.api.projectUpdate({ path: { id: me.projectId }, body: { name } })],
     ];
     for (const [where, attempt] of attempts) {
-      const err = await refusal(attempt);
+      const err = await refusal(attempt());
       expect([where, err.status, err.code, err.errors?.[0]?.pointer]).toEqual([where, 400, 'invalid-field-value', '/name']);
     }
     expect(await counts()).toEqual(before.counts);

@@ -56,7 +56,7 @@ describe('POST /organizations/{id}/members after a decline', () => {
     } finally {
       app.clock.advance(-29 * DAY);
     }
-  });
+  }, 90_000);
 
   it('shows a member added by id without an address to everyone but themselves', async () => {
     const owner = await signedIn('email-owner');
@@ -78,5 +78,5 @@ describe('POST /organizations/{id}/members after a decline', () => {
     // Adding again answers the membership as it is, still without the address.
     expect((await owner.api.memberAdd({ path: { id }, body: { user_id: added.userId } })).email).toBeNull();
     expect((await owner.api.memberUpdate({ path: { id, user_id: added.userId }, body: { role: 'admin' } })).email).toBeNull();
-  });
+  }, 90_000);
 });

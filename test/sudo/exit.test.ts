@@ -53,7 +53,7 @@ describe('leaving elevation', () => {
     const renewed = await clientOf(app, refreshed.token).sudoElevate({ body: { pin: PIN } });
     await clientOf(app, renewed.token).adminIncidentCreate({ body: { title: 'Elevated again' } });
     expect(await incidents()).toBe(before + 1);
-  });
+  }, 90_000);
 
   it("ends only this session's elevation: another session's elevated token stays elevated", async () => {
     const staff = await staffMember(app, smtp, 'exit-other', ['manage_public_content']);
@@ -63,5 +63,5 @@ describe('leaving elevation', () => {
     await staff.elevated.sudoExit();
     expect(await secondElevated.sudoStatusGet()).toMatchObject({ is_elevated: true });
     await secondElevated.adminIncidentCreate({ body: { title: 'Other session' } });
-  });
+  }, 90_000);
 });
