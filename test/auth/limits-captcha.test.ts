@@ -77,7 +77,7 @@ describe('rate limits', () => {
     } finally {
       app.clock.advance(-31 * 60 * 1000);
     }
-  });
+  }, 90_000);
 
   it('makes a tripped forgot limit look exactly like success, and sends nothing more', async () => {
     await app.sql`delete from rate_limit_buckets`;

@@ -78,7 +78,7 @@ describe('GET /organizations/{id}/members', () => {
     expect(await billing.api.memberList({ path: { id } })).toEqual(
       list.map((m) => (m.user_id === owner.userId || m.user_id === billing.userId ? m : { ...m, email: null })),
     );
-  });
+  }, 90_000);
 });
 
 describe('POST /organizations/{id}/members', () => {
