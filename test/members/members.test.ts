@@ -76,7 +76,9 @@ describe('GET /organizations/{id}/members', () => {
     });
     // Added by id, each shows their address to themselves only (DECISIONS.md §7).
     expect(await billing.api.memberList({ path: { id } })).toEqual(
-      list.map((m) => (m.user_id === owner.userId || m.user_id === billing.userId ? m : { ...m, email: null })),
+      list.map((m) =>
+        m.user_id === billing.userId ? { ...m, email: billing.email } : m.user_id === owner.userId ? m : { ...m, email: null },
+      ),
     );
   }, 90_000);
 });
