@@ -17,6 +17,9 @@ export const codeIn = (mail: ReceivedMail): string => {
   return m[1]!;
 };
 
+/** How long the helpers wait for a mail: the queue runs within milliseconds, but a loaded machine is slow. */
+const MAIL_WAIT_MS = 20_000;
+
 let counter = 0;
 export const uniqueEmail = (tag = 'user') => `${tag}-${Date.now().toString(36)}-${(counter += 1)}@example.test`;
 
@@ -24,7 +27,8 @@ export async function signUp(app: TestApp, smtp: TestSmtp, email: string, passwo
   const client = createClient({ baseUrl: app.baseUrl, retries: 0 });
   const seen = smtp.messages.length;
   await client.authPasswordSignup({ body: { email, password, name: 'Test Person' } });
-  const mail = await smtp.waitFor((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen);
+  // The account and its verification mail are made by jobs after the answer: two hops of the queue.
+  const mail = await smtp.waitFor((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen, MAIL_WAIT_MS);
   await client.authPasswordVerify({ body: { token: tokenIn(mail) } });
 }
 
@@ -32,7 +36,10 @@ export async function logIn(app: TestApp, smtp: TestSmtp, email: string, passwor
   const client = createClient({ baseUrl: app.baseUrl, retries: 0 });
   const seen = smtp.messages.length;
   const challenge = await client.authLogin({ body: { email, password } });
-  const mail = await smtp.waitFor((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen && /\d{6}/.test(m.text));
+  const mail = await smtp.waitFor(
+    (m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen && /\d{6}/.test(m.text),
+    MAIL_WAIT_MS,
+  );
   return client.authLoginVerify({ body: { challenge_id: challenge.challenge_id, code: codeIn(mail) } });
 }
 
