@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel, stdoutLogDestination(config));
   const { url, postmasterPid } = await database(config);
-  const sql = connect(url, { max: 6 });
+  const sql = connect(url, { max: 6, timeoutMs: config.dbTimeoutMs, statementTimeoutMs: 60_000, name: 'svc-control-plane worker' });
   const applied = await migrate(sql);
   if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
   const worker = await startWorker({ sql, databaseUrl: url, config, log, box: secretBoxFor(config), tasks: TASKS });

@@ -15,11 +15,14 @@ import { secretBoxFor } from './secrets/key-file.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { requestLog } from './http/logging.js';
 import { notFoundFallback, problemHandler } from './http/problems.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './http/errors.js';
 import { jsonBody } from './http/json-body.js';
 import { series } from './http/series.js';
 import { openApiValidator } from './http/validator.js';
 import { handlers as allHandlers } from './handlers.js';
 import { API_BASE_PATH, bundledSpec } from './spec.js';
+
+const READY_TIMEOUT_MS = 1000;
 
 export interface AppOptions {
   sql: Sql;
@@ -88,12 +91,22 @@ export function createApp(options: AppOptions): App {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Ready when the database answers within a second (DECISIONS.md §2): a probe must not hang for as
+  // long as the database does.
   app.get('/readyz', async (_req, res) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await sql`select 1`;
+      await Promise.race([
+        sql`select 1`,
+        new Promise((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer within 1 s')), READY_TIMEOUT_MS);
+        }),
+      ]);
       res.json({ status: 'ok' });
     } catch {
-      res.status(503).json({ status: 'database unreachable' });
+      res.status(503).set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS)).json({ status: 'database unreachable' });
+    } finally {
+      clearTimeout(timer);
     }
   });
 

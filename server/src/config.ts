@@ -31,6 +31,11 @@ export interface Config {
   dnsServers: string[];
   /** DNS_TIMEOUT_MS: the longest one domain check waits for the DNS servers, retries and CNAME hops included. */
   dnsTimeoutMs: number;
+  /**
+   * DB_TIMEOUT_MS: the longest a request waits on the database (connecting, a free connection, an
+   * answer) before it answers 503 `service-unavailable` (DECISIONS.md §2).
+   */
+  dbTimeoutMs: number;
   sourceRateLimitScale: number;
   /** Deployment capabilities switched on (CAPABILITIES, comma-separated names). */
   capabilities: Record<CapabilityName, boolean>;
@@ -138,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const dnsTimeoutMs = int('DNS_TIMEOUT_MS', 5000, 50, 60_000);
+  const dbTimeoutMs = int('DB_TIMEOUT_MS', 5000, 100, 600_000);
   const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
   let sourceRateLimitScale = 1;
   if (scaleRaw !== null) {
@@ -236,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     dnsServers,
     dnsTimeoutMs,
+    dbTimeoutMs,
     sourceRateLimitScale,
     capabilities,
     platformDomain,

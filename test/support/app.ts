@@ -85,7 +85,6 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const url = options.databaseUrl ?? db!.url;
-  const sql = connect(url, { max: 5 });
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: join(process.cwd(), '.tmp', 'test-data'),
@@ -93,6 +92,8 @@ export async function startTestApp(
     LOG_LEVEL: 'info',
     ...options.env,
   });
+  // The pools main.ts makes, with the same bounded waits.
+  const sql = connect(url, { max: 5, timeoutMs: config.dbTimeoutMs });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -111,7 +112,7 @@ export async function startTestApp(
     box,
     contract: options.contract,
   });
-  const workerSql = config.worker ? connect(url, { max: 3 }) : null;
+  const workerSql = config.worker ? connect(url, { max: 3, timeoutMs: config.dbTimeoutMs, statementTimeoutMs: 60_000 }) : null;
   const substrateDir = join(config.dataDir, 'substrate', randomUUID());
   const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
   const worker = workerSql

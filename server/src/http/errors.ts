@@ -48,6 +48,7 @@ const TITLES: Record<ErrorCode, string> = {
   'subscription-not-serviceable': 'Subscription not serviceable',
   'subscription-ended': 'Subscription ended',
   'internal-error': 'Internal error',
+  'service-unavailable': 'Service unavailable',
 };
 
 export class ApiError extends Error {
@@ -92,6 +93,14 @@ export const capabilityNotAvailable = (capability: string) =>
   new ApiError(501, 'capability-not-available', `This deployment does not offer ${capability}.`);
 export const internalError = (cause: unknown) =>
   new ApiError(500, 'internal-error', 'An unexpected error occurred; quote the request id to support.', { cause });
+
+/** Seconds a client waits before retrying when the database is unavailable (a restart takes about that). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+export const serviceUnavailable = (cause: unknown) =>
+  new ApiError(503, 'service-unavailable', 'The database is unavailable; retry after the number of seconds in Retry-After.', {
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+    cause,
+  });
 
 export interface ProblemBody {
   type: string;

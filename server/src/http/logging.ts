@@ -66,11 +66,39 @@ export function requestLog(logger: Logger) {
       'request',
     );
   }
+  // A response whose connection closed before it was sent: the client gave up (a timeout) or cut its
+  // own upload short. Logged when the connection closes, as a warning, with how far the request got;
+  // and again if the handler ends afterwards, with what it answered (a write may have committed).
+  function onClose(this: Timed): void {
+    if (this.writableFinished) return;
+    const line = {
+      request_id: this.locals.requestId as string,
+      method: this.req.method,
+      route: routeOf(this),
+      duration_ms: performance.now() - this[STARTED],
+      // False: the client stopped sending its body (an aborted upload).
+      body_complete: this.req.complete,
+    };
+    lines.warn(line, 'request abandoned by the client');
+    const end = this.end;
+    const res = this;
+    this.end = function (this: Response, ...args: unknown[]) {
+      lines.warn(
+        { ...line, status: res.statusCode, duration_ms: performance.now() - res[STARTED] },
+        'abandoned request finished',
+      );
+      return (end as (...a: unknown[]) => Response).apply(this, args);
+    } as Timed['end'];
+  }
   return (req: Request, res: Response, next: NextFunction): void => {
     assignRequestId(req, res);
     if (lines.isLevelEnabled('info')) {
       (res as Timed)[STARTED] = performance.now();
       res.on('finish', onFinish);
+    }
+    if (lines.isLevelEnabled('warn')) {
+      (res as Timed)[STARTED] ??= performance.now();
+      res.on('close', onClose);
     }
     next();
   };

@@ -2,7 +2,8 @@
 // rewritten into the same problem+json shape, anything else a 500 that logs its cause and says nothing.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, internalError, problemBody, type ValidationIssue } from './errors.js';
+import { isDatabaseUnavailable } from '../db/client.js';
+import { ApiError, internalError, problemBody, serviceUnavailable, type ValidationIssue } from './errors.js';
 
 interface ValidatorError {
   status: number;
@@ -91,11 +92,31 @@ export function describeCause(cause: unknown): Record<string, unknown> {
 export function problemHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const requestId = (res.locals.requestId as string | undefined) ?? 'unknown';
-    const apiError =
+    // The client cut its own request short (an aborted upload): nothing failed here and nobody is
+    // listening. The request log says so as a warning when the connection closes (logging.ts).
+    if (!req.complete && (req.readableAborted || req.socket.destroyed || (err as { type?: string }).type === 'request.aborted')) {
+      res.destroy();
+      return;
+    }
+    let apiError =
       err instanceof ApiError
         ? err
         : (fromBodyParser(err as { type?: string }) ?? fromValidator(err as ValidatorError) ?? internalError(err));
-    if (apiError.status >= 500) {
+    // A lost or silent database is the service's state, not a fault of this request (DECISIONS.md §2),
+    // wherever the handler let it through.
+    if (apiError.code === 'internal-error' && isDatabaseUnavailable(apiError.extra.cause ?? err)) {
+      apiError = serviceUnavailable(apiError.extra.cause ?? err);
+    }
+    if (apiError.code === 'service-unavailable') {
+      log.warn(
+        {
+          request_id: requestId,
+          route: (res.locals.routeTemplate as string | undefined) ?? '(unmatched)',
+          cause: describeCause(apiError.extra.cause ?? err),
+        },
+        'database unavailable',
+      );
+    } else if (apiError.status >= 500) {
       const cause = apiError.extra.cause ?? err;
       log.error(
         {

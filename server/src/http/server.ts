@@ -8,7 +8,8 @@
 // re-prototyped request cost ~10 µs against ~0.3 µs on one created with the right prototype, and a whole
 // request through the app ran 2–4× slower in CPU (see expressjs/express#5998). Created with Express's
 // prototypes from the start, Express's setPrototypeOf changes nothing and the objects keep shared shapes.
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer, IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 
@@ -21,8 +22,49 @@ const constructorsCallable = [IncomingMessage, ServerResponse].every(
   (c) => !Function.prototype.toString.call(c).startsWith('class'),
 );
 
+/**
+ * Limits that fit an API (README "Server limits"). A client has 15 s to send its headers and 60 s for
+ * the whole request (uploads stream to the gateway, not here); Node checks both every 2 s, so a
+ * slowloris connection is cut within seconds of its deadline, not the 30 s Node checks by default.
+ * Keep-alive stays Node's 5 s.
+ */
+export const SERVER_LIMITS = {
+  headersTimeout: 15_000,
+  requestTimeout: 60_000,
+  connectionsCheckingInterval: 2_000,
+} as const satisfies ServerOptions;
+
+/**
+ * At most this many open connections: the process's open-file limit less room for what else it holds
+ * open (database connections, files, the embedded PostgreSQL's pipes), so a flood of connections is
+ * refused at accept instead of starving the process of descriptors (EMFILE).
+ */
+export function maxConnectionsFor(openFileLimit: number | null): number {
+  if (openFileLimit === null) return 4096;
+  return Math.max(64, Math.floor(openFileLimit * 0.8) - 256);
+}
+
+/** The soft RLIMIT_NOFILE, from /proc/self/limits (Linux); null where it cannot be read or is unlimited. */
+export function openFileLimit(): number | null {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s{2,}/)[1]);
+    return Number.isFinite(soft) && soft > 0 ? soft : null;
+  } catch {
+    return null;
+  }
+}
+
 export function createHttpServer(app: Express): Server {
-  if (!constructorsCallable) return createServer(app);
+  const server = createBareHttpServer(app);
+  server.maxConnections = maxConnectionsFor(openFileLimit());
+  return server;
+}
+
+function createBareHttpServer(app: Express): Server {
+  if (!constructorsCallable) return createServer(SERVER_LIMITS, app);
   // `new AppRequest(socket)` makes an object whose prototype is app.request (which inherits from
   // IncomingMessage.prototype) and runs Node's constructor on it; the same for responses.
   function AppRequest(this: IncomingMessage, socket: Socket): void {
@@ -42,6 +84,7 @@ export function createHttpServer(app: Express): Server {
   Object.setPrototypeOf(AppResponse, ServerResponse);
   return createServer(
     {
+      ...SERVER_LIMITS,
       IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
       ServerResponse: AppResponse as unknown as typeof ServerResponse,
     },
