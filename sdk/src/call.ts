@@ -29,13 +29,30 @@ export async function callOperation(
   const method = op.method.toUpperCase();
   const timeoutMs = options.timeoutMs ?? ctx.timeoutMs;
   const policy = { ...DEFAULT_RETRY_POLICY, retries: options.retries ?? ctx.retries };
-  return withRetries(() => attempt(ctx, op, params, timeoutMs, options.signal), {
+  const keyedParams = withIdempotencyKey(op, params);
+  return withRetries(() => attempt(ctx, op, keyedParams ?? params, timeoutMs, options.signal), {
     method,
+    keyed: keyedParams !== null,
     policy,
     signal: options.signal,
     random: ctx.random,
     sleep: ctx.sleep,
   });
+}
+
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
+
+/**
+ * An operation that takes `Idempotency-Key` (every create and every operation start) gets one: the
+ * caller's, or a fresh one made here, the same for every attempt of this call. Null for the others.
+ */
+function withIdempotencyKey(op: Entry, params: LooseParams): LooseParams | null {
+  if (!op.parameters.some((p) => p.in === 'header' && p.name === IDEMPOTENCY_KEY)) return null;
+  const given = (params.header as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];
+  if (given !== undefined) return params;
+  const own = Object.keys(params.headers ?? {}).some((h) => h.toLowerCase() === 'idempotency-key');
+  if (own) return params;
+  return { ...params, header: { ...(params.header as object | undefined), [IDEMPOTENCY_KEY]: globalThis.crypto.randomUUID() } };
 }
 
 function findOperation(operationId: string): Entry {

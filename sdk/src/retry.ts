@@ -26,7 +26,8 @@ export type AttemptFailure =
   | { kind: 'timeout' };
 
 // RFC 9110 §9.2.2: repeating these has the same effect as sending them once. POST and PATCH are
-// never repeated, even when the connection failed: the server may have acted before it broke.
+// never repeated, even when the connection failed: the server may have acted before it broke; unless
+// the request carries an Idempotency-Key, which makes a repeat answer the first answer (`keyed`).
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
 export function isIdempotent(method: string): boolean {
@@ -47,11 +48,18 @@ export function retryDelayMs(input: {
   retriesDone: number;
   policy: RetryPolicy;
   random: () => number;
+  /**
+   * The request carries an Idempotency-Key (a create or an operation start): the server answers a
+   * repeat with the first answer, so it is retried like an idempotent method, and after any 5xx too
+   * (a failed request left the key free; Stripe's pattern).
+   */
+  keyed?: boolean;
 }): number | null {
   const { method, failure, retriesDone, policy, random } = input;
-  if (retriesDone >= policy.retries || !isIdempotent(method)) return null;
+  const keyed = input.keyed === true;
+  if (retriesDone >= policy.retries || !(keyed || isIdempotent(method))) return null;
   if (failure.kind === 'status') {
-    if (!RETRYABLE_STATUSES.has(failure.status)) return null;
+    if (!RETRYABLE_STATUSES.has(failure.status) && !(keyed && failure.status >= 500)) return null;
     if (failure.retryAfterSeconds !== null) {
       return Math.min(failure.retryAfterSeconds * 1000, policy.maxRetryAfterMs);
     }
@@ -89,13 +97,14 @@ export interface RetryDeps {
 /** Runs `attempt` until it succeeds or the policy gives up; throws the last failure's error. */
 export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<AttemptResult<T>>,
-  options: { method: string; policy: RetryPolicy; signal?: AbortSignal | undefined } & RetryDeps,
+  options: { method: string; keyed?: boolean; policy: RetryPolicy; signal?: AbortSignal | undefined } & RetryDeps,
 ): Promise<T> {
   for (let retriesDone = 0; ; retriesDone++) {
     const result = await attempt(retriesDone + 1);
     if (result.ok) return result.value;
     const delay = retryDelayMs({
       method: options.method,
+      keyed: options.keyed,
       failure: result.failure,
       retriesDone,
       policy: options.policy,

@@ -82,6 +82,21 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs({ method, failure, retriesDone, policy, random: () => random })).toBe(want);
   });
 
+  // A POST carrying an Idempotency-Key (a create, an operation start): a repeat answers the first answer.
+  const keyedCases: [string, { method: string; failure: AttemptFailure; want: number | null }][] = [
+    ['a keyed POST after a connection failure', { method: 'POST', failure: { kind: 'network' }, want: 50 }],
+    ['a keyed POST after a timeout', { method: 'POST', failure: { kind: 'timeout' }, want: 50 }],
+    ['a keyed POST after 429 honours Retry-After', { method: 'POST', failure: status(429, 2), want: 2_000 }],
+    ['a keyed POST after 500', { method: 'POST', failure: status(500), want: 50 }],
+    ['a keyed POST after 502', { method: 'POST', failure: status(502), want: 50 }],
+    ['a keyed POST after 503 honours Retry-After', { method: 'POST', failure: status(503, 2), want: 2_000 }],
+    ['a keyed POST refused (409) is an answer', { method: 'POST', failure: status(409), want: null }],
+    ['a keyed POST refused (422) is an answer', { method: 'POST', failure: status(422), want: null }],
+  ];
+  test.each(keyedCases)('%s', (_name, { method, failure, want }) => {
+    expect(retryDelayMs({ method, failure, retriesDone: 0, policy, random: () => 0.5, keyed: true })).toBe(want);
+  });
+
   test('the default policy retries twice and caps Retry-After at 30 s', () => {
     expect(DEFAULT_RETRY_POLICY).toMatchObject({ retries: 2, maxRetryAfterMs: 30_000 });
   });

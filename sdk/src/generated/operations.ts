@@ -1904,7 +1904,15 @@ export const operations = {
       "orgs",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -2300,6 +2308,13 @@ export const operations = {
     ],
     "parameters": [
       {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
         "name": "id",
         "in": "path",
         "required": true,
@@ -2487,6 +2502,13 @@ export const operations = {
       "create"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -2744,6 +2766,13 @@ export const operations = {
     ],
     "parameters": [
       {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
         "name": "id",
         "in": "path",
         "required": true,
@@ -2936,6 +2965,13 @@ export const operations = {
       "create"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -3379,7 +3415,15 @@ export const operations = {
       "tokens",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3749,7 +3793,15 @@ export const operations = {
       "applications",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3828,7 +3880,15 @@ export const operations = {
       "incidents",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3974,7 +4034,15 @@ export const operations = {
       "maintenances",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4060,7 +4128,15 @@ export const operations = {
       "resellers",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4517,7 +4593,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
       }
     ],
     "body": {
@@ -4852,6 +4928,13 @@ export const operations = {
     ],
     "parameters": [
       {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
         "name": "id",
         "in": "path",
         "required": true,
@@ -4998,7 +5081,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
       }
     ],
     "body": {

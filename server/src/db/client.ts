@@ -3,6 +3,7 @@
 import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
 /** A connection or a transaction: store functions take either as their first argument. */
 export type Db = postgres.Sql | postgres.TransactionSql;
 

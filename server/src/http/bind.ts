@@ -8,7 +8,9 @@ import { operations as generatedOperations, type OperationId } from '../../../ge
 import { authorize, type OperationRule } from '../authz/authorize.js';
 import { resolveCredential } from '../authz/credentials.js';
 import { invalidFieldValue } from './errors.js';
-import type { CallerKind, Deps, Handler, Handlers, RequestContext } from './handler.js';
+import type { CallerKind, Deps, Handler, Handlers, RequestContext, UserAuth } from './handler.js';
+import type { Sql, TransactionSql } from '../db/client.js';
+import { claimedContext, idempotent } from '../operations/idempotency.js';
 import { hasPendingUpload, readUpload } from './multipart.js';
 import type { ValidatedRequest } from './validator.js';
 
@@ -92,8 +94,11 @@ function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
 }
 
 interface Bound {
+  id: OperationId;
   /** The spec path, for the request log. */
   path: string;
+  /** The operation declares `Idempotency-Key` (a create or an operation start): see keyed(). */
+  keyed: boolean;
   /** null for an anonymous operation, which reads no credential even when one is presented. */
   rule: OperationRule | null;
   handler: Handler<OperationId>;
@@ -107,6 +112,7 @@ export interface BindableOperation {
   /** `x-callers` and `x-capability` (authz/authorize.ts). */
   callers: readonly string[];
   capability: string | null;
+  parameters?: readonly { name: string; in: string }[];
 }
 
 /** Staff routes, which all need an elevated session (seed document 1, "Authentication"). */
@@ -135,6 +141,33 @@ function ruleOf(id: string, op: BindableOperation): OperationRule | null {
 type Result = { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
 
 /**
+ * A keyed request (DECISIONS.md §4, §6): the handler runs inside the transaction that claims the key,
+ * on a context whose `sql` is that transaction (its own `begin` becomes a savepoint), so the key and
+ * everything the handler wrote commit together or not at all. A retry answers the stored answer.
+ */
+async function keyed(
+  operationId: string,
+  ctx: RequestContext,
+  auth: UserAuth,
+  request: unknown,
+  handler: (tx: Sql) => Promise<Result>,
+): Promise<Result> {
+  let first: Result | null = null;
+  const stored = await idempotent(ctx, auth, operationId, request, async (tx) => {
+    first = await handler(asPool(tx as TransactionSql));
+    return { status: first.status, body: first.body ?? null };
+  });
+  return first ?? { status: stored.status, body: stored.body ?? undefined };
+}
+
+/** A transaction where handlers expect the pool: a nested `begin` is a savepoint of it. */
+function asPool(tx: TransactionSql): Sql {
+  return Object.assign(tx, {
+    begin: (a: unknown, b?: unknown) => tx.savepoint((typeof a === 'function' ? a : b) as never),
+  }) as unknown as Sql;
+}
+
+/**
  * The middleware that runs the operation the validator matched (mount it right after the validator,
  * in the same layer: Express resets req.params between layers). A request the validator matched to no
  * operation (outside `basePath`) passes on.
@@ -153,7 +186,9 @@ export function bindOperations(
     let methods = table.get(route);
     if (!methods) table.set(route, (methods = new Map()));
     methods.set(op.method.toUpperCase(), {
+      id,
       path: op.path,
+      keyed: (op.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
       rule: ruleOf(id, op),
       handler: handlers[id] as Handler<OperationId>,
     });
@@ -168,13 +203,20 @@ export function bindOperations(
     const auth = bound.rule ? authorize(bound.rule, await resolveCredential(ctx), ctx.clock.now()) : null;
     // An upload's body is read only now that the caller is known (multipart.ts).
     const body: unknown = hasPendingUpload(req) ? await readUpload(req) : req.body;
-    const result = (await bound.handler({
-      path: params as never,
-      query: req.query as never,
-      body: body as never,
-      auth: auth as never,
-      ctx,
-    })) as Result;
+    const call = (c: RequestContext) =>
+      bound.handler({
+        path: params as never,
+        query: req.query as never,
+        body: body as never,
+        auth: auth as never,
+        ctx: c,
+      }) as Promise<Result>;
+    const result =
+      bound.keyed && auth && auth.kind !== 'application' && req.get('idempotency-key') !== undefined
+        ? await keyed(bound.id, ctx, auth, { path: params, body }, (tx) =>
+            call(claimedContext(new HttpContext({ ...deps, sql: tx }, req, ctx.requestId))),
+          )
+        : await call(ctx);
     if (result.headers) res.set(result.headers);
     // (res.status() would check the code: these come from the handlers' typed results.)
     res.statusCode = result.status;

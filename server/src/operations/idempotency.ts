@@ -1,6 +1,7 @@
-// Idempotency-Key on every POST that starts an operation (DECISIONS.md §4): the same key from the same
-// caller within 24 hours answers the first answer again and starts nothing new; the same key with another
-// request is 422 `idempotency-key-reused`. The key's row is inserted first in the transaction that does
+// Idempotency-Key on every POST that starts an operation (DECISIONS.md §4) or creates something (§6): the
+// same key from the same caller within 24 hours answers the first answer again and starts nothing new; the
+// same key with another request is 422 `idempotency-key-reused`. Every operation that declares the header
+// gets it from the binding (http/bind.ts, `keyedOperation`): the handler runs inside the key's transaction. The key's row is inserted first in the transaction that does
 // the work: a concurrent retry's insert waits on the key's unique index until that transaction ends,
 // then reads the stored answer (or, if the first failed and rolled back, does the work itself). Only
 // answers that did something are kept: a refused request leaves no row, so a corrected retry may reuse it.
@@ -49,6 +50,13 @@ function requestDigest(operationId: string, request: unknown): Buffer {
     .digest();
 }
 
+/** Marks a context whose request's key the binding already claimed: idempotent() then only runs `work`. */
+const CLAIMED = Symbol('idempotency key claimed');
+export function claimedContext<C extends RequestContext>(ctx: C): C {
+  (ctx as C & { [CLAIMED]?: true })[CLAIMED] = true;
+  return ctx;
+}
+
 /**
  * Runs `work` in a transaction, at most once per Idempotency-Key (when the request carries one).
  * `request` is what makes two requests the same: the path parameters and the body.
@@ -60,6 +68,8 @@ export async function idempotent<S extends number, B>(
   request: unknown,
   work: (tx: Db) => Promise<StoredAnswer<S, B>>,
 ): Promise<StoredAnswer<S, B>> {
+  // Inside the binding's claim (its transaction): the work is all that is left to do.
+  if ((ctx as RequestContext & { [CLAIMED]?: true })[CLAIMED]) return work(ctx.sql);
   const key = ctx.header('idempotency-key');
   if (key === undefined) return ctx.sql.begin(work);
   const caller = callerKey(auth);
@@ -84,12 +94,22 @@ export async function idempotent<S extends number, B>(
           'This Idempotency-Key was used for a different request in the last 24 hours; use a new key.',
         );
       }
-      return { status: first.status as S, body: JSON.parse(first.body) as B };
+      return { status: first.status as S, body: (await openAnswer(ctx, JSON.parse(first.body))) as B };
     }
     const answer = await work(tx);
+    // Sealed: a create's answer may carry a secret shown once (a new API token's).
+    const sealed = { sealed: await ctx.box.seal('idempotent-answer', JSON.stringify(answer.body ?? null)) };
     await tx`
-      update idempotency_keys set status = ${answer.status}, body = ${JSON.stringify(answer.body)}::text::json
+      update idempotency_keys set status = ${answer.status}, body = ${JSON.stringify(sealed)}::text::json
       where caller = ${caller} and key = ${key}`;
     return answer;
   });
+}
+
+/** A stored answer: sealed (current rows) or plain JSON (rows kept before answers were sealed). */
+async function openAnswer(ctx: RequestContext, stored: unknown): Promise<unknown> {
+  if (stored !== null && typeof stored === 'object' && Object.keys(stored).length === 1 && typeof (stored as { sealed?: unknown }).sealed === 'string') {
+    return JSON.parse((await ctx.box.open('idempotent-answer', (stored as { sealed: string }).sealed)).toString('utf8'));
+  }
+  return stored;
 }
