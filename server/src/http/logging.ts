@@ -81,10 +81,9 @@ export function requestLog(logger: Logger) {
     };
     lines.warn(line, 'request abandoned by the client');
     const end = this.end;
-    const res = this;
-    this.end = function (this: Response, ...args: unknown[]) {
+    this.end = function (this: Timed, ...args: unknown[]) {
       lines.warn(
-        { ...line, status: res.statusCode, duration_ms: performance.now() - res[STARTED] },
+        { ...line, status: this.statusCode, duration_ms: performance.now() - this[STARTED] },
         'abandoned request finished',
       );
       return (end as (...a: unknown[]) => Response).apply(this, args);
