@@ -23,6 +23,11 @@ export interface ConnectOptions {
   statementTimeoutMs?: number;
   /** application_name, as pg_stat_activity shows it. */
   name?: string;
+  /**
+   * Keep each connection (and its session: advisory locks, LISTEN) until it breaks: no idle or
+   * lifetime retirement. Default false.
+   */
+  session?: boolean;
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Sql {
@@ -31,6 +36,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   const seconds = timeoutMs === null ? null : timeoutMs / 1000;
   return postgres(url, {
     max: options.max ?? 10,
+    ...(options.session ? { idle_timeout: 0, max_lifetime: null } : {}),
     onnotice: () => {},
     // Our own timestamps are instants; keep them as Date and format at the mapper.
     types: {},

@@ -16,7 +16,8 @@
 // whole instance: after a connection reset postgres.js may leave later queries waiting forever, and a
 // connection reserved from a shared pool whose backend died throws an uncaught TypeError when used.
 import type { Logger } from 'pino';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { connect } from '../db/client.js';
 import { findLockingPools, unlockPool, wakeWorkers } from './store.js';
 
 /** First key of the two-key advisory locks of worker pools (db/migrate.ts uses one-key locks). */
@@ -35,14 +36,10 @@ export interface Liveness {
 type Connection = postgres.Sql;
 
 export async function startLiveness(databaseUrl: string, log: Logger): Promise<Liveness> {
+  // The guarded connect every pool uses (db/client.ts), with the connect and answer bounds of this
+  // connection's own query timeout.
   const open = (): Connection =>
-    postgres(databaseUrl, {
-      max: 1,
-      idle_timeout: 0,
-      max_lifetime: null,
-      onnotice: () => {},
-      connection: { application_name: 'svc-control-plane worker liveness' },
-    });
+    connect(databaseUrl, { max: 1, session: true, timeoutMs: QUERY_TIMEOUT_MS, name: 'svc-control-plane worker liveness' });
   let conn = open();
 
   /** Runs `fn` on the connection; a failure or a timeout replaces the connection (and its session). */
