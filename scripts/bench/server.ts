@@ -78,7 +78,8 @@ const config = loadConfig({
 // The request log is written as in production (one line per request, asynchronously: see
 // createLogger), to /dev/null instead of stdout so that the parent does not pay for reading it.
 const log = createLogger(config.logLevel, destination({ dest: '/dev/null', sync: false }));
-const sql = connect(config.databaseUrl!, { max: 10 });
+// The pools main.ts makes (db/client.ts), with the same bounded waits.
+const sql = connect(config.databaseUrl!, { max: 10, timeoutMs: config.dbTimeoutMs });
 
 function bareApp(): Express {
   // The same work as the two operations (same query through postgres.js, same JSON), and nothing else:
