@@ -90,6 +90,9 @@ export async function startTestApp(
     DATA_DIR: join(process.cwd(), '.tmp', 'test-data'),
     DATABASE_URL: url,
     LOG_LEVEL: 'info',
+    // The bounds of main.ts's pools, roomier: on a loaded CI machine a test's burst of requests may
+    // wait longer than 5 s for one of its 5 connections (test/faults sets its own).
+    DB_TIMEOUT_MS: '30000',
     ...options.env,
   });
   // The pools main.ts makes, with the same bounded waits.
