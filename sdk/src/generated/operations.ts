@@ -14,6 +14,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "capabilities"
@@ -36,6 +38,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "incidents",
@@ -59,6 +63,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "maintenances",
@@ -82,6 +88,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "client-errors",
@@ -152,6 +160,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "captcha-config",
@@ -183,6 +193,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "resellers",
@@ -214,6 +226,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "assets",
@@ -252,6 +266,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -275,6 +291,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -306,6 +324,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -337,6 +357,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login"
@@ -386,6 +408,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login",
@@ -428,6 +452,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "refresh"
@@ -464,6 +490,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "session"
@@ -488,6 +516,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "logout"
@@ -524,6 +554,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -573,6 +605,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -644,6 +678,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -679,6 +715,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -731,6 +769,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -766,6 +806,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -810,6 +852,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -845,6 +889,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "providers"
@@ -867,6 +913,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "start"
@@ -920,6 +968,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "link"
@@ -971,6 +1021,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "callback"
@@ -1078,6 +1130,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "complete"
@@ -1114,6 +1168,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1139,6 +1195,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1173,7 +1231,9 @@ export const operations = {
       "token",
       "acting_as"
     ],
-    "capability": "me.read",
+    "capability": null,
+    "capabilityFree": true,
+    "serviceScoped": false,
     "cli": [
       "me",
       "show"
@@ -1200,6 +1260,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "update"
@@ -1259,6 +1321,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "onboarding",
       "complete"
@@ -1285,6 +1349,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1324,6 +1390,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1351,6 +1419,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1390,6 +1460,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "list"
@@ -1416,6 +1488,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "mark"
@@ -1454,6 +1528,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "assets.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "assets",
       "get"
@@ -1493,6 +1569,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "status"
@@ -1517,6 +1595,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "setup"
@@ -1553,6 +1633,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "elevate"
@@ -1589,6 +1671,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "disable"
@@ -1625,6 +1709,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "exit"
@@ -1649,6 +1735,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1674,6 +1762,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1711,6 +1801,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1748,6 +1840,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1773,6 +1867,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1810,6 +1906,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1835,6 +1933,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1874,6 +1974,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "list"
@@ -1900,6 +2002,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "create"
@@ -1945,6 +2049,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "by-slug"
@@ -1979,6 +2085,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "show"
@@ -2013,6 +2121,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "update"
@@ -2064,6 +2174,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "delete"
@@ -2098,6 +2210,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "billing-country"
@@ -2144,6 +2258,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2191,6 +2307,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2226,6 +2344,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "standing"
@@ -2260,6 +2380,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "list"
@@ -2294,6 +2416,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "add"
@@ -2347,6 +2471,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "update"
@@ -2400,6 +2526,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "remove"
@@ -2441,6 +2569,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "list"
@@ -2482,6 +2612,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "create"
@@ -2535,6 +2667,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "revoke"
@@ -2574,6 +2708,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "show"
@@ -2606,6 +2742,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "accept"
@@ -2638,6 +2776,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "decline"
@@ -2670,6 +2810,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "allow-reinvite"
@@ -2704,6 +2846,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "list"
@@ -2738,6 +2882,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "add"
@@ -2784,6 +2930,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "check"
@@ -2825,6 +2973,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "audit.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "audit",
       "list"
@@ -2897,6 +3047,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "projects"
@@ -2931,6 +3083,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "create"
@@ -2991,6 +3145,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "by-slug"
@@ -3032,6 +3188,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "list"
@@ -3058,6 +3216,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats-all"
@@ -3084,6 +3244,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "show"
@@ -3118,6 +3280,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "update"
@@ -3178,6 +3342,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "delete"
@@ -3212,6 +3378,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats"
@@ -3245,6 +3413,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.users.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "users",
@@ -3291,6 +3461,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3316,6 +3488,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3351,6 +3525,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "list"
@@ -3375,6 +3551,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "create"
@@ -3432,6 +3610,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "revoke"
@@ -3466,6 +3646,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "capabilities"
@@ -3490,6 +3672,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "list"
@@ -3514,6 +3698,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "grant"
@@ -3557,6 +3743,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "revoke"
@@ -3589,6 +3777,8 @@ export const operations = {
       "application"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "delegations",
@@ -3633,6 +3823,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3670,6 +3862,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.lookup.oauth",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3710,6 +3904,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3744,6 +3940,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -3789,6 +3987,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -3823,6 +4023,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3875,6 +4077,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3935,6 +4139,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3969,6 +4175,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4021,6 +4229,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4055,6 +4265,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4135,6 +4347,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4223,6 +4437,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4270,6 +4486,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4317,6 +4535,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4398,6 +4618,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4432,6 +4654,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.billing.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "wallet",
@@ -4506,6 +4730,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4573,6 +4799,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4607,6 +4835,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4641,6 +4871,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4676,6 +4908,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "services",
       "list"
@@ -4710,6 +4944,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "services",
       "show"
@@ -4744,6 +4980,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "resources",
       "list"
@@ -4778,6 +5016,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "subscriptions",
       "resources"
@@ -4812,6 +5052,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "list"
@@ -4846,6 +5088,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "add"
@@ -4892,6 +5136,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "remove"
@@ -4933,6 +5179,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "operations",
       "show"
@@ -4974,6 +5222,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "vps",
       "reinstall"
