@@ -14,6 +14,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "capabilities"
@@ -36,6 +38,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "incidents",
@@ -59,6 +63,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "maintenances",
@@ -82,6 +88,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "client-errors",
@@ -152,6 +160,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "captcha-config",
@@ -183,6 +193,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "resellers",
@@ -214,6 +226,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "assets",
@@ -252,6 +266,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -275,6 +291,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -306,6 +324,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -337,6 +357,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login"
@@ -386,6 +408,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login",
@@ -428,6 +452,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "refresh"
@@ -464,6 +490,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "session"
@@ -488,6 +516,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "logout"
@@ -524,6 +554,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -573,6 +605,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -644,6 +678,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -679,6 +715,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -731,6 +769,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -766,6 +806,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -810,6 +852,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -845,6 +889,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "providers"
@@ -867,6 +913,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "start"
@@ -920,6 +968,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "link"
@@ -971,6 +1021,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "callback"
@@ -1078,6 +1130,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "complete"
@@ -1114,6 +1168,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1139,6 +1195,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1173,7 +1231,9 @@ export const operations = {
       "token",
       "acting_as"
     ],
-    "capability": "me.read",
+    "capability": null,
+    "capabilityFree": true,
+    "serviceScoped": false,
     "cli": [
       "me",
       "show"
@@ -1200,6 +1260,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "update"
@@ -1259,6 +1321,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "onboarding",
       "complete"
@@ -1285,6 +1349,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1324,6 +1390,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1351,6 +1419,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1390,6 +1460,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "list"
@@ -1416,6 +1488,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "mark"
@@ -1454,6 +1528,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "assets.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "assets",
       "get"
@@ -1493,6 +1569,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "status"
@@ -1517,6 +1595,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "setup"
@@ -1553,6 +1633,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "elevate"
@@ -1589,6 +1671,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "disable"
@@ -1625,6 +1709,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "exit"
@@ -1649,6 +1735,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1674,6 +1762,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1711,6 +1801,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1748,6 +1840,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1773,6 +1867,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1810,6 +1906,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1835,6 +1933,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1874,6 +1974,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "list"
@@ -1900,6 +2002,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "create"
@@ -1953,6 +2057,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "by-slug"
@@ -1987,6 +2093,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "show"
@@ -2021,6 +2129,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "update"
@@ -2072,6 +2182,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "delete"
@@ -2106,6 +2218,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "billing-country"
@@ -2152,6 +2266,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2199,6 +2315,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2234,6 +2352,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "standing"
@@ -2268,6 +2388,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "list"
@@ -2302,6 +2424,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "add"
@@ -2362,6 +2486,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "update"
@@ -2415,6 +2541,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "remove"
@@ -2456,6 +2584,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "list"
@@ -2497,6 +2627,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "create"
@@ -2557,6 +2689,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "revoke"
@@ -2596,6 +2730,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "show"
@@ -2628,6 +2764,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "accept"
@@ -2660,6 +2798,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "decline"
@@ -2692,6 +2832,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "allow-reinvite"
@@ -2726,6 +2868,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "list"
@@ -2760,6 +2904,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "add"
@@ -2813,6 +2959,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "check"
@@ -2854,6 +3002,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "audit.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "audit",
       "list"
@@ -2926,6 +3076,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "projects"
@@ -2960,6 +3112,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "create"
@@ -3027,6 +3181,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "by-slug"
@@ -3068,6 +3224,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "list"
@@ -3094,6 +3252,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats-all"
@@ -3120,6 +3280,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "show"
@@ -3154,6 +3316,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "update"
@@ -3214,6 +3378,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "delete"
@@ -3248,6 +3414,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats"
@@ -3281,6 +3449,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.users.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "users",
@@ -3327,6 +3497,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3352,6 +3524,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3387,6 +3561,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "list"
@@ -3411,6 +3587,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "create"
@@ -3476,6 +3654,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "revoke"
@@ -3510,6 +3690,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "capabilities"
@@ -3534,6 +3716,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "list"
@@ -3558,6 +3742,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "grant"
@@ -3601,6 +3787,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "revoke"
@@ -3633,6 +3821,8 @@ export const operations = {
       "application"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "delegations",
@@ -3677,6 +3867,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3714,6 +3906,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.lookup.oauth",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3754,6 +3948,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3788,6 +3984,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -3841,6 +4039,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -3875,6 +4075,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3935,6 +4137,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3995,6 +4199,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -4029,6 +4235,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4089,6 +4297,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4123,6 +4333,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4211,6 +4423,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4299,6 +4513,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4346,6 +4562,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4393,6 +4611,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4474,6 +4694,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4508,6 +4730,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.billing.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "wallet",
@@ -4582,6 +4806,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4649,6 +4875,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4683,6 +4911,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4717,6 +4947,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4752,6 +4984,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "services",
       "list"
@@ -4786,6 +5020,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "services",
       "show"
@@ -4820,6 +5056,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "resources",
       "list"
@@ -4854,6 +5092,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "subscriptions",
       "resources"
@@ -4888,6 +5128,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "list"
@@ -4922,6 +5164,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "add"
@@ -4975,6 +5219,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "remove"
@@ -5016,6 +5262,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "operations",
       "show"
@@ -5057,6 +5305,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "vps",
       "reinstall"

@@ -38,6 +38,17 @@ export interface IndexedOperation {
   callers: string[];
   /** The capability a token, an application or an acting-as request needs (`x-capability`), if any. */
   capability: string | null;
+  /**
+   * `x-capability-free: true`: a token or an acting-as request needs no capability at all (GET /me:
+   * every caller may learn whose credential it is). Never together with `x-capability`.
+   */
+  capabilityFree: boolean;
+  /**
+   * Service-scoped (seed 001 §5): every refusal answers as an unknown id, a missing capability included.
+   * Every path under /service-instances/ or /subscriptions/ is, and `x-service-scoped: true` makes
+   * another one so; such a path cannot opt out.
+   */
+  serviceScoped: boolean;
   /** svcctl words: `x-svcctl`, else the operationId split at capitals. */
   cli: string[];
   parameters: IndexedParameter[];
@@ -48,6 +59,30 @@ export interface IndexedOperation {
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/** Paths whose every operation is service-scoped, whatever it declares. */
+const SERVICE_SCOPED_PREFIXES = ['/service-instances/', '/subscriptions/'];
+
+function serviceScopedOf(operationId: string, path: string, op: Json): boolean {
+  const declared = op['x-service-scoped'];
+  if (declared !== undefined && typeof declared !== 'boolean') {
+    throw new Error(`${operationId}: x-service-scoped is true or false`);
+  }
+  const byPath = SERVICE_SCOPED_PREFIXES.some((prefix) => path.startsWith(prefix));
+  if (byPath && declared === false) {
+    throw new Error(`${operationId}: a path under ${SERVICE_SCOPED_PREFIXES.join(' or ')} is service-scoped`);
+  }
+  return byPath || declared === true;
+}
+
+function capabilityFreeOf(operationId: string, op: Json): boolean {
+  const free = op['x-capability-free'];
+  if (free !== undefined && typeof free !== 'boolean') throw new Error(`${operationId}: x-capability-free is true or false`);
+  if (free === true && op['x-capability'] !== undefined) {
+    throw new Error(`${operationId}: x-capability-free and x-capability exclude each other`);
+  }
+  return free === true;
+}
 
 function deref(spec: Json, node: unknown): Json {
   let cur = node as Json;
@@ -143,6 +178,8 @@ export function buildOperationIndex(spec: Json): IndexedOperation[] {
         security,
         callers: Array.isArray(op['x-callers']) ? (op['x-callers'] as unknown[]).map(String) : [],
         capability: typeof op['x-capability'] === 'string' ? op['x-capability'] : null,
+        capabilityFree: capabilityFreeOf(operationId, op),
+        serviceScoped: serviceScopedOf(operationId, path, op),
         cli: cliWords(operationId, op['x-svcctl']),
         parameters: params.map((p) => ({
           name: String(p.name),

@@ -26,9 +26,11 @@ import {
   notAllowed,
   otherThan,
   stateReader,
+  UNRELATED,
   type Answer,
   type Caller,
 } from './matrix-support.js';
+import { provisionService } from '../support/services.js';
 import { plan, SUDO_PIN, type Fixtures, type Planned } from './samples.js';
 
 let app: TestApp;
@@ -118,7 +120,16 @@ beforeAll(async () => {
     });
   }
 
+  // A real service in P, for the service-scoped checks below (document 2).
+  const service = await provisionService(admin, { projectId: p.id, name: 'Matrix service' });
+
   fixtures = {
+    service: {
+      id: service.serviceInstanceId,
+      subscriptionId: service.subscriptionId,
+      resourceId: service.primaryResourceId,
+      operationId: service.operationId,
+    },
     user: { id: u.id },
     organization: { id: a.id, slug: a.slug },
     project: { id: p.id, slug: p.slug },
@@ -212,10 +223,14 @@ async function credentialOf(op: OperationIndexEntry, caller: Caller): Promise<Re
       return bearer(caller.elevated ? user.elevated : user.token);
     case 'session-not-elevated':
       return bearer(staff.token);
+    case 'session-not-staff':
+      return bearer(user.token);
+    case 'session-not-staff-elevated':
+      return bearer(user.elevated);
     case 'token-with':
       return bearer(await tokenOf(owner, cap ?? otherThan(cap)));
     case 'token-without':
-      return bearer(await tokenOf(owner, otherThan(cap)));
+      return bearer(await tokenOf(owner, cap ? otherThan(cap) : UNRELATED));
     case 'token-scoped-elsewhere':
       return bearer(await tokenOf('user', cap!, { kind: 'organization', id: otherOrganizationId }));
     case 'application':
@@ -262,6 +277,59 @@ for (const op of ordered) {
         const before = await readState();
         const answer = await send(request, headers);
         expect([answer.status, answer.code], answer.detail ?? '').toEqual([want.status, want.code]);
+        expect(await readState()).toEqual(before);
+      });
+    }
+  });
+}
+
+/** An answer whole: status, media type and body, the request id aside (it differs by design). */
+async function sendWhole(request: Planned, headers: Record<string, string>) {
+  const init: RequestInit = { method: request.method, headers: { ...headers } };
+  if (request.body && 'json' in request.body) {
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    init.body = JSON.stringify(request.body.json);
+  } else if (request.body) init.body = request.body.form;
+  const res = await fetch(`${app.baseUrl}${API_BASE_PATH}${request.url}`, init);
+  const text = await res.text();
+  const type = res.headers.get('content-type');
+  const body = type?.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : text;
+  if (typeof body === 'object' && body !== null) delete body.request_id;
+  return { status: res.status, type, body };
+}
+
+// Seed 001 §5: on a service-scoped route a refusal, a token's or a delegation's missing capability
+// included, answers exactly as an unknown id. Every service-scoped operation of the index (later ones
+// too), every caller the matrix refuses, aimed at a real service the user owns: the answer must equal
+// the owner's own answer for an unknown service id with the same other parameters, and change nothing.
+const serviceScoped = ordered.filter((op) => op.serviceScoped);
+
+it('finds the service-scoped operations', () => {
+  expect(serviceScoped.map((op) => op.operationId)).toContain('serviceInstanceGet');
+  expect(serviceScoped.every((op) => /^\/(service-instances|subscriptions)\//.test(op.path) || op.serviceScoped)).toBe(true);
+});
+
+for (const op of serviceScoped) {
+  describe(`service-scoped ${op.operationId}: ${op.method.toUpperCase()} ${op.path}`, () => {
+    if (op.method === 'get') {
+      it('the owner reads the fixture service (the refusals below are not of an unknown id)', async () => {
+        const answer = await sendWhole(await plan(op, fixtures, image, 'fixture'), {
+          authorization: `Bearer ${user.token}`,
+        });
+        expect(answer.status, JSON.stringify(answer.body)).toBeGreaterThanOrEqual(200);
+        expect(answer.status).toBeLessThan(300);
+      });
+    }
+    const refused = callersOf(op).filter((c) => c.kind !== null && !expectedFor(op, c).allowed);
+    for (const caller of refused) {
+      it(`${caller.label}: answers as an unknown service`, async () => {
+        const unknown = await sendWhole(await plan(op, fixtures, image, 'unknown'), {
+          authorization: `Bearer ${user.token}`,
+        });
+        expect(unknown.status).toBe(404);
+        const before = await readState();
+        const answer = await sendWhole(await plan(op, fixtures, image, 'fixture'), await credentialOf(op, caller));
+        expect(answer).toEqual(unknown);
         expect(await readState()).toEqual(before);
       });
     }

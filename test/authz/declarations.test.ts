@@ -12,6 +12,7 @@ const entries = Object.values(operations).map((op) => ({
   security: op.security as readonly string[],
   callers: op.callers as readonly string[],
   capability: op.capability as string | null,
+  capabilityFree: op.capabilityFree as boolean,
 }));
 
 describe.each(entries)('$id', (op) => {
@@ -28,7 +29,13 @@ describe.each(entries)('$id', (op) => {
 
   it('names a catalogue capability whenever a token, an acting-as request or (usually) an application may call it', () => {
     if (op.capability !== null) expect(findCapability(op.capability), op.capability).toBeDefined();
-    if (op.callers.includes('token') || op.callers.includes('acting_as')) expect(op.capability).not.toBeNull();
+    if ((op.callers.includes('token') || op.callers.includes('acting_as')) && !op.capabilityFree)
+      expect(op.capability).not.toBeNull();
+    // Capability-free is GET /me alone (DECISIONS.md §7), never an application's.
+    if (op.capabilityFree) {
+      expect(op.id).toBe('meGet');
+      expect(op.callers).not.toContain('application');
+    }
     if (!op.callers.some((k) => ['token', 'acting_as', 'application'].includes(k))) expect(op.capability).toBeNull();
   });
 

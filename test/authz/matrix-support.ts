@@ -11,6 +11,8 @@ export type CallerKey =
   | 'none'
   | 'session'
   | 'session-not-elevated'
+  | 'session-not-staff'
+  | 'session-not-staff-elevated'
   | 'token-without'
   | 'token-with'
   | 'token-scoped-elsewhere'
@@ -29,6 +31,8 @@ export interface Caller {
   holds: ReadonlySet<string>;
   /** A token whose grant of the capability is scoped to organization B, not to A. */
   scopedElsewhere?: boolean;
+  /** A session of an account holding no system permission (U), on a staff route. */
+  notStaff?: boolean;
 }
 
 export type Expected = { allowed: true } | { allowed: false; status: number; code: string };
@@ -39,6 +43,9 @@ const adminOnly = (capability: string | null): boolean =>
 /** The one capability a "without" credential holds: any but the operation's. */
 export const otherThan = (capability: string | null): string =>
   capability === 'me.read' ? 'me.manage' : 'me.read';
+
+/** What the "without" token of a capability-free operation holds: anything but me.read. */
+export const UNRELATED = 'me.manage';
 
 /** Every capability, as an application may hold them; a delegation never holds staff power. */
 export const EVERY_CAPABILITY = CAPABILITIES.map((c) => c.name);
@@ -82,20 +89,26 @@ export function callersOf(op: OperationIndexEntry): Caller[] {
         : { key: 'session', label: 'full session', kind: 'session', elevated: false, holds: new Set() },
   ];
   if (op.path.startsWith('/admin/')) {
-    list.push({
-      key: 'session-not-elevated',
-      label: 'staff session, not elevated',
-      kind: 'session',
-      elevated: false,
-      holds: new Set(),
-    });
+    list.push(
+      { key: 'session-not-elevated', label: 'staff session, not elevated', kind: 'session', elevated: false, holds: new Set() },
+      // DECISIONS.md §4: an account that is no staff learns it lacks the permission, elevated or not.
+      { key: 'session-not-staff', label: 'session of a non-staff account', kind: 'session', elevated: false, notStaff: true, holds: new Set() },
+      {
+        key: 'session-not-staff-elevated',
+        label: 'elevated session of a non-staff account',
+        kind: 'session',
+        elevated: true,
+        notStaff: true,
+        holds: new Set(),
+      },
+    );
   }
-  if (cap)
+  if (cap || op.capabilityFree)
     list.push({
       key: 'token-without',
-      label: `API token without ${cap}`,
+      label: cap ? `API token without ${cap}` : `API token with an unrelated capability (${UNRELATED})`,
       kind: 'token',
-      holds: only(otherThan(cap)),
+      holds: only(cap ? otherThan(cap) : UNRELATED),
     });
   list.push({
     key: 'token-with',
@@ -152,14 +165,20 @@ export function expectedFor(op: OperationIndexEntry, caller: Caller): Expected {
   const callers = op.callers as readonly string[];
   if (callers.includes('anonymous')) return { allowed: true };
   if (caller.kind === null) return refuse(401, 'unauthenticated');
-  if (!callers.includes(caller.kind)) return refuse(403, 'forbidden');
+  // Service-scoped operations answer every refusal as an unknown id (seed 001 §5).
+  const forbidden = op.serviceScoped ? refuse(404, 'not-found') : refuse(403, 'forbidden');
+  if (!callers.includes(caller.kind)) return forbidden;
   if (caller.kind === 'session') {
-    return op.path.startsWith('/admin/') && !caller.elevated
-      ? refuse(403, 'elevation-required')
-      : { allowed: true };
+    if (op.path.startsWith('/admin/')) {
+      if (caller.notStaff) return refuse(403, 'forbidden');
+      if (!caller.elevated) return refuse(403, 'elevation-required');
+    }
+    return { allowed: true };
   }
+  // GET /me: any token or delegation, whatever it holds (DECISIONS.md §7).
+  if (op.capabilityFree && caller.kind !== 'application') return { allowed: true };
   const holds = op.capability === null ? caller.kind === 'application' : caller.holds.has(op.capability);
-  if (!holds) return refuse(403, 'forbidden');
+  if (!holds) return forbidden;
   // Out of reach answers exactly as unknown (document 1, "Personal API tokens and delegations").
   if (caller.scopedElsewhere) return refuse(404, 'not-found');
   return { allowed: true };

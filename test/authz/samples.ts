@@ -25,6 +25,8 @@ export interface Fixtures {
   member: { id: string; sessionToken: string };
   /** V: owner of organization B, in no organization of U's but B. */
   outsider: { id: string };
+  /** A service provisioned in P (the service-scoped checks), with its primary resource and provisioning. */
+  service: { id: string; subscriptionId: string; resourceId: string; operationId: string };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
   /** U's avatar. */
@@ -232,7 +234,16 @@ function specOperation(op: OperationIndexEntry): Schema {
  * The request for one case. A DELETE of the thing its path ends in gets a fresh one (a new
  * organization, project, token, delegation, or W put back in A), so the shared fixtures outlive it.
  */
-export async function plan(op: OperationIndexEntry, f: Fixtures, image: Uint8Array): Promise<Planned> {
+export async function plan(
+  op: OperationIndexEntry,
+  f: Fixtures,
+  image: Uint8Array,
+  /**
+   * For service-scoped operations: aim at the fixture service (its id, resource and operation), or at
+   * an unknown service id with the same other parameters. Default: sampled ids, as for any unknown.
+   */
+  service?: 'fixture' | 'unknown',
+): Promise<Planned> {
   const spec = specOperation(op);
   const now = f.now();
   const parameters = ((spec.parameters ?? []) as unknown[]).map(resolve) as (Schema & {
@@ -245,6 +256,11 @@ export async function plan(op: OperationIndexEntry, f: Fixtures, image: Uint8Arr
     const ref = refOf(op, p.name);
     const fresh = op.method === 'delete' && op.path.endsWith(`{${p.name}}`);
     let value: string;
+    const aimed = service && op.serviceScoped ? serviceParameter(op, p.name, f, service) : null;
+    if (aimed !== null) {
+      url = url.replace(`{${p.name}}`, encodeURIComponent(aimed));
+      continue;
+    }
     switch (ref) {
       case 'organization':
         value = fresh ? await f.fresh.organization() : f.organization.id;
@@ -292,6 +308,23 @@ export async function plan(op: OperationIndexEntry, f: Fixtures, image: Uint8Arr
   const search = new URLSearchParams(query).toString();
   if (search) url += `?${search}`;
   return { method: op.method.toUpperCase(), url, body: body(op, spec, f, now, image), unknownTarget };
+}
+
+/** A service-scoped path parameter aimed at the fixture service (or an unknown one), or null. */
+function serviceParameter(
+  op: OperationIndexEntry,
+  name: string,
+  f: Fixtures,
+  service: 'fixture' | 'unknown',
+): string | null {
+  if (name === 'id') {
+    if (service === 'unknown') return randomUUID();
+    return op.path.startsWith('/subscriptions/') ? f.service.subscriptionId : f.service.id;
+  }
+  if (name === 'resource_id') return f.service.resourceId;
+  if (name === 'operation_id') return f.service.operationId;
+  if (name === 'user_id') return f.member.id;
+  return null;
 }
 
 function body(

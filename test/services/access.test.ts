@@ -8,7 +8,7 @@ import type { SvcClient } from '@svcplatform/sdk';
 import { clientOf, staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
-import { outcome } from '../support/refusal.js';
+import { outcome, refusal } from '../support/refusal.js';
 import { provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
@@ -101,9 +101,6 @@ describe('members', () => {
     expect(await outcome(owner.api.subscriptionResourceList({ path: { id: randomUUID() } }))).toEqual(
       UNKNOWN,
     );
-    expect(
-      await outcome(owner.api.serviceOperationGet({ path: { ...id(), operation_id: randomUUID() } })),
-    ).toEqual(UNKNOWN);
     for (const read of Object.values(reads(stranger.api))) expect(await outcome(read())).toEqual(UNKNOWN);
   });
 
@@ -127,6 +124,26 @@ describe('members', () => {
     expect(await outcome(elsewhere.serviceInstanceGet({ path: id() }))).toEqual(UNKNOWN);
     expect(await outcome(elsewhere.serviceInstanceResourceList({ path: id() }))).toEqual(UNKNOWN);
   });
+});
+
+it('an unknown operation of a readable service names the operation; of an unreadable one, the service', async () => {
+  const detail = async (p: Promise<unknown>) => {
+    const e = await refusal(p);
+    return [e.status, e.code, e.detail];
+  };
+  const unknownService = await detail(owner.api.serviceInstanceGet({ path: { id: randomUUID() } }));
+  expect(unknownService).toEqual([404, 'not-found', 'No such service instance.']);
+  const path = { ...id(), operation_id: randomUUID() };
+  expect(await detail(owner.api.serviceOperationGet({ path }))).toEqual([
+    404,
+    'not-found',
+    'No such operation of this service.',
+  ]);
+  expect(await detail(stranger.api.serviceOperationGet({ path }))).toEqual(unknownService);
+  // The stranger learns nothing from a real operation id either.
+  expect(
+    await detail(stranger.api.serviceOperationGet({ path: { ...id(), operation_id: vps.operationId } })),
+  ).toEqual(unknownService);
 });
 
 describe('staff', () => {

@@ -401,7 +401,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         'Only a signed-in session mints tokens (not another API token). A token acts with the grants given, each intersected with what your roles allow at the time of each request.',
         '',
         '--grant CAPABILITY[:SCOPE], repeatable, where SCOPE is all (the default), organization=ID (org=ID for short) or project=ID:',
-        '  --grant me.read',
+        '  --grant services.read',
         '  --grant projects.read:organization=ORG_ID',
         '  --grant projects.manage:project=PROJECT_ID',
         '`svcctl tokens capabilities` lists the capabilities you may grant and the scopes each takes. Admin-only ones need --admin-authorized and an elevated session (svcctl sudo elevate).',

@@ -645,7 +645,9 @@ export type paths = {
         };
         /**
          * Who am I
-         * @description The caller's identity. Not elevation-gated.
+         * @description The caller's identity. Not elevation-gated. Every authenticated caller may read it, whatever
+         *     capabilities its token or delegation holds (a script may always learn whose token it is); a
+         *     restricted token or a delegation sees `system_permissions` empty.
          */
         get: operations["meGet"];
         put?: never;
@@ -2497,8 +2499,9 @@ export type paths = {
         /**
          * Get an operation
          * @description The poll of a long action (provisioning, reinstall). Members of the service's organization, and staff
-         *     holding `manage_services` or `view_all_orders`; an operation of another service is the 404 of an
-         *     unknown id.
+         *     holding `manage_services` or `view_all_orders`. An unknown `operation_id` (or one of another
+         *     service) of a service the caller may read is 404 "No such operation of this service."; a service the
+         *     caller may not read answers exactly as an unknown service, whatever the operation id.
          */
         get: operations["serviceOperationGet"];
         put?: never;

@@ -24,7 +24,9 @@ const ORGANIZATION: readonly ScopeKind[] = ['all', 'organization'];
 const PROJECT: readonly ScopeKind[] = ['all', 'organization', 'project'];
 
 export const CAPABILITIES: readonly Capability[] = [
-  { name: 'me.read', description: 'Read your account and discovery ledger (GET /me).', systemPermission: null, scopes: ACCOUNT },
+  // GET /me needs no capability (DECISIONS.md §7): me.read guards the discovery ledger, and tokens that
+  // hold it for GET /me keep working.
+  { name: 'me.read', description: 'Read your discovery ledger (GET /me needs no capability).', systemPermission: null, scopes: ACCOUNT },
   {
     name: 'me.manage',
     description: 'Change your profile, avatar, onboarding and discovery ledger.',

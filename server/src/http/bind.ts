@@ -7,6 +7,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operations as generatedOperations, type OperationId } from '../../../generated/operations.js';
 import { authorize, type OperationRule } from '../authz/authorize.js';
 import { resolveCredential } from '../authz/credentials.js';
+import { holdsAnySystemPermission } from '../authz/staff.js';
 import { invalidFieldValue } from './errors.js';
 import type { CallerKind, Deps, Handler, Handlers, RequestContext, UserAuth } from './handler.js';
 import type { Sql, TransactionSql } from '../db/client.js';
@@ -109,10 +110,12 @@ export interface BindableOperation {
   method: string;
   path: string;
   security: readonly string[];
-  /** `x-callers` and `x-capability` (authz/authorize.ts). */
+  /** `x-callers`, `x-capability`, `x-capability-free`, `x-service-scoped` (authz/authorize.ts). */
   callers: readonly string[];
   capability: string | null;
   parameters?: readonly { name: string; in: string }[];
+  capabilityFree?: boolean;
+  serviceScoped?: boolean;
 }
 
 /** Staff routes, which all need an elevated session (seed document 1, "Authentication"). */
@@ -133,7 +136,9 @@ function ruleOf(id: string, op: BindableOperation): OperationRule | null {
   return {
     callers: op.callers as CallerKind[],
     capability: op.capability,
+    capabilityFree: op.capabilityFree ?? false,
     admin: op.path.startsWith(ADMIN_PREFIX),
+    serviceScoped: op.serviceScoped ?? false,
   };
 }
 
@@ -200,7 +205,16 @@ export function bindOperations(
     refuseNul('path', params);
     refuseNul('query', req.query);
     refuseNul('body', req.body);
-    const auth = bound.rule ? authorize(bound.rule, await resolveCredential(ctx), ctx.clock.now()) : null;
+    let auth = null;
+    if (bound.rule) {
+      const credential = await resolveCredential(ctx);
+      // Only a session on a staff route needs to know whether its account is staff at all.
+      const staff =
+        bound.rule.admin && credential.kind === 'session'
+          ? await holdsAnySystemPermission(ctx.sql, credential.userId)
+          : undefined;
+      auth = authorize(bound.rule, credential, ctx.clock.now(), { staff });
+    }
     // An upload's body is read only now that the caller is known (multipart.ts).
     const body: unknown = hasPendingUpload(req) ? await readUpload(req) : req.body;
     const call = (c: RequestContext) =>

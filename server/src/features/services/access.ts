@@ -6,10 +6,10 @@ import type { UserAuth } from '../../http/handler.js';
 import { reachesProject } from '../../authz/reach.js';
 import { can, type Permission } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
-import { notFound } from '../../http/errors.js';
+import { serviceNotFound } from '../../authz/authorize.js';
 import { findServiceAccess, type ServiceAccessRow } from './store.js';
 
-export const serviceNotFound = () => notFound('No such service instance.');
+export { serviceNotFound };
 
 /**
  * Whether the customer may act on the service now: its subscription active and the service made

@@ -4,7 +4,7 @@ import { actorOf, recordAudit } from '../../audit/record.js';
 import type { Db } from '../../db/client.js';
 import { notFound } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
-import { requireService, serviceNotFound } from './access.js';
+import { requireService } from './access.js';
 import { toOperation, toResourceList, toService, toShare } from './mappers.js';
 import { powerHandlers } from './power.js';
 import { reinstallHandlers } from './reinstall.js';
@@ -103,7 +103,8 @@ export const serviceHandlers: AreaHandlers<
     const { operation: op } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read', {
       operationId: path.operation_id,
     });
-    if (!op) throw serviceNotFound();
+    // The caller may read the service, so what is missing is the operation, and it may be told so.
+    if (!op) throw notFound('No such operation of this service.');
     return { status: 200, body: toOperation(op) };
   },
 
