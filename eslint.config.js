@@ -18,6 +18,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // The link pages' scripts run in the browser, as classic scripts inlined one after another.
+  {
+    files: ['server/src/link-pages/browser/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'script' },
+  },
   {
     files: ['test/support/global-setup.ts', 'vitest.config.ts', 'eslint.config.js'],
     rules: { 'no-restricted-syntax': 'off' },

@@ -1,5 +1,6 @@
 // `svcctl password change|forgot|reset` and `svcctl signup`. Imported when one of them runs.
 import type { ParsedInput } from './argv/spec.js';
+import { tokenFromLink } from './email-link.js';
 import type { GlobalFlags } from './global-options.js';
 import { Prompter } from './prompt.js';
 import { openClient, openPublicClient } from './sdk-client.js';
@@ -98,7 +99,7 @@ export async function runPasswordForgot(input: ParsedInput): Promise<void> {
     });
     say(
       settings,
-      `If an account uses ${email}, a link to set a new password is on its way (valid 60 minutes). Then run: svcctl password reset --token TOKEN, with the token from the link.`,
+      `If an account uses ${email}, a link to set a new password is on its way (valid 60 minutes). Then open the link, or run: svcctl password reset --token LINK (the whole link, or the token in it).`,
     );
   });
 }
@@ -114,12 +115,14 @@ export async function runPasswordReset(input: ParsedInput): Promise<void> {
   const opts = input.options as PasswordResetOptions;
   const settings = await settingsOf(input);
   await withPrompter(async (prompter) => {
-    const token = await valueOrAsk(prompter, opts.token, {
-      interactive: false,
-      flag: '--token',
-      question: '',
-      what: 'token',
-    });
+    const token = tokenFromLink(
+      await valueOrAsk(prompter, opts.token, {
+        interactive: false,
+        flag: '--token',
+        question: '',
+        what: 'token',
+      }),
+    );
     const password = await readSecret(prompter, settings, {
       interactive: opts.nonInteractive !== true,
       value: opts.password,
@@ -168,7 +171,7 @@ export async function runSignup(input: ParsedInput): Promise<void> {
     // The answer is the same whether or not the address has an account, so this says no more.
     say(
       settings,
-      `If ${email} has no account yet, a verification link is on its way (valid 48 hours): open it, or run svcctl auth password verify --token TOKEN with the token from the link. Then sign in: svcctl login`,
+      `If ${email} has no account yet, a verification link is on its way (valid 48 hours): open it, or run svcctl auth password verify --token LINK (the whole link, or the token in it). Then sign in: svcctl login`,
     );
   });
 }

@@ -14,6 +14,7 @@ import { KeyRing } from './auth/crypto/signing-keys.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { requestLog } from './http/logging.js';
+import { mountLinkPages } from './link-pages/routes.js';
 import { notFoundFallback, problemHandler } from './http/problems.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './http/errors.js';
 import { jsonBody } from './http/json-body.js';
@@ -126,6 +127,8 @@ export function createApp(options: AppOptions): App {
     }
     res.set('Content-Security-Policy', DOCS_CSP).type('html').send(docsHtml);
   });
+  // What emailed links open when no dashboard is configured (server/src/link-pages/).
+  mountLinkPages(app, config.platformName);
   app.use(notFoundFallback);
   app.use(problemHandler(log));
   return { express: app, docsReady };

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
@@ -60,6 +60,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** A loopback port free a moment ago (the kernel's pick, released at once). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const adminUrl = inject('adminDatabaseUrl');
   const name = `t_${randomUUID().replace(/-/g, '')}`;
@@ -81,11 +91,18 @@ export async function startTestApp(
     databaseUrl?: string;
     handlers?: Handlers;
     contract?: AppOptions['contract'];
+    /**
+     * PUBLIC_BASE_URL is the app's own address (a port picked before the app is made), so links the
+     * app mails open the app itself, as on the embedded default.
+     */
+    ownBaseUrl?: boolean;
   } = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const url = options.databaseUrl ?? db!.url;
+  const port = options.ownBaseUrl ? await freePort() : 0;
   const config = loadConfig({
+    ...(options.ownBaseUrl ? { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {}),
     NODE_ENV: 'test',
     DATA_DIR: join(process.cwd(), '.tmp', 'test-data'),
     DATABASE_URL: url,
@@ -136,11 +153,11 @@ export async function startTestApp(
       })
     : null;
   const server: Server = createHttpServer(app.express);
-  server.listen(0, '127.0.0.1');
+  server.listen(port, '127.0.0.1');
   await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
+  const address = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${address.port}`,
     sql,
     config,
     clock,

@@ -34,6 +34,7 @@
 //                               provisioning operation of its answer
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
+//   auth password verify        as generated, but --token also takes the whole emailed link
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
 // run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
@@ -232,7 +233,34 @@ const showsResourceTable: OperationOverride = {
   },
 };
 
+/**
+ * `auth password verify`: --token takes the token or the whole link from the mail (email-link.ts),
+ * since copying the token out of a wrapped, quoted-printable .eml by eye goes wrong.
+ */
+const takesEmailedLink: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    const { tokenFromLink } = await import('../email-link.js');
+    const generated = operationRunnable(op);
+    return {
+      ...generated,
+      options: generated.options.map((o) =>
+        o.long === '--token'
+          ? {
+              ...o,
+              description: 'the token, or the whole link from the mail (…?token=…)',
+              parse: (raw: string, previous: unknown) =>
+                o.parse ? o.parse(tokenFromLink(raw), previous) : tokenFromLink(raw),
+            }
+          : o,
+      ),
+    };
+  },
+};
+
 export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
+  authPasswordVerify: takesEmailedLink,
+
   oauthComplete: {
     term: (word) => `${word} --key <key>`,
     runnable: command<typeof RunOAuth>(

@@ -175,17 +175,17 @@ const PASSWORD: CommandSpec = {
     leaf<typeof RunPassword>(
       'forgot',
       'have a link to set a new password emailed to you',
-      'Emails a link to set a new password, if the address has an account (the answer is the same either way). The token in the link goes to `svcctl password reset --token TOKEN`.',
+      'Emails a link to set a new password, if the address has an account (the answer is the same either way). Open the link, or give it (or the token in it) to `svcctl password reset --token LINK`.',
       [EMAIL, CAPTCHA, NON_INTERACTIVE],
       password,
       (m, input) => m.runPasswordForgot(input),
     ),
     leaf<typeof RunPassword>(
       'reset',
-      'set a new password with the token from the emailed link',
-      'Sets a new password with the token from the link `svcctl password forgot` had emailed, and signs every session of the account out. The new password is asked for (not shown as you type) unless given.',
+      'set a new password with the emailed link',
+      'Sets a new password with the link `svcctl password forgot` had emailed (the whole link, or its token), and signs every session of the account out. The new password is asked for (not shown as you type) unless given.',
       [
-        option('--token', 'the token from the emailed link (token=...)', {
+        option('--token', 'the whole emailed link, or the token in it (token=...)', {
           value: '<token>',
           mandatory: true,
         }),
@@ -201,7 +201,7 @@ const PASSWORD: CommandSpec = {
 const SIGNUP = leaf<typeof RunPassword>(
   'signup',
   'create an account with your email and a password',
-  'Creates an account: asks for your email address and a password (not shown as you type). A link to verify the address is emailed; open it, or give its token to `svcctl auth password verify --token TOKEN`, then sign in with `svcctl login`.',
+  'Creates an account: asks for your email address and a password (not shown as you type). A link to verify the address is emailed; open it, or give it (or its token) to `svcctl auth password verify --token LINK`, then sign in with `svcctl login`.',
   [
     EMAIL,
     ...secretOptions('--password', 'password'),

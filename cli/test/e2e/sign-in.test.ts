@@ -657,7 +657,7 @@ describe('svcctl password change', () => {
 });
 
 describe('svcctl signup, password forgot and reset', () => {
-  it('signs up; the mailed token verifies through svcctl auth password verify; then login works', async () => {
+  it('signs up; the mailed link verifies through svcctl auth password verify; then login works', async () => {
     const email = uniqueEmail('signup');
     const home = tempHome();
     const seen = smtp.messages.length;
@@ -679,7 +679,9 @@ describe('svcctl signup, password forgot and reset', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`If ${email} has no account yet, a verification link is on its way`);
     const mail = await smtp.waitFor((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen);
-    const verify = await svcctl(home, ['auth', 'password', 'verify', '--token', tokenIn(mail)]);
+    // The whole link, as copied from the mail; the token alone works too (password reset below).
+    const link = /https?:\/\/\S+\/auth\/verify-email\?token=\S+/.exec(mail.text)![0];
+    const verify = await svcctl(home, ['auth', 'password', 'verify', '--token', link]);
     expect(verify.code).toBe(0);
     expect(JSON.parse(verify.stdout)).toEqual({ accepted: true });
 
@@ -717,7 +719,7 @@ describe('svcctl signup, password forgot and reset', () => {
     expect(typo.output()).toContain('the two passwords differ; nothing was changed');
   });
 
-  it('sends a reset link with password forgot; password reset --token sets the new password', async () => {
+  it('sends a reset link with password forgot; password reset --token LINK sets the new password', async () => {
     const { email } = await account('reset');
     const home = tempHome();
     const creds = await cliLogin(home, email);
@@ -729,7 +731,8 @@ describe('svcctl signup, password forgot and reset', () => {
     );
     const mail = await smtp.waitFor((m) => m.to.includes(email) && smtp.messages.indexOf(m) >= seen);
     const newPassword = 'reset battery staple horse';
-    const reset = await svcctl(home, ['password', 'reset', '--token', tokenIn(mail), '--password-stdin'], {
+    const link = /https?:\/\/\S+\/auth\/reset-password\?token=\S+/.exec(mail.text)![0];
+    const reset = await svcctl(home, ['password', 'reset', '--token', link, '--password-stdin'], {
       input: `${newPassword}\n`,
     });
     expect(reset.stderr).toContain('Password set.');
