@@ -31,6 +31,12 @@ function leaf(
 
 const SUBCOMMANDS: readonly CommandSpec[] = [
   leaf(
+    'show',
+    'show the effective settings of the profile: base URL, output format, token source, file paths',
+    [],
+    (m, i) => m.configGet(i),
+  ),
+  leaf(
     'set',
     'set a setting of the profile',
     [KEY, { name: 'value', required: true, description: 'the new value' }],
@@ -50,7 +56,7 @@ const SUBCOMMANDS: readonly CommandSpec[] = [
 
 export const configCommand: CommandSpec = {
   name: 'config',
-  summary: 'show and change settings (base URL, output format) per profile',
+  summary: 'show, get, set, unset: settings (base URL, output format) per profile; profiles',
   term: 'config <command>',
   listGroup: 'Other commands:',
   description:

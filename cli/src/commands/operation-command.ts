@@ -5,6 +5,7 @@ import type { OptionSpec, Runnable } from '../argv/spec.js';
 import { accumulate, isArrayType } from '../coerce.js';
 import { isBinaryResponse, isPagedOperation, pathParameters, type CliOperation } from '../operation.js';
 import { ALL_FLAG, flagInputs, negated, type FlagInput } from '../operation-inputs.js';
+import type { RequestParams } from '../request-input.js';
 
 const GROUP_HEADINGS = {
   query: 'Query parameters:',
@@ -21,6 +22,8 @@ export interface BoundInput {
 }
 
 export interface OperationHooks {
+  /** Sees the request as it is about to be sent (`members add` remembers the role it asked for). */
+  sending?: (request: RequestParams) => void;
   /** Turns the answer into what is printed (`svcctl session` adds the profile's elevated_until). */
   decorate?: (result: unknown, client: SvcClient | SessionClient) => unknown | Promise<unknown>;
 }

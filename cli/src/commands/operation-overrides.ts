@@ -20,7 +20,8 @@
 //   admin applications create | rotate-token   the application's token alone on stdout
 //   oauth complete --key KEY    redeems the key and saves the session like `svcctl login` (run-oauth-login.ts);
 //                               `oauth callback` (a browser route) is not listed
-//   domains add | check         as generated; in table mode the DNS record to publish follows the claim
+//   domains add | check         as generated; in table mode the DNS record to publish follows the claim;
+//                               check exits 10 when the claim is not verified after it
 //   admin resellers icon set ID FILE | og-image set ID FILE   reads the image and uploads it
 //   admin captcha set HOSTNAME  as generated, plus --secret-stdin (run-admin-content.ts)
 //   vps reinstall ID RESOURCE_ID --image IMAGE   --yes (or y on a terminal's prompt) sends confirm:
@@ -34,6 +35,8 @@
 //                               provisioning operation of its answer
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
+//   members add                 as generated; someone already a member with another role than the one
+//                               asked for is exit 6 with a sentence, not a silent success
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
 // run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
@@ -147,25 +150,39 @@ const savesElevatedToken: OperationOverride = {
   },
 };
 
-/** `domains add` and `domains check`: in table mode, the record to publish set apart under the claim. */
-const showsDomainRecord: OperationOverride = {
+/**
+ * `domains add` and `domains check`: in table mode, the record to publish set apart under the claim.
+ * `domains check` then exits 10 (ExitCode.checkFailed) unless the claim is verified after the check.
+ */
+const showsDomainRecord = (checks: boolean): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     let table = false;
     let organizationId = '';
+    let claim: unknown;
     const generated = operationRunnable(op, {
-      decorate: async (claim) => (table ? (await domains()).claimWithRecord(claim, organizationId) : claim),
+      decorate: async (answer) => {
+        claim = answer;
+        return table ? (await domains()).claimWithRecord(answer, organizationId) : answer;
+      },
     });
     return {
       ...generated,
+      description: checks
+        ? generated.description.replace(
+            '\n\n',
+            '. Prints the claim after the check; exits 0 when it is verified, else 10 with why on stderr (its status and last_error).\n\n',
+          )
+        : generated.description,
       run: async (input) => {
         table = await (await domains()).printsTable(input);
         organizationId = input.args[0] ?? '';
         await generated.run(input);
+        if (checks) (await domains()).requireVerified(claim);
       },
     };
   },
-};
+});
 
 const WAIT_OUTPUT =
   'With --wait it then follows the operation on stderr (a progress bar on a terminal, a plain line per change such as "phase stop 10%" otherwise; none with --quiet) and exits 0 when it succeeded, 7 when it failed or was cancelled, with its error. Ctrl-C stops the waiting, not the operation: `svcctl operations wait ID OPERATION_ID` follows it again.';
@@ -253,8 +270,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     },
   },
 
-  domainAdd: showsDomainRecord,
-  domainCheck: showsDomainRecord,
+  domainAdd: showsDomainRecord(false),
+  domainCheck: showsDomainRecord(true),
 
   meAvatarUpload: {
     term: (word) => `${word} <file>`,
@@ -638,6 +655,36 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         ].join('\n\n'),
         options: [...generated.options, { ...WAIT, group: 'Request options:' }],
         run: async (input) => (await services()).runSubscriptionCreate(generated, key, () => answered, input),
+      };
+    },
+  },
+
+  // Adding someone already a member answers their membership unchanged (200): when it holds another
+  // role than the one asked for, nothing was done, and saying nothing would leave a script believing
+  // the role was given.
+  memberAdd: {
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      let asked = 'member';
+      let organizationId = '';
+      const generated = operationRunnable(op, {
+        sending: (request) => {
+          const body = request.body as { role?: unknown } | undefined;
+          if (typeof body?.role === 'string') asked = body.role;
+        },
+        decorate: async (membership) => (await orgs()).requireRole(membership, asked, organizationId),
+      });
+      const [summary, ...rest] = generated.description.split('\n\n');
+      return {
+        ...generated,
+        description: [
+          `${summary}. Adding someone already a member with the role asked for (member unless --role says otherwise) changes nothing and prints the membership; already a member with another role is refused with exit 6 and nothing changes (\`svcctl members update\` changes a role).`,
+          ...rest,
+        ].join('\n\n'),
+        run: async (input) => {
+          organizationId = input.args[0] ?? '';
+          await generated.run(input);
+        },
       };
     },
   },

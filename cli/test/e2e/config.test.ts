@@ -111,6 +111,20 @@ describe('svcctl config', () => {
       config_dir: home.SVCCTL_CONFIG_DIR,
     });
     expect(r.stdout).not.toContain('svc_pat_secret');
+    // `config show` is the same view; every word `svcctl config --help` lists runs.
+    const show = await runCli(['config', 'show', '--token', 'svc_pat_secret', '-o', 'yaml'], {
+      env: { ...home, SVCCTL_PROFILE: 'dev' },
+    });
+    expect(show.code, show.stderr).toBe(0);
+    expect(parseYaml(show.stdout)).toEqual({ ...JSON.parse(r.stdout), output: 'yaml' });
+    const help = await runCli(['config', '--help']);
+    const words = [...help.stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]!);
+    expect(words).toEqual(expect.arrayContaining(['show', 'get', 'set', 'unset', 'profiles']));
+    for (const word of words) {
+      expect((await runCli(['config', word, '--help'])).code).toBe(0);
+    }
+    const root = await runCli(['--help']);
+    expect(root.stdout).toMatch(/^ {2}config <command> +show, get, set, unset/m);
   });
 
   it.each([
