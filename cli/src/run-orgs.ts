@@ -14,7 +14,7 @@ import { openClient } from './sdk-client.js';
 import { requireSignIn, resolveSettings } from './settings.js';
 
 export async function runIconSet(input: ParsedInput): Promise<void> {
-  const [id, file] = idAndImageArgs(input.args);
+  const [id, file] = idAndImageArgs(input.args, 'ORG_ID');
   const settings = await resolveSettings(input.globals as GlobalFlags);
   requireSignIn(settings);
   const bytes = await readImage(file);

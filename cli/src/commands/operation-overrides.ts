@@ -78,6 +78,8 @@ export interface BesideCommand {
   runnable(op: CliOperation): Promise<Runnable>;
 }
 
+const FILE = { name: 'FILE', required: true, description: 'the image file, or - for stdin' } as const;
+
 const adminContent = () => import('../run-admin-content.js');
 const domains = () => import('../run-domains.js');
 const me = () => import('../run-me.js');
@@ -274,10 +276,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   domainCheck: showsDomainRecord(true),
 
   meAvatarUpload: {
-    term: (word) => `${word} <file>`,
+    term: (word) => `${word} <FILE>`,
     runnable: command<typeof RunMe>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes your avatar (stored as a 512×512 WebP under a new asset id). Prints your identity with its new avatar_asset_id.',
-      [{ name: 'file', required: true, description: 'the image file, or - for stdin' }],
+      [FILE],
       [],
       me,
       (m, _op, input) => m.runAvatarSet(input),
@@ -285,13 +287,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   organizationIconUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <ORG_ID> <FILE>`,
     runnable: command<typeof RunOrgs>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the icon of the organization ID (stored as a 512×512 WebP under a new asset id); Owners and Admins. Prints the organization with its new icon_asset_id.',
-      [
-        { name: 'id', required: true, description: "the organization's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'ORG_ID', required: true, description: "the organization's id (uuid)" }, FILE],
       [],
       orgs,
       (m, _op, input) => m.runIconSet(input),
@@ -308,7 +307,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
           '--org',
           "only this organization's projects (its id; 404, exit 3, when you are not a member)",
           {
-            value: '<id>',
+            value: '<ORG_ID>',
           },
         ),
       ],
@@ -318,10 +317,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   projectStatsGet: {
-    term: (word) => `${word} [id]`,
+    term: (word) => `${word} [PROJECT_ID]`,
     runnable: command<typeof RunOrgs>(
       "With a project id, that project's stats; without one, the stats of every project `svcctl projects list` shows, in its order (GET /api/v2/projects/stats).",
-      [{ name: 'id', required: false, description: "the project's id (uuid); leave it out for all" }],
+      [{ name: 'PROJECT_ID', required: false, description: "the project's id (uuid); leave it out for all" }],
       [],
       orgs,
       (m, _op, input) => m.runProjectStats(input),
@@ -338,7 +337,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   meDiscoveryMark: {
-    term: (word) => `${word} [options] [key...]`,
+    term: (word) => `${word} [options] [KEY...]`,
     async runnable(op) {
       const { operationRunnable } = await import('./operation-command.js');
       const generated = operationRunnable(op);
@@ -348,7 +347,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         ...generated,
         description: `${op.summary}. Each KEY (nav:..., tab:..., product:..., ui:...; 1 to 20 in all, with --keys) is recorded with the time it was first marked.\n\n${generated.description.split('\n\n').slice(1).join('\n\n')}`,
         arguments: [
-          { name: 'key', required: false, description: 'a discovery key, e.g. nav:billing', variadic: true },
+          { name: 'KEY', required: false, description: 'a discovery key, e.g. nav:billing', variadic: true },
         ],
         run: (input) => {
           const given = input.options[keys] as unknown[] | undefined;
@@ -493,14 +492,14 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminApplicationTokenRotate: {
-    term: (word) => `${word} <id>`,
+    term: (word) => `${word} <APPLICATION_ID>`,
     runnable: command<typeof RunTokens>(
       [
         'The previous token stops working at once. Needs what `svcctl admin applications create` needs.',
         '',
         SECRET_OUTPUT('the new token (svc_app_...)'),
       ].join('\n'),
-      [{ name: 'id', required: true, description: "the application's id (uuid)" }],
+      [{ name: 'APPLICATION_ID', required: true, description: "the application's id (uuid)" }],
       [],
       tokens,
       (m, _op, input) => m.runApplicationTokenRotate(input),
@@ -508,13 +507,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminResellerIconUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <RESELLER_ID> <FILE>`,
     runnable: command<typeof RunAdminContent>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin; SVG is refused), becomes the icon of the reseller ID (stored as a 512×512 WebP under a new asset id). Needs an elevated session holding manage_public_content, or an admin-authorized API token with admin.public_content.manage. Prints the reseller with its new icon_asset_id.',
-      [
-        { name: 'id', required: true, description: "the reseller's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'RESELLER_ID', required: true, description: "the reseller's id (uuid)" }, FILE],
       [],
       adminContent,
       (m, _op, input) => m.runResellerImageSet(input, 'adminResellerIconUpload'),
@@ -522,13 +518,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminResellerOgImageUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <RESELLER_ID> <FILE>`,
     runnable: command<typeof RunAdminContent>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the link-preview image of the reseller ID (stored as a 1200×630 WebP, cropped to cover); link previews use it while the reseller\'s og_image_mode is custom (svcctl admin resellers update ID --og-image-mode custom). Prints the reseller.',
-      [
-        { name: 'id', required: true, description: "the reseller's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'RESELLER_ID', required: true, description: "the reseller's id (uuid)" }, FILE],
       [],
       adminContent,
       (m, _op, input) => m.runResellerImageSet(input, 'adminResellerOgImageUpload'),
@@ -555,7 +548,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   vpsReinstall: {
-    term: (word) => `${word} [options] <id> <resource_id> --image <image>`,
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> --image <image>`,
     runnable: command<typeof RunServices>(
       [
         "Rebuilds the VPS's virtual machine RESOURCE_ID (see svcctl resources list ID) from IMAGE, one of the product's operating systems (svcctl catalog products os-images PRODUCT_ID). Everything on its disk is erased.",
@@ -567,9 +560,9 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         'Each run sends an Idempotency-Key, so a run repeated with the same --idempotency-key never starts a second reinstall; when no answer came, the key to repeat it with is shown.',
       ].join('\n'),
       [
-        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
         {
-          name: 'resource_id',
+          name: 'RESOURCE_ID',
           required: true,
           description: "the virtual machine's resource id (uuid), of this service instance",
         },
@@ -615,7 +608,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     beside: {
       wait: {
         summary: WAIT_SUMMARY,
-        term: (word) => `${word} <id> <operation_id>`,
+        term: (word) => `${word} <SERVICE_ID> <OPERATION_ID>`,
         runnable: command<typeof RunServices>(
           [
             'Polls the operation (as `svcctl operations show` does, from every 250 ms to every 2 s) until it succeeded, failed or was cancelled, showing its progress on stderr: a bar redrawn in place on a terminal, a plain line per change ("phase stop 10%") otherwise, none with --quiet. Then prints the operation as `operations show` does.',
@@ -623,8 +616,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
             'Exits 0 when it succeeded, 7 when it failed or was cancelled (its error on stderr). Ctrl-C stops the waiting, not the operation.',
           ].join('\n'),
           [
-            { name: 'id', required: true, description: "the service instance's id (uuid)" },
-            { name: 'operation_id', required: true, description: "the operation's id (uuid)" },
+            { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+            { name: 'OPERATION_ID', required: true, description: "the operation's id (uuid)" },
           ],
           [],
           services,

@@ -130,7 +130,7 @@ describe('svcctl config', () => {
   it.each([
     ['an unknown key', ['config', 'set', 'colour', 'blue'], /unknown setting "colour"/],
     ['a base URL that is not a URL', ['config', 'set', 'base-url', 'example.com'], /not an absolute URL/],
-    ['a missing value', ['config', 'set', 'base-url'], /missing required argument 'value'/],
+    ['a missing value', ['config', 'set', 'base-url'], /missing required argument 'VALUE'/],
   ])('refuses %s (exit 2) and writes nothing', async (_name, args, message) => {
     const home = tempHome();
     const r = await runCli(args, { env: home });

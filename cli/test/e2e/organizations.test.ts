@@ -149,11 +149,11 @@ describe('svcctl orgs', () => {
 
     const missing = await svcctl(home, ['orgs', 'icon', 'set', org.id]);
     expect(missing.code).toBe(ExitCode.usage);
-    expect(missing.stderr).toContain("missing required argument 'file'");
+    expect(missing.stderr).toContain("missing required argument 'FILE'");
     const help = await runCli(['orgs', 'icon', 'set', '--help']);
-    expect(help.stdout).toMatch(/^Usage: svcctl orgs icon set \[options\] <id> <file>$/m);
+    expect(help.stdout).toMatch(/^Usage: svcctl orgs icon set \[options\] <ORG_ID> <FILE>$/m);
     expect(help.stdout).toContain(`PUT /api/v2/organizations/{id}/icon`);
-    expect((await runCli(['orgs', 'icon', '--help'])).stdout).toMatch(/^ {2}set <id> <file> +Upload/m);
+    expect((await runCli(['orgs', 'icon', '--help'])).stdout).toMatch(/^ {2}set <ORG_ID> <FILE> +Upload/m);
   });
 });
 
@@ -440,7 +440,7 @@ describe('svcctl audit list', () => {
 
   it('--help lists --all', async () => {
     const r = await runCli(['audit', 'list', '--help']);
-    expect(r.stdout).toMatch(/^Usage: svcctl audit list \[options\] <id>$/m);
+    expect(r.stdout).toMatch(/^Usage: svcctl audit list \[options\] <ORG_ID>$/m);
     expect(r.stdout).toMatch(/^ {2}--all +every page/m);
     expect(r.stdout).toMatch(/^ {2}--page-size <integer> /m);
   });
