@@ -2,11 +2,12 @@
 // public → incidents → list; and that tree as the commands the argv parser walks.
 import type { CommandSpec } from './argv/spec.js';
 import type { OperationOverride } from './commands/operation-overrides.js';
-import { pathParameters, type CliOperation } from './operation.js';
+import { argumentName, pathParameters, type CliOperation } from './operation.js';
 
 /** Commands that are not operations; an operation whose first word is one of these is unreachable. */
 export const BUILTIN_COMMANDS = [
   'api',
+  'completion',
   'config',
   'help',
   'login',
@@ -154,7 +155,7 @@ function termFor(node: CommandNode, custom?: OperationOverride): string {
   if (custom?.term) return `${custom.term(node.word)}${node.children.size > 0 ? ' [command]' : ''}`;
   const hasOptions = op.parameters.some((p) => p.in !== 'path') || op.body !== null;
   const args = pathParameters(op)
-    .map((p) => ` <${p.name}>`)
+    .map((p) => ` <${argumentName(op, p)}>`)
     .join('');
   return `${node.word}${hasOptions ? ' [options]' : ''}${args}${node.children.size > 0 ? ' [command]' : ''}`;
 }

@@ -12,6 +12,7 @@ export const ExitCode = {
   server: 7,
   network: 8,
   rateLimited: 9,
+  checkFailed: 10,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -30,6 +31,11 @@ export const EXIT_CODES: readonly { code: ExitCode; meaning: string }[] = [
   { code: ExitCode.server, meaning: 'server error or capability unavailable (HTTP 5xx)' },
   { code: ExitCode.network, meaning: 'network failure or timeout: no answer from the server' },
   { code: ExitCode.rateLimited, meaning: 'rate limited (HTTP 429); retry after the time shown' },
+  {
+    code: ExitCode.checkFailed,
+    meaning:
+      'a check found no proof: `domains check` left the claim unverified (printed, with why on stderr)',
+  },
 ];
 
 export function exitCodeForStatus(status: number): ExitCode {

@@ -21,9 +21,9 @@ export async function readImage(file: string): Promise<Uint8Array> {
 }
 
 /** The `ID FILE` arguments of an upload to one thing (an organization's icon, a reseller's images). */
-export function idAndImageArgs(args: readonly string[]): [id: string, file: string] {
+export function idAndImageArgs(args: readonly string[], idName: string): [id: string, file: string] {
   const [id, file] = args;
-  if (id === undefined) throw new UsageError("missing required argument 'id'");
-  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  if (id === undefined) throw new UsageError(`missing required argument '${idName}'`);
+  if (file === undefined) throw new UsageError("missing required argument 'FILE'");
   return [id, file];
 }

@@ -9,6 +9,7 @@ import { renderHelp } from './argv/help.js';
 import { CommandLineError, parseCommandLine } from './argv/parse.js';
 import type { CommandSpec } from './argv/spec.js';
 import { apiCommand } from './commands/api-command.js';
+import { completionCommand } from './commands/completion-command.js';
 import { configCommand } from './commands/config-command.js';
 import { operationOverrides } from './commands/operation-overrides.js';
 import { signInCommands } from './commands/sign-in-commands.js';
@@ -43,6 +44,7 @@ export function rootCommand(): CommandSpec {
     ...treeCommands(root, 'API commands:', operationOverrides),
     apiCommand,
     configCommand,
+    completionCommand,
   ];
   return { name: PROGRAM, summary: '', term: PROGRAM, description: DESCRIPTION, subcommands: () => commands };
 }

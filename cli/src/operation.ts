@@ -65,3 +65,36 @@ export function isPagedOperation(op: CliOperation): boolean {
     op.parameters.some((p) => p.in === 'query' && p.name === 'page')
   );
 }
+
+/** Resource words that read better short in an argument's name (`ORG_ID`, `SERVICE_ID`). */
+const SHORT_NAMES: Readonly<Record<string, string>> = {
+  organization: 'org',
+  'service-instance': 'service',
+};
+
+/**
+ * What a path parameter is called in usage and errors: what it names, in capitals, as the READMEs write
+ * it. `{id}` takes the name of the resource the path segment before it lists (`/organizations/{id}` →
+ * `ORG_ID`, `/service-instances/{id}` → `SERVICE_ID`); `{user_id}` → `USER_ID`; `{hostname}` →
+ * `HOSTNAME`. Derived from the route, so a route added later is named the same way.
+ */
+export function argumentName(op: Pick<CliOperation, 'path'>, param: Pick<CliParameter, 'name'>): string {
+  let name = param.name;
+  if (name === 'id') {
+    const segment = new RegExp(`([^/{}]+)/\\{${param.name}\\}`).exec(op.path)?.[1];
+    if (segment) name = `${singular(segment)}_id`;
+  }
+  const idOf = /^(.+)_id$/.exec(name)?.[1];
+  if (idOf !== undefined) name = `${SHORT_NAMES[idOf] ?? idOf}_id`;
+  return name.replace(/-/g, '_').toUpperCase();
+}
+
+function singular(word: string): string {
+  return word.endsWith('ies')
+    ? `${word.slice(0, -3)}y`
+    : /(ss|x|ch|sh)es$/.test(word)
+      ? word.slice(0, -2)
+      : word.endsWith('s') && !word.endsWith('ss')
+        ? word.slice(0, -1)
+        : word;
+}

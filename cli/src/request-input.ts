@@ -1,7 +1,7 @@
 // Positionals, flag values and --data → the SDK's request parameters. Explicit flags override the
 // same fields of --data, so a saved body can be reused with one field changed.
 import { UsageError } from './errors.js';
-import { pathParameters, type CliOperation } from './operation.js';
+import { argumentName, pathParameters, type CliOperation } from './operation.js';
 import type { FlagInput } from './operation-inputs.js';
 
 export interface RequestParams {
@@ -20,7 +20,7 @@ export function buildRequest(
   const path: Record<string, string> = {};
   for (const [i, p] of pathParameters(op).entries()) {
     const value = positionals[i];
-    if (value === undefined) throw new UsageError(`missing argument <${p.name}>`);
+    if (value === undefined) throw new UsageError(`missing required argument '${argumentName(op, p)}'`);
     path[p.name] = value;
   }
   const query: Record<string, unknown> = {};

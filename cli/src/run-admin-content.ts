@@ -15,7 +15,7 @@ export async function runResellerImageSet(
   input: ParsedInput,
   operationId: 'adminResellerIconUpload' | 'adminResellerOgImageUpload',
 ): Promise<void> {
-  const [id, file] = idAndImageArgs(input.args);
+  const [id, file] = idAndImageArgs(input.args, 'RESELLER_ID');
   const settings = await resolveSettings(input.globals as GlobalFlags);
   requireSignIn(settings);
   const bytes = await readImage(file);

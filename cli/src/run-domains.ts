@@ -1,6 +1,8 @@
 // `svcctl domains add` and `svcctl domains check` in table mode: the claim, and while it is not
 // verified, the DNS record to publish set apart under it, ready to copy. Imported when one runs.
 import type { ParsedInput } from './argv/spec.js';
+import { CliError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
 import type { GlobalFlags } from './global-options.js';
 import { formatValue } from './output/format.js';
 import { isRecord } from './output/table.js';
@@ -25,4 +27,17 @@ export async function claimWithRecord(claim: unknown, organizationId: string): P
     `  VALUE  ${String(claim.record_value)}`,
     '',
   ].join('\n');
+}
+
+/**
+ * After `domains check`: a claim the check left unverified (failed, lost, or still pending) is a failed
+ * check, so `svcctl domains check ... && deploy` stops there. The claim was printed already.
+ */
+export function requireVerified(claim: unknown): void {
+  if (!isRecord(claim) || claim.status === 'verified') return;
+  const why = typeof claim.last_error === 'string' ? `: ${claim.last_error}` : '';
+  throw new CliError(
+    `${String(claim.domain)} is not verified (status ${String(claim.status)})${why}`,
+    ExitCode.checkFailed,
+  );
 }

@@ -10,7 +10,7 @@ import { requireSignIn, resolveSettings } from './settings.js';
 
 export async function runAvatarSet(input: ParsedInput): Promise<void> {
   const [file] = input.args;
-  if (file === undefined) throw new UsageError("missing required argument 'file'");
+  if (file === undefined) throw new UsageError("missing required argument 'FILE'");
   const settings = await resolveSettings(input.globals as GlobalFlags);
   requireSignIn(settings);
   const bytes = await readImage(file);

@@ -25,7 +25,8 @@ export async function runOperation(
   if (isBinaryResponse(op)) checkBinaryTarget(target, op.responseType ?? 'binary');
   const data = opts.data === undefined ? undefined : await readData(opts.data);
   const values = bound.map(({ input: flag, key }) => ({ input: flag, value: input.options[key] }));
-  const { path, query, headers, body } = buildRequest(op, input.args, values, data);
+  const request = buildRequest(op, input.args, values, data);
+  const { path, query, headers, body } = request;
   if (opts.all && query.page !== undefined) {
     throw new UsageError('--all walks every page from the first; leave out --page');
   }
@@ -35,9 +36,15 @@ export async function runOperation(
   if (opts.all) {
     // The SDK's paginator asks for the next page only once this one is written out.
     const items = client.paginate(op.operationId, { path, query, header: headers });
-    await writeStream(items, { format: settings.outputFormat, quiet: settings.quiet, columns });
+    await writeStream(items, {
+      format: settings.outputFormat,
+      quiet: settings.quiet,
+      columns,
+      envelope: (count) => wholeListMeta(count, pageSizeOf(op, query)),
+    });
     return;
   }
+  hooks.sending?.(request);
   const result = await client.request(op.operationId, {
     path,
     query,
@@ -50,4 +57,26 @@ export async function runOperation(
     target,
     columns,
   );
+}
+
+/**
+ * `--all` in json and yaml keeps the shape of one page, `{ data, meta }`, so one script reads both: the
+ * whole list is the one page there is (`page` 1 of 1, every item). An empty list has 0 pages, of the
+ * size the walk asked for.
+ */
+export function wholeListMeta(count: number, walkPageSize: number) {
+  return {
+    page: 1,
+    page_size: count > 0 ? count : walkPageSize,
+    total_items: count,
+    total_pages: count > 0 ? 1 : 0,
+  };
+}
+
+/** The page size the walk asks for: --page-size, else the most the operation allows (the SDK's default). */
+function pageSizeOf(op: CliOperation, query: Record<string, unknown>): number {
+  if (typeof query.page_size === 'number') return query.page_size;
+  const param = op.parameters.find((p) => p.in === 'query' && p.name === 'page_size') as
+    { maximum?: unknown } | undefined;
+  return typeof param?.maximum === 'number' ? param.maximum : 1;
 }

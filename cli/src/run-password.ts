@@ -5,7 +5,7 @@ import type { GlobalFlags } from './global-options.js';
 import { Prompter } from './prompt.js';
 import { openClient, openPublicClient } from './sdk-client.js';
 import { forgetCredentials } from './session-store.js';
-import { requireSignIn, resolveSettings, type Settings } from './settings.js';
+import { loginCommand, requireSignIn, resolveSettings, type Settings } from './settings.js';
 import { readEmailAndPassword, readSecret, say, valueOrAsk } from './sign-in-input.js';
 
 async function withPrompter<T>(fn: (prompter: Prompter) => Promise<T>): Promise<T> {
@@ -68,7 +68,7 @@ export async function runPasswordChange(input: ParsedInput): Promise<void> {
       await forgetCredentials(settings.profile, settings.configDir, settings.session.sessionId);
       say(
         settings,
-        `Password changed. Every session was signed out, this one too, and the saved credentials of profile "${settings.profile}" were removed. Sign in again: svcctl login (or keep it next time with --keep-this-session).`,
+        `Password changed. Every session was signed out, this one too, and the saved credentials of profile "${settings.profile}" were removed. Sign in again: ${loginCommand(settings.profile)} (or keep it next time with --keep-this-session).`,
       );
     } else {
       say(settings, 'Password changed. Every session of the account was signed out.');

@@ -158,7 +158,7 @@ export async function runApplicationCreate(input: ParsedInput): Promise<void> {
 /** `admin applications rotate-token ID`: a new token, printed once; the previous one stops working. */
 export async function runApplicationTokenRotate(input: ParsedInput): Promise<void> {
   const [id] = input.args;
-  if (id === undefined) throw new UsageError("missing required argument 'id'");
+  if (id === undefined) throw new UsageError("missing required argument 'APPLICATION_ID'");
   const settings = await secretSettings(input);
   const client = await openClient(settings);
   const answer = await client.adminApplicationTokenRotate({ path: { id } });

@@ -8,7 +8,7 @@
 import type { SessionClient, SessionEndReason, SessionTokens, SvcClient } from '@svcplatform/sdk';
 import { cliVersion } from './cli-version.js';
 import { readSession, forgetCredentials, storeSession } from './session-store.js';
-import type { Settings } from './settings.js';
+import { loginCommand, type Settings } from './settings.js';
 
 export async function openClient(settings: Settings): Promise<SvcClient | SessionClient> {
   if (settings.session) return openSessionClient(settings, settings.session);
@@ -72,7 +72,7 @@ export async function openSessionClient(
       if (hooks.onEnded) hooks.onEnded(reason, removed);
       else if (reason === 'refresh_failed' && removed) {
         process.stderr.write(
-          `svcctl: the session of profile "${profile}" has ended (signed out, expired, or the password was changed); its saved credentials were removed. Sign in again: svcctl login\n`,
+          `svcctl: the session of profile "${profile}" has ended (signed out, expired, or the password was changed); its saved credentials were removed. Sign in again: ${loginCommand(profile)}\n`,
         );
       }
     },

@@ -70,9 +70,14 @@ export async function resolveSettings(flags: GlobalFlags, ctx: SettingsContext =
 export function requireSignIn(settings: Settings): void {
   if (settings.token) return;
   throw new CliError(
-    `not signed in (profile "${settings.profile}"): run 'svcctl login', or give an API token with --token or SVCCTL_TOKEN`,
+    `not signed in (profile "${settings.profile}"): run '${loginCommand(settings.profile)}', or give an API token with --token or SVCCTL_TOKEN`,
     ExitCode.auth,
   );
+}
+
+/** How to sign this profile in again: `svcctl login`, or `svcctl login --profile bob` for another. */
+export function loginCommand(profile: string): string {
+  return profile === 'default' ? 'svcctl login' : `svcctl login --profile ${profile}`;
 }
 
 /** Accepts `https://host`, `https://host/` and `https://host/api/v2`; returns `https://host`. */

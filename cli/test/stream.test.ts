@@ -52,6 +52,46 @@ describe('writeStream', () => {
     expect(() => JSON.parse(failed.text) as unknown).toThrow();
   });
 
+  const META = (count: number) => ({
+    page: 1,
+    page_size: count || 100,
+    total_items: count,
+    total_pages: count ? 1 : 0,
+  });
+
+  it.each([[[]], [ROWS.slice(0, 1)], [ROWS]])(
+    'json with an envelope: the text JSON.stringify gives { data, meta } (%#)',
+    async (rows) => {
+      const { text, count } = await written(from(rows), { format: 'json', envelope: META });
+      expect(text).toBe(`${JSON.stringify({ data: rows, meta: META(rows.length) }, null, 2)}\n`);
+      expect(count).toBe(rows.length);
+    },
+  );
+
+  it('json with an envelope: unclosed when the walk fails', async () => {
+    const failed = await written(from(ROWS, 2), { format: 'json', envelope: META });
+    expect(failed.error).toEqual(new Error('page 2 failed'));
+    expect(failed.text.startsWith('{\n  "data": [\n')).toBe(true);
+    expect(() => JSON.parse(failed.text) as unknown).toThrow();
+  });
+
+  it.each<[readonly unknown[]]>([
+    [[]],
+    [ROWS.slice(0, 1)],
+    [ROWS],
+    [[{ text: 'two\nlines\n', list: [1, [2]] }]],
+  ])('yaml with an envelope: the document stringify gives { data, meta } (%#)', async (rows) => {
+    const { text } = await written(from(rows), { format: 'yaml', envelope: META });
+    expect(parseYaml(text)).toEqual({ data: rows, meta: META(rows.length) });
+    const { stringify } = await import('yaml');
+    expect(text).toBe(stringify({ data: rows, meta: META(rows.length) }));
+  });
+
+  it('yaml with an envelope: no meta when the walk fails', async () => {
+    const failed = await written(from(ROWS, 2), { format: 'yaml', envelope: META });
+    expect(parseYaml(failed.text)).toEqual({ data: ROWS.slice(0, 2) });
+  });
+
   it('yaml: one sequence', async () => {
     expect(parseYaml((await written(from(ROWS), { format: 'yaml' })).text)).toEqual(ROWS);
     expect((await written(from([]), { format: 'yaml' })).text).toBe('[]\n');

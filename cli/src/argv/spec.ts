@@ -19,6 +19,8 @@ export interface OptionSpec {
   /** Turns the text into the stored value; `previous` is the value so far, for repeatable flags. Throws to refuse. */
   readonly parse?: (raw: string, previous: unknown) => unknown;
   readonly choices?: readonly string[];
+  /** What shell completion offers as its value, where `choices` does not say (an enum the request checks). */
+  readonly values?: readonly string[];
   /** Must be given (checked only when the command runs, never for --help). */
   readonly mandatory?: boolean;
 }
@@ -29,6 +31,8 @@ export interface ArgumentSpec {
   readonly description: string;
   /** The last argument only: takes every remaining operand (`discovery mark <key...>`). */
   readonly variadic?: boolean;
+  /** What shell completion offers for it (`config set KEY`: base-url, output); the command checks. */
+  readonly values?: readonly string[];
 }
 
 /** A command that runs: its arguments, its own options and what it does. */

@@ -44,16 +44,21 @@ const OPTIONS: readonly OptionSpec[] = [
 export const apiCommand: CommandSpec = {
   name: 'api',
   summary: 'call any route: svcctl api GET /public/incidents',
-  term: 'api [options] <method> <path>',
+  term: 'api [options] <METHOD> <PATH>',
   listGroup: 'Other commands:',
   subcommands: () => [],
   runnable: () => ({
     description:
       "Send a request to any route of the API. PATH is relative to /api/v2 and may carry a query string; the answer is printed like any command's (JSON values in the output format, bytes to --output).",
     arguments: [
-      { name: 'method', required: true, description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS' },
       {
-        name: 'path',
+        name: 'METHOD',
+        required: true,
+        description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
+        values: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+      },
+      {
+        name: 'PATH',
         required: true,
         description: 'the route below /api/v2, e.g. /public/resellers/by-host/example.com',
       },

@@ -2,10 +2,14 @@
 import type { ArgumentSpec, CommandSpec, ParsedInput } from '../argv/spec.js';
 import type * as RunConfig from '../run-config.js';
 
+/** The settable keys (config-file.ts CONFIG_KEYS, which a test holds this to), for completion. */
+export const SETTABLE_KEYS = ['base-url', 'output'] as const;
+
 const KEY: ArgumentSpec = {
-  name: 'key',
+  name: 'KEY',
   required: true,
   description: "base-url (the API's URL) or output (table, json or yaml)",
+  values: SETTABLE_KEYS,
 };
 
 function leaf(
@@ -31,16 +35,29 @@ function leaf(
 
 const SUBCOMMANDS: readonly CommandSpec[] = [
   leaf(
+    'show',
+    'show the effective settings of the profile: base URL, output format, token source, file paths',
+    [],
+    (m, i) => m.configGet(i),
+  ),
+  leaf(
     'set',
     'set a setting of the profile',
-    [KEY, { name: 'value', required: true, description: 'the new value' }],
+    [KEY, { name: 'VALUE', required: true, description: 'the new value' }],
     (m, i) => m.configSet(i),
   ),
   leaf('unset', 'remove a setting from the profile', [KEY], (m, i) => m.configUnset(i)),
   leaf(
     'get',
     'show the effective settings of the profile, or one of them',
-    [{ ...KEY, required: false, description: `${KEY.description}, profile, token, config-dir, ...` }],
+    [
+      {
+        ...KEY,
+        required: false,
+        description: `${KEY.description}, profile, token, config-dir, ...`,
+        values: [...SETTABLE_KEYS, 'profile', 'token', 'config-dir', 'config-file', 'credentials-file'],
+      },
+    ],
     (m, i) => m.configGet(i),
   ),
   leaf('profiles', 'list the profiles of config.yaml and credentials.yaml', [], (m, i) =>
@@ -50,7 +67,7 @@ const SUBCOMMANDS: readonly CommandSpec[] = [
 
 export const configCommand: CommandSpec = {
   name: 'config',
-  summary: 'show and change settings (base URL, output format) per profile',
+  summary: 'show, get, set, unset: settings (base URL, output format) per profile; profiles',
   term: 'config <command>',
   listGroup: 'Other commands:',
   description:

@@ -2,9 +2,16 @@
 // command line reaches it. What it does when it runs is in run-operation.ts, imported then.
 import type { SessionClient, SvcClient } from '@svcplatform/sdk';
 import type { OptionSpec, Runnable } from '../argv/spec.js';
-import { accumulate, isArrayType } from '../coerce.js';
-import { isBinaryResponse, isPagedOperation, pathParameters, type CliOperation } from '../operation.js';
+import { accumulate, isArrayType, isEnumType, itemType } from '../coerce.js';
+import {
+  argumentName,
+  isBinaryResponse,
+  isPagedOperation,
+  pathParameters,
+  type CliOperation,
+} from '../operation.js';
 import { ALL_FLAG, flagInputs, negated, type FlagInput } from '../operation-inputs.js';
+import type { RequestParams } from '../request-input.js';
 
 const GROUP_HEADINGS = {
   query: 'Query parameters:',
@@ -21,6 +28,8 @@ export interface BoundInput {
 }
 
 export interface OperationHooks {
+  /** Sees the request as it is about to be sent (`members add` remembers the role it asked for). */
+  sending?: (request: RequestParams) => void;
   /** Turns the answer into what is printed (`svcctl session` adds the profile's elevated_until). */
   decorate?: (result: unknown, client: SvcClient | SessionClient) => unknown | Promise<unknown>;
 }
@@ -64,7 +73,7 @@ export function operationRunnable(op: CliOperation, hooks: OperationHooks = {}):
   return {
     description: longDescription(op),
     arguments: pathParameters(op).map((p) => ({
-      name: p.name,
+      name: argumentName(op, p),
       required: true,
       description: `${p.description}${p.type === 'string' ? '' : ` (${p.type})`}`,
     })),
@@ -98,10 +107,16 @@ function optionsFor(input: FlagInput, key: string): OptionSpec[] {
       group,
       description,
       parse: (raw, previous) => accumulate(input.type, raw, previous, input.nullable),
+      ...(isEnumType(input.type) ? { values: enumValues(input.type) } : {}),
       // Query and header parameters have no --data to come from, so the parser enforces them.
       mandatory: input.required && input.location !== 'body',
     },
   ];
+}
+
+/** `owner|admin|member` and `a|b[]` → the values; null is no value to offer. */
+function enumValues(type: string): string[] {
+  return (isArrayType(type) ? itemType(type) : type).split('|').filter((v) => v !== 'null');
 }
 
 function annotate(description: string, type: string, requirement: string): string {

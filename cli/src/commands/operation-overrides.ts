@@ -20,7 +20,8 @@
 //   admin applications create | rotate-token   the application's token alone on stdout
 //   oauth complete --key KEY    redeems the key and saves the session like `svcctl login` (run-oauth-login.ts);
 //                               `oauth callback` (a browser route) is not listed
-//   domains add | check         as generated; in table mode the DNS record to publish follows the claim
+//   domains add | check         as generated; in table mode the DNS record to publish follows the claim;
+//                               check exits 10 when the claim is not verified after it
 //   admin resellers icon set ID FILE | og-image set ID FILE   reads the image and uploads it
 //   admin captcha set HOSTNAME  as generated, plus --secret-stdin (run-admin-content.ts)
 //   vps reinstall ID RESOURCE_ID --image IMAGE   --yes (or y on a terminal's prompt) sends confirm:
@@ -35,6 +36,8 @@
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
 //   auth password verify        as generated, but --token also takes the whole emailed link
+//   members add                 as generated; someone already a member with another role than the one
+//                               asked for is exit 6 with a sentence, not a silent success
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
 // run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
@@ -75,6 +78,8 @@ export interface BesideCommand {
   /** Given the operation it sits beside. */
   runnable(op: CliOperation): Promise<Runnable>;
 }
+
+const FILE = { name: 'FILE', required: true, description: 'the image file, or - for stdin' } as const;
 
 const adminContent = () => import('../run-admin-content.js');
 const domains = () => import('../run-domains.js');
@@ -148,25 +153,39 @@ const savesElevatedToken: OperationOverride = {
   },
 };
 
-/** `domains add` and `domains check`: in table mode, the record to publish set apart under the claim. */
-const showsDomainRecord: OperationOverride = {
+/**
+ * `domains add` and `domains check`: in table mode, the record to publish set apart under the claim.
+ * `domains check` then exits 10 (ExitCode.checkFailed) unless the claim is verified after the check.
+ */
+const showsDomainRecord = (checks: boolean): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     let table = false;
     let organizationId = '';
+    let claim: unknown;
     const generated = operationRunnable(op, {
-      decorate: async (claim) => (table ? (await domains()).claimWithRecord(claim, organizationId) : claim),
+      decorate: async (answer) => {
+        claim = answer;
+        return table ? (await domains()).claimWithRecord(answer, organizationId) : answer;
+      },
     });
     return {
       ...generated,
+      description: checks
+        ? generated.description.replace(
+            '\n\n',
+            '. Prints the claim after the check; exits 0 when it is verified, else 10 with why on stderr (its status and last_error).\n\n',
+          )
+        : generated.description,
       run: async (input) => {
         table = await (await domains()).printsTable(input);
         organizationId = input.args[0] ?? '';
         await generated.run(input);
+        if (checks) (await domains()).requireVerified(claim);
       },
     };
   },
-};
+});
 
 const WAIT_OUTPUT =
   'With --wait it then follows the operation on stderr (a progress bar on a terminal, a plain line per change such as "phase stop 10%" otherwise; none with --quiet) and exits 0 when it succeeded, 7 when it failed or was cancelled, with its error. Ctrl-C stops the waiting, not the operation: `svcctl operations wait ID OPERATION_ID` follows it again.';
@@ -281,14 +300,14 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     },
   },
 
-  domainAdd: showsDomainRecord,
-  domainCheck: showsDomainRecord,
+  domainAdd: showsDomainRecord(false),
+  domainCheck: showsDomainRecord(true),
 
   meAvatarUpload: {
-    term: (word) => `${word} <file>`,
+    term: (word) => `${word} <FILE>`,
     runnable: command<typeof RunMe>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes your avatar (stored as a 512×512 WebP under a new asset id). Prints your identity with its new avatar_asset_id.',
-      [{ name: 'file', required: true, description: 'the image file, or - for stdin' }],
+      [FILE],
       [],
       me,
       (m, _op, input) => m.runAvatarSet(input),
@@ -296,13 +315,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   organizationIconUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <ORG_ID> <FILE>`,
     runnable: command<typeof RunOrgs>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the icon of the organization ID (stored as a 512×512 WebP under a new asset id); Owners and Admins. Prints the organization with its new icon_asset_id.',
-      [
-        { name: 'id', required: true, description: "the organization's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'ORG_ID', required: true, description: "the organization's id (uuid)" }, FILE],
       [],
       orgs,
       (m, _op, input) => m.runIconSet(input),
@@ -319,7 +335,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
           '--org',
           "only this organization's projects (its id; 404, exit 3, when you are not a member)",
           {
-            value: '<id>',
+            value: '<ORG_ID>',
           },
         ),
       ],
@@ -329,10 +345,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   projectStatsGet: {
-    term: (word) => `${word} [id]`,
+    term: (word) => `${word} [PROJECT_ID]`,
     runnable: command<typeof RunOrgs>(
       "With a project id, that project's stats; without one, the stats of every project `svcctl projects list` shows, in its order (GET /api/v2/projects/stats).",
-      [{ name: 'id', required: false, description: "the project's id (uuid); leave it out for all" }],
+      [{ name: 'PROJECT_ID', required: false, description: "the project's id (uuid); leave it out for all" }],
       [],
       orgs,
       (m, _op, input) => m.runProjectStats(input),
@@ -349,7 +365,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   meDiscoveryMark: {
-    term: (word) => `${word} [options] [key...]`,
+    term: (word) => `${word} [options] [KEY...]`,
     async runnable(op) {
       const { operationRunnable } = await import('./operation-command.js');
       const generated = operationRunnable(op);
@@ -359,7 +375,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         ...generated,
         description: `${op.summary}. Each KEY (nav:..., tab:..., product:..., ui:...; 1 to 20 in all, with --keys) is recorded with the time it was first marked.\n\n${generated.description.split('\n\n').slice(1).join('\n\n')}`,
         arguments: [
-          { name: 'key', required: false, description: 'a discovery key, e.g. nav:billing', variadic: true },
+          { name: 'KEY', required: false, description: 'a discovery key, e.g. nav:billing', variadic: true },
         ],
         run: (input) => {
           const given = input.options[keys] as unknown[] | undefined;
@@ -504,14 +520,14 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminApplicationTokenRotate: {
-    term: (word) => `${word} <id>`,
+    term: (word) => `${word} <APPLICATION_ID>`,
     runnable: command<typeof RunTokens>(
       [
         'The previous token stops working at once. Needs what `svcctl admin applications create` needs.',
         '',
         SECRET_OUTPUT('the new token (svc_app_...)'),
       ].join('\n'),
-      [{ name: 'id', required: true, description: "the application's id (uuid)" }],
+      [{ name: 'APPLICATION_ID', required: true, description: "the application's id (uuid)" }],
       [],
       tokens,
       (m, _op, input) => m.runApplicationTokenRotate(input),
@@ -519,13 +535,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminResellerIconUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <RESELLER_ID> <FILE>`,
     runnable: command<typeof RunAdminContent>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin; SVG is refused), becomes the icon of the reseller ID (stored as a 512×512 WebP under a new asset id). Needs an elevated session holding manage_public_content, or an admin-authorized API token with admin.public_content.manage. Prints the reseller with its new icon_asset_id.',
-      [
-        { name: 'id', required: true, description: "the reseller's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'RESELLER_ID', required: true, description: "the reseller's id (uuid)" }, FILE],
       [],
       adminContent,
       (m, _op, input) => m.runResellerImageSet(input, 'adminResellerIconUpload'),
@@ -533,13 +546,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   adminResellerOgImageUpload: {
-    term: (word) => `${word} <id> <file>`,
+    term: (word) => `${word} <RESELLER_ID> <FILE>`,
     runnable: command<typeof RunAdminContent>(
       'FILE, a JPEG, PNG, WebP or GIF of at most 10 MB ("-" reads it from stdin), becomes the link-preview image of the reseller ID (stored as a 1200×630 WebP, cropped to cover); link previews use it while the reseller\'s og_image_mode is custom (svcctl admin resellers update ID --og-image-mode custom). Prints the reseller.',
-      [
-        { name: 'id', required: true, description: "the reseller's id (uuid)" },
-        { name: 'file', required: true, description: 'the image file, or - for stdin' },
-      ],
+      [{ name: 'RESELLER_ID', required: true, description: "the reseller's id (uuid)" }, FILE],
       [],
       adminContent,
       (m, _op, input) => m.runResellerImageSet(input, 'adminResellerOgImageUpload'),
@@ -566,7 +576,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   vpsReinstall: {
-    term: (word) => `${word} [options] <id> <resource_id> --image <image>`,
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> --image <image>`,
     runnable: command<typeof RunServices>(
       [
         "Rebuilds the VPS's virtual machine RESOURCE_ID (see svcctl resources list ID) from IMAGE, one of the product's operating systems (svcctl catalog products os-images PRODUCT_ID). Everything on its disk is erased.",
@@ -578,9 +588,9 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         'Each run sends an Idempotency-Key, so a run repeated with the same --idempotency-key never starts a second reinstall; when no answer came, the key to repeat it with is shown.',
       ].join('\n'),
       [
-        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
         {
-          name: 'resource_id',
+          name: 'RESOURCE_ID',
           required: true,
           description: "the virtual machine's resource id (uuid), of this service instance",
         },
@@ -626,7 +636,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     beside: {
       wait: {
         summary: WAIT_SUMMARY,
-        term: (word) => `${word} <id> <operation_id>`,
+        term: (word) => `${word} <SERVICE_ID> <OPERATION_ID>`,
         runnable: command<typeof RunServices>(
           [
             'Polls the operation (as `svcctl operations show` does, from every 250 ms to every 2 s) until it succeeded, failed or was cancelled, showing its progress on stderr: a bar redrawn in place on a terminal, a plain line per change ("phase stop 10%") otherwise, none with --quiet. Then prints the operation as `operations show` does.',
@@ -634,8 +644,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
             'Exits 0 when it succeeded, 7 when it failed or was cancelled (its error on stderr). Ctrl-C stops the waiting, not the operation.',
           ].join('\n'),
           [
-            { name: 'id', required: true, description: "the service instance's id (uuid)" },
-            { name: 'operation_id', required: true, description: "the operation's id (uuid)" },
+            { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+            { name: 'OPERATION_ID', required: true, description: "the operation's id (uuid)" },
           ],
           [],
           services,
@@ -666,6 +676,36 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         ].join('\n\n'),
         options: [...generated.options, { ...WAIT, group: 'Request options:' }],
         run: async (input) => (await services()).runSubscriptionCreate(generated, key, () => answered, input),
+      };
+    },
+  },
+
+  // Adding someone already a member answers their membership unchanged (200): when it holds another
+  // role than the one asked for, nothing was done, and saying nothing would leave a script believing
+  // the role was given.
+  memberAdd: {
+    async runnable(op) {
+      const { operationRunnable } = await import('./operation-command.js');
+      let asked = 'member';
+      let organizationId = '';
+      const generated = operationRunnable(op, {
+        sending: (request) => {
+          const body = request.body as { role?: unknown } | undefined;
+          if (typeof body?.role === 'string') asked = body.role;
+        },
+        decorate: async (membership) => (await orgs()).requireRole(membership, asked, organizationId),
+      });
+      const [summary, ...rest] = generated.description.split('\n\n');
+      return {
+        ...generated,
+        description: [
+          `${summary}. Adding someone already a member with the role asked for (member unless --role says otherwise) changes nothing and prints the membership; already a member with another role is refused with exit 6 and nothing changes (\`svcctl members update\` changes a role).`,
+          ...rest,
+        ].join('\n\n'),
+        run: async (input) => {
+          organizationId = input.args[0] ?? '';
+          await generated.run(input);
+        },
       };
     },
   },

@@ -5,7 +5,7 @@
 import type { SessionClient, SvcClient } from '@svcplatform/sdk';
 import { operations } from '@svcplatform/sdk/operations';
 import type { CommandSpec, OptionSpec, ParsedInput, Runnable } from '../argv/spec.js';
-import { pathParameters, type CliOperation } from '../operation.js';
+import { argumentName, pathParameters, type CliOperation } from '../operation.js';
 import type * as RunPassword from '../run-password.js';
 import type * as RunSignIn from '../run-sign-in.js';
 import type { OperationHooks } from './operation-command.js';
@@ -80,7 +80,7 @@ function alias(
   return {
     name,
     summary,
-    term: [name, ...pathParameters(op).map((p) => `<${p.name}>`)].join(' '),
+    term: [name, ...pathParameters(op).map((p) => `<${argumentName(op, p)}>`)].join(' '),
     listGroup: LIST_GROUP,
     subcommands: () => [],
     runnable: async (): Promise<Runnable> => {
@@ -106,7 +106,7 @@ const LOGIN = leaf<typeof RunSignIn>(
     '',
     'For scripts, --non-interactive works in two steps: `svcctl login --non-interactive --email EMAIL --password-stdin` prints {"challenge_id": ...} once the code is sent; then `svcctl login --non-interactive --challenge-id ID --code CODE` signs in and prints the session as JSON (tokens are saved, never printed).',
     '',
-    'With --provider ID (see `svcctl oauth providers`), signs in with that OpenID provider instead: prints the provider\'s URL and opens a browser when it can, listens on a loopback redirect (--redirect-uri, default http://127.0.0.1:8976/callback, which the server\'s OAUTH_REDIRECT_ALLOWLIST must name), and saves the session once the browser comes back.',
+    "With --provider ID (see `svcctl oauth providers`), signs in with that OpenID provider instead: prints the provider's URL and opens a browser when it can, listens on a loopback redirect (--redirect-uri, default http://127.0.0.1:8976/callback, which the server's OAUTH_REDIRECT_ALLOWLIST must name), and saves the session once the browser comes back.",
   ].join('\n'),
   [
     EMAIL,
@@ -115,11 +115,20 @@ const LOGIN = leaf<typeof RunSignIn>(
       value: '<id>',
     }),
     option('--code', 'the 6-digit code from the email; goes with --challenge-id', { value: '<code>' }),
-    option('--provider', 'sign in with this OpenID provider in a browser instead (its id)', { value: '<id>' }),
-    option('--redirect-uri', 'with --provider: the loopback URL to listen on (default http://127.0.0.1:8976/callback; env SVCCTL_OAUTH_REDIRECT_URI)', {
-      value: '<url>',
+    option('--provider', 'sign in with this OpenID provider in a browser instead (its id)', {
+      value: '<id>',
     }),
-    option('--no-browser', 'with --provider: only print the URL, do not open a browser (env SVCCTL_NO_BROWSER)'),
+    option(
+      '--redirect-uri',
+      'with --provider: the loopback URL to listen on (default http://127.0.0.1:8976/callback; env SVCCTL_OAUTH_REDIRECT_URI)',
+      {
+        value: '<url>',
+      },
+    ),
+    option(
+      '--no-browser',
+      'with --provider: only print the URL, do not open a browser (env SVCCTL_NO_BROWSER)',
+    ),
     CAPTCHA,
     NON_INTERACTIVE,
   ],

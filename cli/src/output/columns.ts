@@ -160,6 +160,20 @@ const SERVICE_SHARE: readonly Column[] = [
   field('SHARED_AT', 'created_at'),
 ];
 
+const OPERATION: readonly Column[] = [
+  field('ID', 'id'),
+  field('KIND', 'kind'),
+  field('STATUS', 'status'),
+  field('PHASE', 'phase'),
+  {
+    header: 'PROGRESS',
+    value: (row) => (row.progress_percent == null ? null : `${String(row.progress_percent)}%`),
+  },
+  field('CREATED_AT', 'created_at'),
+  field('COMPLETED_AT', 'completed_at'),
+  field('ERROR', 'error'),
+];
+
 export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   catalogProductList: CATALOG_PRODUCT,
   organizationList: ORGANIZATION,
@@ -175,6 +189,7 @@ export const TABLE_COLUMNS: Readonly<Record<string, readonly Column[]>> = {
   meDelegationList: DELEGATION,
   serviceInstanceList: SERVICE_INSTANCE,
   serviceShareList: SERVICE_SHARE,
+  serviceOperationList: OPERATION,
 };
 
 export function tableColumns(operationId: string): readonly Column[] | undefined {

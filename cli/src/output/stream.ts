@@ -1,10 +1,12 @@
 // Writes the items of a stream (`--all`: every page of a paged list) as they arrive, in the chosen
 // format, so a long walk shows its first rows at once and never holds the whole list:
 //
-//   json   one JSON array, written item by item: the same text `JSON.stringify(list, null, 2)` gives
-//          for the whole list. On a failure part-way the array is left unclosed, so no JSON parser
-//          takes a partial list for the whole one.
-//   yaml   one YAML sequence, an item at a time (`- ...`).
+//   json   with `envelope`, the object `{ "data": [...], "meta": {...} }` a paged list answers, its
+//          items written one by one: the same text `JSON.stringify({ data, meta }, null, 2)` gives for
+//          the whole; without, one JSON array. On a failure part-way the text is left unclosed, so no
+//          JSON parser takes a partial list for the whole one.
+//   yaml   the same shape as YAML, an item at a time (`data:` then `  - ...`); a walk that fails
+//          part-way leaves out `meta`.
 //   table  column widths are settled by the first `batch` rows (the first page), which are printed
 //          together; later rows are printed as they come, padded to those widths.
 import { once } from 'node:events';
@@ -19,6 +21,11 @@ export interface StreamOptions {
   /** Rows that settle the table's widths. Default 100, the largest page. */
   batch?: number;
   stdout?: Writable;
+  /**
+   * json and yaml: the items go under `data`, followed by `meta` made from how many were written (a
+   * paged list's `--all` keeps the shape of one page: DECISIONS.md §1).
+   */
+  envelope?: (count: number) => unknown;
 }
 
 /** Resolves to the number of items written (read, when quiet). */
@@ -30,9 +37,9 @@ export async function writeStream(items: AsyncIterable<unknown>, options: Stream
   };
   switch (options.format) {
     case 'json':
-      return streamJson(items, out);
+      return options.envelope ? streamJsonEnvelope(items, out, options.envelope) : streamJson(items, out);
     case 'yaml':
-      return streamYaml(items, out);
+      return streamYaml(items, out, options.envelope);
     case 'table':
       return streamTable(items, out, options.columns, options.batch ?? 100);
   }
@@ -51,14 +58,41 @@ async function streamJson(items: AsyncIterable<unknown>, out: Out): Promise<numb
   return n;
 }
 
-async function streamYaml(items: AsyncIterable<unknown>, out: Out): Promise<number> {
-  const { stringify } = await import('yaml');
+/** `{ "data": [ items ], "meta": meta }`, indented as JSON.stringify indents it. */
+async function streamJsonEnvelope(
+  items: AsyncIterable<unknown>,
+  out: Out,
+  envelope: (count: number) => unknown,
+): Promise<number> {
   let n = 0;
   for await (const item of items) {
-    await out(stringify([item]));
+    const text = JSON.stringify(item, null, 2).replace(/\n/g, '\n    ');
+    await out(`${n === 0 ? '{\n  "data": [\n' : ',\n'}    ${text}`);
     n += 1;
   }
-  if (n === 0) await out('[]\n');
+  const meta = JSON.stringify(envelope(n), null, 2).replace(/\n/g, '\n  ');
+  await out(`${n === 0 ? '{\n  "data": [],\n' : '\n  ],\n'}  "meta": ${meta}\n}\n`);
+  return n;
+}
+
+async function streamYaml(
+  items: AsyncIterable<unknown>,
+  out: Out,
+  envelope?: (count: number) => unknown,
+): Promise<number> {
+  const { stringify } = await import('yaml');
+  // Under `data:` every line of an item moves two places right, as the whole document would put it.
+  const indent = envelope ? (text: string) => text.replace(/^(?=.)/gm, '  ') : (text: string) => text;
+  let n = 0;
+  for await (const item of items) {
+    await out(`${n === 0 && envelope ? 'data:\n' : ''}${indent(stringify([item]))}`);
+    n += 1;
+  }
+  if (!envelope) {
+    if (n === 0) await out('[]\n');
+    return n;
+  }
+  await out(`${n === 0 ? 'data: []\n' : ''}${stringify({ meta: envelope(n) })}`);
   return n;
 }
 

@@ -111,12 +111,26 @@ describe('svcctl config', () => {
       config_dir: home.SVCCTL_CONFIG_DIR,
     });
     expect(r.stdout).not.toContain('svc_pat_secret');
+    // `config show` is the same view; every word `svcctl config --help` lists runs.
+    const show = await runCli(['config', 'show', '--token', 'svc_pat_secret', '-o', 'yaml'], {
+      env: { ...home, SVCCTL_PROFILE: 'dev' },
+    });
+    expect(show.code, show.stderr).toBe(0);
+    expect(parseYaml(show.stdout)).toEqual({ ...JSON.parse(r.stdout), output: 'yaml' });
+    const help = await runCli(['config', '--help']);
+    const words = [...help.stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]!);
+    expect(words).toEqual(expect.arrayContaining(['show', 'get', 'set', 'unset', 'profiles']));
+    for (const word of words) {
+      expect((await runCli(['config', word, '--help'])).code).toBe(0);
+    }
+    const root = await runCli(['--help']);
+    expect(root.stdout).toMatch(/^ {2}config <command> +show, get, set, unset/m);
   });
 
   it.each([
     ['an unknown key', ['config', 'set', 'colour', 'blue'], /unknown setting "colour"/],
     ['a base URL that is not a URL', ['config', 'set', 'base-url', 'example.com'], /not an absolute URL/],
-    ['a missing value', ['config', 'set', 'base-url'], /missing required argument 'value'/],
+    ['a missing value', ['config', 'set', 'base-url'], /missing required argument 'VALUE'/],
   ])('refuses %s (exit 2) and writes nothing', async (_name, args, message) => {
     const home = tempHome();
     const r = await runCli(args, { env: home });

@@ -100,11 +100,20 @@ describe('svcctl domains', () => {
       (await svcctl(home, ['domains', 'add', org, '--domain', domain, '-o', 'yaml'])).stdout,
     ).not.toContain('To prove it');
 
-    const failed = await ok<Claim>(home, ['domains', 'check', org, domain]);
+    // A check that finds no proof prints the claim and exits 10, saying why on stderr.
+    const failedRun = await svcctl(home, ['domains', 'check', org, domain]);
+    expect(failedRun.code).toBe(ExitCode.checkFailed);
+    const failed = JSON.parse(failedRun.stdout) as Claim;
     expect(failed).toMatchObject({
       status: 'failed',
       last_error: `No TXT record with the expected value at _svc-challenge.${domain}.`,
     });
+    expect(failedRun.stderr).toBe(
+      `error: ${domain} is not verified (status failed): No TXT record with the expected value at _svc-challenge.${domain}.\n`,
+    );
+    const failedTable = await svcctl(home, ['domains', 'check', org, domain, '-o', 'table']);
+    expect(failedTable.code).toBe(ExitCode.checkFailed);
+    expect(failedTable.stdout).toContain('To prove it, publish this DNS record');
 
     dns.setTxt(claim.record_name, claim.record_value);
     const verified = await ok<Claim>(home, ['domains', 'check', org, `${domain}.`]);
@@ -114,6 +123,7 @@ describe('svcctl domains', () => {
       first_verified_at: expect.any(String),
     });
     const verifiedTable = await svcctl(home, ['domains', 'check', org, domain, '-o', 'table']);
+    expect(verifiedTable.code).toBe(0);
     expect(verifiedTable.stdout).toMatch(/^status: +verified$/m);
     expect(verifiedTable.stdout).not.toContain('To prove it');
 
@@ -123,7 +133,7 @@ describe('svcctl domains', () => {
     const list = (await svcctl(home, ['domains', 'list', org, '-o', 'table'])).stdout.split('\n');
     expect(list[0]).toMatch(/^DOMAIN +STATUS +VERIFIED_AT +LOST_SINCE +LAST_CHECKED_AT +LAST_ERROR$/);
     expect(list[1]).toMatch(new RegExp(`^${domain.replace(/\./g, '\\.')} +verified +\\S+Z +- +\\S+Z +-$`));
-  });
+  }, 120_000);
 
   it('exits 5 for a name that cannot be claimed and 3 for a domain not claimed, with the code on stderr', async () => {
     const home = await signedIn('domains-refused');

@@ -74,7 +74,7 @@ describe('usage errors (exit 2, nothing sent)', () => {
   it.each([
     ['an unknown flag', ['public', 'incidents', 'list', '--bogus'], /unknown option '--bogus'/],
     ['an unknown command', ['public', 'incidnets'], /unknown command 'incidnets'/],
-    ['a missing positional', ['public', 'captcha-config', 'get'], /missing required argument 'hostname'/],
+    ['a missing positional', ['public', 'captcha-config', 'get'], /missing required argument 'HOSTNAME'/],
     ['an extra positional', ['public', 'capabilities', 'extra'], /too many arguments/],
     ['a bad output format', ['-o', 'xml', 'public', 'capabilities'], /argument 'xml' is invalid/],
     [

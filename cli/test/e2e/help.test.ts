@@ -5,7 +5,7 @@ import { operations } from '../../../generated/operations.js';
 import { operationOverrides } from '../../src/commands/operation-overrides.js';
 import { EXIT_CODES, ExitCode } from '../../src/exit-codes.js';
 import { flagInputs } from '../../src/operation-inputs.js';
-import { pathParameters, type CliOperation } from '../../src/operation.js';
+import { argumentName, pathParameters, type CliOperation } from '../../src/operation.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -19,7 +19,7 @@ describe('svcctl --help', () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(ExitCode.ok);
     expect(r.stdout).toMatch(/^ {2}public <command> /m);
-    expect(r.stdout).toMatch(/^ {2}api \[options\] <method> <path> /m);
+    expect(r.stdout).toMatch(/^ {2}api \[options\] <METHOD> <PATH> /m);
     expect(r.stdout).toMatch(/^ {2}config <command> /m);
     for (const flag of [
       '--base-url <url>',
@@ -51,7 +51,7 @@ describe('svcctl --help', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ {2}resellers <command> +by-host$/m);
     const get = await runCli(['public', 'captcha-config', '--help']);
-    expect(get.stdout).toMatch(/^ {2}get <hostname> +Captcha configuration for a host$/m);
+    expect(get.stdout).toMatch(/^ {2}get <HOSTNAME> +Captcha configuration for a host$/m);
   });
 });
 
@@ -62,7 +62,7 @@ describe('every generated command', () => {
       const r = await runCli([...op.cli, '--help']);
       expect(r.code).toBe(ExitCode.ok);
       const positionals = pathParameters(op)
-        .map((p) => ` <${p.name}>`)
+        .map((p) => ` <${argumentName(op, p)}>`)
         .join('');
       expect(r.stdout).toContain(`Usage: svcctl ${op.cli.join(' ')}`);
       expect(r.stdout).toContain(op.summary);
@@ -72,7 +72,7 @@ describe('every generated command', () => {
       expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`${escape(positionals)}$`));
       const entries = helpEntries(r.stdout);
       for (const p of pathParameters(op)) {
-        const entry = entries.find((e) => e.startsWith(`${p.name} `));
+        const entry = entries.find((e) => e.startsWith(`${argumentName(op, p)} `));
         expect(entry, `argument ${p.name}`).toContain(squash(p.description));
       }
       for (const input of flagInputs(op)) {
@@ -89,11 +89,11 @@ describe('every generated command', () => {
 
 describe('the commands that take their input their own way', () => {
   it.each([
-    ['me avatar set', 'Usage: svcctl me avatar set [options] <file>', ['file ']],
+    ['me avatar set', 'Usage: svcctl me avatar set [options] <FILE>', ['FILE ']],
     [
       'discovery mark',
-      'Usage: svcctl discovery mark [options] [key...]',
-      ['key... ', '--keys <string[]> ', '--data <json> '],
+      'Usage: svcctl discovery mark [options] [KEY...]',
+      ['KEY... ', '--keys <string[]> ', '--data <json> '],
     ],
     [
       'sudo setup',
@@ -131,9 +131,9 @@ describe('the commands that take their input their own way', () => {
   });
 
   it('lists them by their arguments', async () => {
-    expect((await runCli(['me', 'avatar', '--help'])).stdout).toMatch(/^ {2}set <file> +Upload my avatar$/m);
+    expect((await runCli(['me', 'avatar', '--help'])).stdout).toMatch(/^ {2}set <FILE> +Upload my avatar$/m);
     expect((await runCli(['discovery', '--help'])).stdout).toMatch(
-      /^ {2}mark \[options\] \[key\.\.\.\] +Mark/m,
+      /^ {2}mark \[options\] \[KEY\.\.\.\] +Mark/m,
     );
   });
 });

@@ -224,12 +224,12 @@ describe('svcctl me avatar', () => {
     expect(missing.stderr).toContain('ENOENT');
     const none = await svcctl(home, ['me', 'avatar', 'set']);
     expect(none.code).toBe(ExitCode.usage);
-    expect(none.stderr).toContain("missing required argument 'file'");
+    expect(none.stderr).toContain("missing required argument 'FILE'");
   });
 
   it('--help names the file argument', async () => {
     const r = await runCli(['me', 'avatar', 'set', '--help']);
-    expect(r.stdout).toMatch(/^Usage: svcctl me avatar set \[options\] <file>$/m);
+    expect(r.stdout).toMatch(/^Usage: svcctl me avatar set \[options\] <FILE>$/m);
     expect(r.stdout).toContain('PUT /api/v2/me/avatar');
   });
 });

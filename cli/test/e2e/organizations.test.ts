@@ -149,11 +149,11 @@ describe('svcctl orgs', () => {
 
     const missing = await svcctl(home, ['orgs', 'icon', 'set', org.id]);
     expect(missing.code).toBe(ExitCode.usage);
-    expect(missing.stderr).toContain("missing required argument 'file'");
+    expect(missing.stderr).toContain("missing required argument 'FILE'");
     const help = await runCli(['orgs', 'icon', 'set', '--help']);
-    expect(help.stdout).toMatch(/^Usage: svcctl orgs icon set \[options\] <id> <file>$/m);
+    expect(help.stdout).toMatch(/^Usage: svcctl orgs icon set \[options\] <ORG_ID> <FILE>$/m);
     expect(help.stdout).toContain(`PUT /api/v2/organizations/{id}/icon`);
-    expect((await runCli(['orgs', 'icon', '--help'])).stdout).toMatch(/^ {2}set <id> <file> +Upload/m);
+    expect((await runCli(['orgs', 'icon', '--help'])).stdout).toMatch(/^ {2}set <ORG_ID> <FILE> +Upload/m);
   });
 });
 
@@ -204,6 +204,31 @@ describe('svcctl members', () => {
       'admin',
     ]);
     expect(promoted.role).toBe('admin');
+
+    // Adding them again: with the role they hold, nothing to do (exit 0, the membership); with another
+    // role (member, the default, or given), a refusal that says so, and nothing changes.
+    const again = await ok<{ role: string }>(owner.home, [
+      'members',
+      'add',
+      org.id,
+      '--user-id',
+      other.userId,
+      '--role',
+      'admin',
+    ]);
+    expect(again.role).toBe('admin');
+    for (const extra of [[], ['--role', 'member'], ['--data', '{"role": "billing"}']]) {
+      const asked = extra.length === 0 ? 'member' : extra[1]!.includes('billing') ? 'billing' : 'member';
+      const r = await svcctl(owner.home, ['members', 'add', org.id, '--user-id', other.userId, ...extra]);
+      expect(r.code).toBe(ExitCode.conflict);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^error: [^\n]+\n$/);
+      expect(r.stderr).toContain(
+        `(${other.userId}) is already a member of this organization, as admin; nothing was changed. To make them ${asked}: svcctl members update ${org.id} ${other.userId} --role ${asked}\n`,
+      );
+    }
+    const roles = await ok<{ user_id: string; role: string }[]>(owner.home, ['members', 'list', org.id]);
+    expect(roles.find((m) => m.user_id === other.userId)!.role).toBe('admin');
     expect((await svcctl(other.home, ['audit', 'list', org.id])).code).toBe(0);
 
     expect(await svcctl(owner.home, ['members', 'remove', org.id, other.userId])).toMatchObject({
@@ -212,7 +237,8 @@ describe('svcctl members', () => {
     });
     const outside = await svcctl(other.home, ['audit', 'list', org.id]);
     expect(outside.code).toBe(ExitCode.notFound);
-  });
+    // Some twenty svcctl runs in a row.
+  }, 120_000);
 });
 
 describe('svcctl projects', () => {
@@ -347,20 +373,23 @@ describe('svcctl audit list', () => {
     expect(tooBig.code).toBe(ExitCode.invalid);
   });
 
-  it('--all streams every entry once, most recent first: one JSON array, a YAML sequence, or table rows', async () => {
-    const all = await ok<AuditEntry[]>(owner.home, ['audit', 'list', org.id, '--all']);
+  it('--all streams every entry once, most recent first: one page of them all in json and yaml, or table rows', async () => {
+    const whole = await ok<AuditPage>(owner.home, ['audit', 'list', org.id, '--all']);
+    // The shape of one page (a script reads .data either way), the whole list being that page.
+    expect(whole.meta).toEqual({ page: 1, page_size: ENTRIES, total_items: ENTRIES, total_pages: 1 });
+    const all = whole.data;
     expect(all).toHaveLength(ENTRIES);
     expect(new Set(all.map((e) => e.id)).size).toBe(ENTRIES);
     expect(all[0]!.target.id).toBe(String(ENTRIES - 1));
     expect(all.at(-1)!.action).toBe('organization.created');
-    // Written item by item, the array is exactly what printing the whole list at once gives.
+    // Written item by item, the text is exactly what printing the whole answer at once gives.
     const raw = (await svcctl(owner.home, ['audit', 'list', org.id, '--all', '-o', 'json'])).stdout;
-    expect(raw).toBe(`${JSON.stringify(all, null, 2)}\n`);
+    expect(raw).toBe(`${JSON.stringify(whole, null, 2)}\n`);
 
-    const small = await ok<AuditEntry[]>(owner.home, ['audit', 'list', org.id, '--all', '--page-size', '7']);
-    expect(small).toEqual(all);
+    const small = await ok<AuditPage>(owner.home, ['audit', 'list', org.id, '--all', '--page-size', '7']);
+    expect(small).toEqual(whole);
     const yaml = await svcctl(owner.home, ['audit', 'list', org.id, '--all', '-o', 'yaml']);
-    expect(parseYaml(yaml.stdout)).toEqual(all);
+    expect(parseYaml(yaml.stdout)).toEqual(whole);
 
     const table = (await svcctl(owner.home, ['audit', 'list', org.id, '--all', '-o', 'table'])).stdout;
     const lines = table.trimEnd().split('\n');
@@ -370,7 +399,7 @@ describe('svcctl audit list', () => {
     const at = lines[0]!.indexOf('ACTION');
     expect(lines.every((l, i) => i === 0 || l.slice(at).startsWith(all[i - 1]!.action))).toBe(true);
 
-    const filtered = await ok<AuditEntry[]>(owner.home, [
+    const filtered = await ok<AuditPage>(owner.home, [
       'audit',
       'list',
       org.id,
@@ -378,9 +407,13 @@ describe('svcctl audit list', () => {
       '--action',
       'organization.created',
     ]);
-    expect(filtered.map((e) => e.action)).toEqual(['organization.created']);
+    expect(filtered.data.map((e) => e.action)).toEqual(['organization.created']);
     const none = await svcctl(owner.home, ['audit', 'list', org.id, '--all', '--action', 'nothing.here']);
-    expect(none).toMatchObject({ code: 0, stdout: '[]\n' });
+    expect(none.code).toBe(0);
+    expect(JSON.parse(none.stdout)).toEqual({
+      data: [],
+      meta: { page: 1, page_size: 100, total_items: 0, total_pages: 0 },
+    });
     const noneTable = await svcctl(owner.home, [
       'audit',
       'list',
@@ -407,7 +440,7 @@ describe('svcctl audit list', () => {
 
   it('--help lists --all', async () => {
     const r = await runCli(['audit', 'list', '--help']);
-    expect(r.stdout).toMatch(/^Usage: svcctl audit list \[options\] <id>$/m);
+    expect(r.stdout).toMatch(/^Usage: svcctl audit list \[options\] <ORG_ID>$/m);
     expect(r.stdout).toMatch(/^ {2}--all +every page/m);
     expect(r.stdout).toMatch(/^ {2}--page-size <integer> /m);
   });

@@ -251,6 +251,35 @@ describe('vps reinstall', () => {
     expect(wait.stderr).toBe('succeeded\n');
   });
 
+  it('operations list: newest first as a table; --all in json keeps the shape of one page', async () => {
+    // The app's clock is frozen, so operations of one test share an instant: the id breaks the tie.
+    const expected = (
+      await app.sql<{ id: string; kind: string }[]>`
+        select id, kind from service_operations where service_instance_id = ${vps.serviceInstanceId}
+        order by created_at desc, id desc`
+    ).map((r) => `${r.id} ${r.kind}`);
+    expect(expected).toContain(`${reinstallId} reinstall`);
+    expect(expected).toContain(`${vps.operationId} provision`);
+    const [table, all] = await Promise.all([
+      svcctl(['operations', 'list', vps.serviceInstanceId, '-o', 'table']),
+      svcctl(['operations', 'list', vps.serviceInstanceId, '--all', '--page-size', '1']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    const [header, ...rows] = lines(table.stdout);
+    expect(header).toMatch(/^ID\s+KIND\s+STATUS\s+PHASE\s+PROGRESS\s+CREATED_AT\s+COMPLETED_AT\s+ERROR$/);
+    expect(rows.slice(0, -2).map((r) => r.split(/\s+/).slice(0, 2).join(' '))).toEqual(expected);
+    expect(rows.slice(-2)).toEqual(['', `page 1 of 1, ${expected.length} items`]);
+    expect(all.code, all.stderr).toBe(0);
+    const page = json<{ data: { id: string; kind: string }[]; meta: unknown }>(all.stdout);
+    expect(page.data.map((o) => `${o.id} ${o.kind}`)).toEqual(expected);
+    expect(page.meta).toEqual({
+      page: 1,
+      page_size: expected.length,
+      total_items: expected.length,
+      total_pages: 1,
+    });
+  });
+
   it('operations wait on a failed operation prints it and exits with the code of a failed action', async () => {
     // The substrate cannot be made to fail on demand; an operation that failed is a row like this one.
     const failedId = randomUUID();

@@ -445,6 +445,24 @@ describe('the saved session', () => {
     expect(again.stderr).toContain(`not signed in (profile "default"): run 'svcctl login'`);
   });
 
+  it('names a profile other than the default in the hint: svcctl login --profile bob', async () => {
+    const { email } = await account('ended-bob');
+    const home = tempHome();
+    const creds = await cliLogin(home, email);
+    await writeCredentials('bob', creds, home.SVCCTL_CONFIG_DIR);
+    await writeCredentials('default', null, home.SVCCTL_CONFIG_DIR);
+    await revokeSession(app.sql, creds.session_id, 'test', app.clock.now());
+    const r = await svcctl(home, ['--profile', 'bob', 'session']);
+    expect(r.code).toBe(ExitCode.auth);
+    expect(r.stderr).toContain(
+      'the session of profile "bob" has ended (signed out, expired, or the password was changed); its saved credentials were removed. Sign in again: svcctl login --profile bob\n',
+    );
+    expect(await saved(home, 'bob')).toBeUndefined();
+    const again = await svcctl(home, ['session'], { env: { SVCCTL_PROFILE: 'bob' } });
+    expect(again.code).toBe(ExitCode.auth);
+    expect(again.stderr).toContain(`not signed in (profile "bob"): run 'svcctl login --profile bob'`);
+  });
+
   it('gives way to --token and SVCCTL_TOKEN, which are never refreshed nor removed', async () => {
     const { email } = await account('token-wins');
     const home = tempHome();

@@ -2489,6 +2489,31 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service's operations
+         * @description Every operation of the service (provisioning, reinstall, and those later features start), newest
+         *     first (by creation, then id), paged as every list (`{ data, meta }`, `page` 1-indexed, 20 a page by
+         *     default, at most 100): how a client that lost an operation's id finds it again. Members of the
+         *     service's organization, and staff holding `manage_services` or `view_all_orders` in their own
+         *     session; a token needs `services.read` within its reach. Anyone else, share holders included, gets
+         *     the 404 of an unknown id.
+         */
+        get: operations["serviceOperationList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/operations/{operation_id}": {
         parameters: {
             query?: never;
@@ -3974,6 +3999,10 @@ export type components = {
             updated_at: string;
             /** Format: date-time */
             completed_at: string | null;
+        };
+        OperationPage: {
+            data: components["schemas"]["Operation"][];
+            meta: components["schemas"]["PaginationMeta"];
         };
         ReinstallRequest: {
             /** @description Must be true (false is 400 `invalid-field-value`; missing is 400 `invalid-request`). */
@@ -7995,6 +8024,39 @@ export interface operations {
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    serviceOperationList: {
+        parameters: {
+            query?: {
+                /** @description The 1-indexed page; 0 reads as 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Entries per page, 1 to 100. */
+                page_size?: components["parameters"]["PageSize"];
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of operations, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     serviceOperationGet: {

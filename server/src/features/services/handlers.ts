@@ -11,6 +11,8 @@ import { reinstallHandlers } from './reinstall.js';
 import * as store from './store.js';
 import type { ServiceRow } from './store.js';
 import { readableProject } from '../projects/access.js';
+// The page arithmetic every paged list shares (DECISIONS.md §1).
+import { pageMeta, pageWindow } from '../audit/paging.js';
 
 export const serviceHandlers: AreaHandlers<
   | 'serviceInstanceList'
@@ -21,6 +23,7 @@ export const serviceHandlers: AreaHandlers<
   | 'serviceShareCreate'
   | 'serviceShareDelete'
   | 'serviceOperationGet'
+  | 'serviceOperationList'
   | 'vpsReinstall'
   | 'serviceInstancePower'
 > = {
@@ -106,6 +109,16 @@ export const serviceHandlers: AreaHandlers<
     // The caller may read the service, so what is missing is the operation, and it may be told so.
     if (!op) throw notFound('No such operation of this service.');
     return { status: 200, body: toOperation(op) };
+  },
+
+  async serviceOperationList({ path, query, auth, ctx }) {
+    const { service } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read');
+    const window = pageWindow(query.page, query.page_size);
+    const { total, rows } = await store.listOperations(ctx.sql, service.id, {
+      limit: window.pageSize,
+      offset: window.offset,
+    });
+    return { status: 200, body: { data: rows.map(toOperation), meta: pageMeta(window, total) } };
   },
 
   ...reinstallHandlers,

@@ -206,3 +206,27 @@ export async function removeShare(db: Db, serviceId: string, userId: string): Pr
     delete from service_shares where service_instance_id = ${serviceId} and user_id = ${userId} returning 1`;
   return rows.length > 0;
 }
+
+/**
+ * One page of the service's operations, newest first (creation time, then id: a stable order for two of
+ * the same instant), and the count of them all, from one statement and so one snapshot. A page beyond the
+ * end still answers the count (the count is the row the page is joined to).
+ */
+export async function listOperations(
+  db: Db,
+  serviceId: string,
+  window: { limit: number; offset: number },
+): Promise<{ total: number; rows: OperationView[] }> {
+  const rows = await db<Record<string, unknown>[]>`
+    select t.total, o.*
+    from (select count(*)::int as total from service_operations where service_instance_id = ${serviceId}) t
+    left join lateral (
+      select ${db.unsafe(OPERATION_COLUMNS)} from service_operations o
+      where o.service_instance_id = ${serviceId}
+      order by o.created_at desc, o.id desc
+      limit ${window.limit} offset ${window.offset}::bigint
+    ) o on true
+    order by o.op_created_at desc, o.op_id desc`;
+  const total = (rows[0]?.total as number | undefined) ?? 0;
+  return { total, rows: rows.map(takeOperation).filter((op): op is OperationView => op !== null) };
+}
