@@ -11,6 +11,7 @@ import { migrate } from './db/migrate.js';
 import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
+import { startEdgeChild } from './edge/child.js';
 import { startWorker } from './jobs/worker.js';
 import { TASKS } from './tasks.js';
 import { secretBoxFor } from './secrets/key-file.js';
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
   // The worker's own connections: background jobs never wait for, or hold up, a request's.
   const workerSql = config.worker ? connect(databaseUrl, { max: 6 }) : null;
   const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box, tasks: TASKS }) : null;
+  const edge = config.edge ? startEdgeChild(databaseUrl, log) : null;
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -61,7 +63,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `control plane listening\n  API   ${base}/api/v2\n  docs  ${base}/docs\n  spec  ${base}/api/v2/openapi.json\n` +
       `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
-      `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n`,
+      `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n` +
+      `  edge  ${edge ? `a child process forwarding ports ${config.portPool.from}-${config.portPool.to} on ${config.host}` : 'EDGE=off: run npm run edge'}\n`,
   );
 
   let stopping = false;
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
     await once(server, 'close');
     clearTimeout(deadline);
+    await edge?.stop();
     await worker?.stop();
     await workerSql?.end({ timeout: 5 });
     await sql.end({ timeout: 5 });

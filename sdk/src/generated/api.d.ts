@@ -2572,6 +2572,281 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/external-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List external access
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Platform state only, never a network probe: `protection_state` is `unknown` here (see the live route).
+         */
+        get: operations["externalAccessGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A free public port of `PORT_POOL` on the edge's address is given and forwarded to the unit's
+         *     `internal_port` once the edge applies it (the live route says when). Refusals, decided under the
+         *     service's lock so parallel requests cannot pass the quota: the subscription not `active` 422
+         *     `subscription-not-serviceable`; every slot used (3 plus `extra_slots`) 422 `port-quota-exhausted` with
+         *     `details.limit`; an allocation of the service already forwarding to that internal port and protocol 422
+         *     `duplicate-allocation`; `internal_port` missing while `match_port` is false 400 `invalid-field-value`;
+         *     no free port left in the pool 422 `no-free-port`. Audited as `external_access.allocation_created`.
+         */
+        post: operations["externalAccessAllocationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live state of the allocations
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Every live edge is asked for what it forwards, each with a timeout of about one second; see
+         *     `ExternalAccessLive` for how `degraded` is set. Never a 5xx for an edge that does not answer.
+         */
+        get: operations["externalAccessLiveGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/protection-modes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protection modes offered
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Only `normal` is offered today, for games and for VPS alike.
+         */
+        get: operations["externalAccessProtectionModesGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     The platform's own allocations (a game's primary port, a VPS's SSH port) are 422 `system-allocation`;
+         *     another service's or an unknown allocation is 404. The edge stops forwarding the port when it applies
+         *     the change. Audited as `external_access.allocation_released`.
+         */
+        delete: operations["externalAccessAllocationDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an allocation's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     Only `normal` is accepted (it is what every allocation has); any other mode is 422
+         *     `protection-mode-unsupported`. Answers the allocation.
+         */
+        put: operations["externalAccessAllocationProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/dedicated-ip/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the dedicated IP's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A service without an exclusive IP answers 404, and no service on this platform has one (the listing's
+         *     `is_dedicated_ip` is false), so this route answers 404 after checking the body and the caller.
+         */
+        put: operations["externalAccessDedicatedIpProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a machine's firewall rules
+         * @description Members of the service's organization (a token needs `services.read`). A resource that is not this
+         *     service's virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     The rules in evaluation order (ingress before egress, then ascending priority; equal priorities by
+         *     age), `max_rules_per_direction`, and whether the newest change has reached the edge (`enforcement`).
+         */
+        get: operations["firewallRuleList"];
+        /**
+         * Replace a machine's firewall rules
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Replaces the whole ruleset in one transaction: every rule gets a new id; any invalid rule refuses them
+         *     all (its index in the pointer, `/rules/3/cidr`) and nothing changes; an empty array removes every rule.
+         *     More than `max_rules_per_direction` in one direction is 422 `quota-exceeded` with `details.limit`.
+         *     Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rules_replaced`.
+         */
+        put: operations["firewallRulesReplace"];
+        /**
+         * Add a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     A direction already holding `max_rules_per_direction` rules is 422 `quota-exceeded` with
+         *     `details.limit` (directions are counted apart). Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Rules are desired state: the edge enforces ingress rules within `FIREWALL_RECONCILE_SECONDS` (the
+         *     listing's `enforcement` says when). Audited as `firewall.rule_created`.
+         */
+        post: operations["firewallRuleCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Another machine's rule or an unknown id is 404. Deleting a block rule opens what it blocked (no match
+         *     allows) once the edge applies it. Audited as `firewall.rule_deleted`.
+         */
+        delete: operations["firewallRuleDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Only the fields sent change; a field sent null is cleared (`cidr` null widens the rule to any source,
+         *     `description` null removes it, `port_from`/`port_to` null leave no range, which only `icmp` and `any`
+         *     accept). The rule that results is validated as a whole (400 `invalid-field-value`). Moving it to a
+         *     direction that is full is 422 `quota-exceeded`. Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rule_updated`.
+         */
+        patch: operations["firewallRuleUpdate"];
+        trace?: never;
+    };
+    "/admin/service-instances/{id}/extra-slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a service's extra port slots
+         * @description Staff with `manage_services`. Sets `extra_slots` (0-20), the port slots a service has on top of the
+         *     three every service has. Lowering it below what is used releases nothing: the service requests no new
+         *     allocation until it is under the limit again. An unknown service is 404. Audited as
+         *     `service.extra_slots_set` in the service's organization.
+         */
+        put: operations["adminServiceExtraSlotsSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2597,7 +2872,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4001,6 +4276,198 @@ export type components = {
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
         };
+        /** @enum {string} */
+        AllocationProtocol: "tcp" | "udp";
+        /**
+         * @description On the listing, platform state only: `unknown` for allocations the edge manages (the listing never
+         *     probes the network). The live route answers what the edge reports (`normal`, `pressure`, `attack`).
+         * @enum {string}
+         */
+        ProtectionState: "unknown" | "not_managed" | "normal" | "pressure" | "attack";
+        /**
+         * @description A public port (`external_ip`:`external_port`) the edge forwards to the service's unit on
+         *     `internal_port`, for one protocol. The platform makes the primary allocation of a game (its game port)
+         *     and the system allocation of a VPS (its SSH port, 22); they cannot be released.
+         */
+        Allocation: {
+            /** Format: uuid */
+            id: string;
+            /** @description The public address (the edge's `HOST` on the local substrate). */
+            external_ip: string;
+            external_port: number;
+            internal_port: number;
+            protocol: components["schemas"]["AllocationProtocol"];
+            /**
+             * @description The service's main public port, made with it (a game's port, a VPS's SSH port); it cannot be
+             *     released (422 `system-allocation`).
+             */
+            is_primary: boolean;
+            /** @description Made by the platform for its own use (a VPS's SSH port); releasing it is 422 `system-allocation`. */
+            is_system: boolean;
+            /** Format: date-time */
+            allocated_at: string;
+            /** @description Only `normal` today. */
+            network_protection_mode: string;
+            /** @description True when the edge manages the allocation's protection (always, on this platform). */
+            protection_managed: boolean;
+            protection_state: components["schemas"]["ProtectionState"];
+            /** @description How to reach it, for people: `{external_ip}:{external_port}/{protocol}`. */
+            display: string;
+        };
+        /**
+         * @description The service's allocations (primary first, then oldest first) and its port slots, from platform state
+         *     only. `used` counts the allocations the customer requested (the primary and system allocations take no
+         *     slot); `free_slots` is `3 + extra_slots - used`, never below 0.
+         */
+        ExternalAccess: {
+            allocations: components["schemas"]["Allocation"][];
+            used: number;
+            free_slots: number;
+            /** @description Staff's grant; 0 without one. */
+            extra_slots: number;
+            /** @description Whether the service has an exclusive IP (never, on this platform). */
+            is_dedicated_ip: boolean;
+            /** @description Addresses of the edge's HTTP ingress (empty while this deployment runs none). */
+            http_ingress_ips: string[];
+        };
+        /** @enum {string} */
+        AllocationProtocolRequest: "tcp" | "udp";
+        AllocationCreateRequest: {
+            protocol: components["schemas"]["AllocationProtocolRequest"];
+            /** @description Required when `match_port` is false; ignored when true. */
+            internal_port?: number;
+            /**
+             * @description True: a free public port is picked and the internal port is the same number. False: a free public
+             *     port is picked at random and forwards to `internal_port`.
+             * @default false
+             */
+            match_port?: boolean;
+        };
+        /** @enum {string} */
+        LiveProtectionState: "normal" | "pressure" | "attack";
+        LiveAllocation: {
+            /** Format: uuid */
+            id: string;
+            protection_state: components["schemas"]["LiveProtectionState"];
+        };
+        /**
+         * @description Best effort: every edge is asked with a timeout of about one second. An allocation is listed only
+         *     when every live edge answered and each forwards it; when an edge does not answer, none is live, or an
+         *     allocation is not (yet) forwarded by every edge, `degraded` is true and what could not be confirmed is
+         *     left out: an omitted allocation is unknown, never healthy.
+         */
+        ExternalAccessLive: {
+            degraded: boolean;
+            allocations: components["schemas"]["LiveAllocation"][];
+        };
+        ProtectionModes: {
+            default_mode: string;
+            game: string[];
+            vps: string[];
+        };
+        ProtectionModeRequest: {
+            /** @description Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`. */
+            mode: string;
+        };
+        DedicatedIpAssignment: {
+            assignment_id: string;
+            network_protection_mode: string;
+        };
+        /** @enum {string} */
+        FirewallDirection: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallAction: "allow" | "block";
+        /** @enum {string} */
+        FirewallProtocol: "tcp" | "udp" | "icmp" | "any";
+        /**
+         * @description One rule of a virtual machine's firewall. For ingress the first enabled rule that matches a
+         *     connection decides (source address in `cidr`, the protocol, and the machine's port the traffic is
+         *     for within `port_from`-`port_to`); no match allows.
+         */
+        FirewallRule: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            resource_id: string;
+            direction: components["schemas"]["FirewallDirection"];
+            action: components["schemas"]["FirewallAction"];
+            protocol: components["schemas"]["FirewallProtocol"];
+            /** @description Lower runs first. */
+            priority: number;
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            description: string | null;
+            /** @description IPv4 source network, canonical (host bits zeroed: `10.1.2.0/24`); null: any source. */
+            cidr: string | null;
+            port_from: number | null;
+            port_to: number | null;
+        };
+        /**
+         * @description Whether the newest change of these rules has reached the edge. `generation` is the edge state's
+         *     generation of the last change to this machine's rules (0: never changed); `applied_generation` is the
+         *     lowest generation the live edges applied (null: no edge is live); `pending` is true while an edge
+         *     has not applied the newest change (or none is live to apply it). Only ingress rules are enforced on
+         *     this platform's local edge: `egress_enforced` is false, and egress rules are kept and validated for
+         *     an edge that can enforce them.
+         */
+        FirewallEnforcement: {
+            generation: number;
+            applied_generation: number | null;
+            pending: boolean;
+            egress_enforced: boolean;
+        };
+        FirewallRuleList: {
+            /** @description In evaluation order. */
+            rules: components["schemas"]["FirewallRule"][];
+            max_rules_per_direction: number;
+            enforcement: components["schemas"]["FirewallEnforcement"];
+        };
+        /** @enum {string} */
+        FirewallActionRequest: "allow" | "block";
+        /** @enum {string} */
+        FirewallDirectionRequest: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallProtocolRequest: "tcp" | "udp" | "icmp" | "any";
+        FirewallRuleCreateRequest: {
+            action: components["schemas"]["FirewallActionRequest"];
+            direction: components["schemas"]["FirewallDirectionRequest"];
+            priority: number;
+            protocol: components["schemas"]["FirewallProtocolRequest"];
+            description?: string | null;
+            /** @description Absent, null or blank: any source. */
+            cidr?: string | null;
+            /** @default true */
+            enabled?: boolean;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        FirewallRulesReplaceRequest: {
+            rules: components["schemas"]["FirewallRuleCreateRequest"][];
+        };
+        FirewallRuleUpdateRequest: {
+            action?: components["schemas"]["FirewallActionRequest"];
+            direction?: components["schemas"]["FirewallDirectionRequest"];
+            protocol?: components["schemas"]["FirewallProtocolRequest"];
+            priority?: number;
+            enabled?: boolean;
+            description?: string | null;
+            cidr?: string | null;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        ExtraSlotsRequest: {
+            extra_slots: number;
+        };
+        ExtraSlots: {
+            /** Format: uuid */
+            service_instance_id: string;
+            extra_slots: number;
+            used: number;
+            free_slots: number;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -4211,6 +4678,12 @@ export type components = {
         ServiceInstanceIdPath: string;
         /** @description The resource's id, of this service instance. */
         ResourceIdPath: string;
+        /** @description The allocation's id, of this service instance. */
+        AllocationIdPath: string;
+        /** @description The virtual machine's resource id, of this service instance. */
+        FirewallResourceIdPath: string;
+        /** @description The rule's id, of this machine. */
+        RuleIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -7847,6 +8320,420 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The allocations and slots. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllocationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessLiveGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the edges confirmed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccessLive"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessProtectionModesGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectionModes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessDedicatedIpProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description Never answered on this platform. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DedicatedIpAssignment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRulesReplace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRulesReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The rules now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminServiceExtraSlotsSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtraSlotsRequest"];
+            };
+        };
+        responses: {
+            /** @description The slots now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExtraSlots"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -5076,9 +5076,728 @@ export const operations = {
     },
     "successStatus": 202,
     "responseType": "application/json"
+  },
+  "externalAccessGet": {
+    "operationId": "externalAccessGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access",
+    "summary": "List external access",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "ports",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessAllocationCreate": {
+    "operationId": "externalAccessAllocationCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/external-access/allocations",
+    "summary": "Request an allocation",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "ports",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "protocol",
+          "required": true,
+          "type": "tcp|udp",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "internal_port",
+          "required": false,
+          "type": "integer",
+          "description": "Required when `match_port` is false; ignored when true.",
+          "nullable": false
+        },
+        {
+          "name": "match_port",
+          "required": false,
+          "type": "boolean",
+          "description": "True: a free public port is picked and the internal port is the same number. False: a free public port is picked at random and forwards to `internal_port`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "externalAccessLiveGet": {
+    "operationId": "externalAccessLiveGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access/live",
+    "summary": "Live state of the allocations",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "ports",
+      "live"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessProtectionModesGet": {
+    "operationId": "externalAccessProtectionModesGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access/protection-modes",
+    "summary": "Protection modes offered",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "ports",
+      "protection-modes"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessAllocationDelete": {
+    "operationId": "externalAccessAllocationDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}",
+    "summary": "Release an allocation",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "ports",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "allocation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The allocation's id, of this service instance."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "externalAccessAllocationProtectionModeSet": {
+    "operationId": "externalAccessAllocationProtectionModeSet",
+    "method": "put",
+    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode",
+    "summary": "Set an allocation's protection mode",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "ports",
+      "protection-mode",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "allocation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The allocation's id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "mode",
+          "required": true,
+          "type": "string",
+          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessDedicatedIpProtectionModeSet": {
+    "operationId": "externalAccessDedicatedIpProtectionModeSet",
+    "method": "put",
+    "path": "/service-instances/{id}/external-access/dedicated-ip/protection-mode",
+    "summary": "Set the dedicated IP's protection mode",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "ports",
+      "dedicated-ip",
+      "protection-mode",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "mode",
+          "required": true,
+          "type": "string",
+          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleList": {
+    "operationId": "firewallRuleList",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "List a machine's firewall rules",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "cli": [
+      "firewall",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleCreate": {
+    "operationId": "firewallRuleCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "Add a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "firewall",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "action",
+          "required": true,
+          "type": "allow|block",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "direction",
+          "required": true,
+          "type": "ingress|egress",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "priority",
+          "required": true,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "protocol",
+          "required": true,
+          "type": "tcp|udp|icmp|any",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "cidr",
+          "required": false,
+          "type": "string",
+          "description": "Absent, null or blank: any source.",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "port_from",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_to",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "firewallRulesReplace": {
+    "operationId": "firewallRulesReplace",
+    "method": "put",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "Replace a machine's firewall rules",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "firewall",
+      "replace"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "rules",
+          "required": true,
+          "type": "object[]",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleUpdate": {
+    "operationId": "firewallRuleUpdate",
+    "method": "patch",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
+    "summary": "Change a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "firewall",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      },
+      {
+        "name": "rule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The rule's id, of this machine."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "action",
+          "required": false,
+          "type": "allow|block",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "direction",
+          "required": false,
+          "type": "ingress|egress",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "protocol",
+          "required": false,
+          "type": "tcp|udp|icmp|any",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "priority",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "cidr",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_from",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_to",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleDelete": {
+    "operationId": "firewallRuleDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
+    "summary": "Delete a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "cli": [
+      "firewall",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      },
+      {
+        "name": "rule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The rule's id, of this machine."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "adminServiceExtraSlotsSet": {
+    "operationId": "adminServiceExtraSlotsSet",
+    "method": "put",
+    "path": "/admin/service-instances/{id}/extra-slots",
+    "summary": "Set a service's extra port slots",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "cli": [
+      "admin",
+      "services",
+      "extra-slots",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "extra_slots",
+          "required": true,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];
