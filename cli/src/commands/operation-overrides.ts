@@ -34,6 +34,8 @@
 //                               provisioning operation of its answer
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
+//   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
+//                               either the array of rules or {rules: [...]}
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
 // run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
@@ -232,7 +234,30 @@ const showsResourceTable: OperationOverride = {
   },
 };
 
+/** `firewall replace --file F`: the file's rules (an array, or `{rules}`) become the body. */
+const replacesFromFile: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    const generated = operationRunnable(op);
+    const FILE = option('--file', 'a JSON or YAML file holding the rules: an array, or {"rules": [...]} (- for stdin)', {
+      value: '<file>',
+    });
+    return {
+      ...generated,
+      options: [...generated.options, FILE],
+      run: async (input) => {
+        const file = input.options[FILE.key] as string | undefined;
+        if (file === undefined) return generated.run(input);
+        const { readRulesFile } = await import('../rules-file.js');
+        const body = await readRulesFile(file);
+        return generated.run({ ...input, options: { ...input.options, data: JSON.stringify(body) } });
+      },
+    };
+  },
+};
+
 export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
+  firewallRulesReplace: replacesFromFile,
   oauthComplete: {
     term: (word) => `${word} --key <key>`,
     runnable: command<typeof RunOAuth>(
