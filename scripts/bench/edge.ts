@@ -91,9 +91,9 @@ export async function measureEdge(options: { sliceMs?: number; slices?: number }
   const slices = options.slices ?? 4;
   // The unit, the edge and the client each in a process of their own, as they run.
   const unit = await child(['--unit']);
-  const [sinkPort, echoPort] = unit.ports;
+  const [sinkPort, echoPort] = unit.ports as [number, number];
   const edge = await child(['--edge', String(sinkPort), String(echoPort)]);
-  const [sinkEdgePort, echoEdgePort] = edge.ports;
+  const [sinkEdgePort, echoEdgePort] = edge.ports as [number, number];
   const rules = fiftyRules();
   try {
     const direct: number[] = [];
