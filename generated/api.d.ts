@@ -645,9 +645,7 @@ export type paths = {
         };
         /**
          * Who am I
-         * @description The caller's identity. Not elevation-gated. Every authenticated caller may read it, whatever
-         *     capabilities its token or delegation holds (a script may always learn whose token it is); a
-         *     restricted token or a delegation sees `system_permissions` empty.
+         * @description The caller's identity. Not elevation-gated.
          */
         get: operations["meGet"];
         put?: never;
@@ -2489,31 +2487,6 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/service-instances/{id}/operations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a service's operations
-         * @description Every operation of the service (provisioning, reinstall, and those later features start), newest
-         *     first (by creation, then id), paged as every list (`{ data, meta }`, `page` 1-indexed, 20 a page by
-         *     default, at most 100): how a client that lost an operation's id finds it again. Members of the
-         *     service's organization, and staff holding `manage_services` or `view_all_orders` in their own
-         *     session; a token needs `services.read` within its reach. Anyone else, share holders included, gets
-         *     the 404 of an unknown id.
-         */
-        get: operations["serviceOperationList"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/service-instances/{id}/operations/{operation_id}": {
         parameters: {
             query?: never;
@@ -2524,9 +2497,8 @@ export type paths = {
         /**
          * Get an operation
          * @description The poll of a long action (provisioning, reinstall). Members of the service's organization, and staff
-         *     holding `manage_services` or `view_all_orders`. An unknown `operation_id` (or one of another
-         *     service) of a service the caller may read is 404 "No such operation of this service."; a service the
-         *     caller may not read answers exactly as an unknown service, whatever the operation id.
+         *     holding `manage_services` or `view_all_orders`; an operation of another service is the 404 of an
+         *     unknown id.
          */
         get: operations["serviceOperationGet"];
         put?: never;
@@ -2600,6 +2572,281 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/external-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List external access
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Platform state only, never a network probe: `protection_state` is `unknown` here (see the live route).
+         */
+        get: operations["externalAccessGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A free public port of `PORT_POOL` on the edge's address is given and forwarded to the unit's
+         *     `internal_port` once the edge applies it (the live route says when). Refusals, decided under the
+         *     service's lock so parallel requests cannot pass the quota: the subscription not `active` 422
+         *     `subscription-not-serviceable`; every slot used (3 plus `extra_slots`) 422 `port-quota-exhausted` with
+         *     `details.limit`; an allocation of the service already forwarding to that internal port and protocol 422
+         *     `duplicate-allocation`; `internal_port` missing while `match_port` is false 400 `invalid-field-value`;
+         *     no free port left in the pool 422 `no-free-port`. Audited as `external_access.allocation_created`.
+         */
+        post: operations["externalAccessAllocationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live state of the allocations
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Every live edge is asked for what it forwards, each with a timeout of about one second; see
+         *     `ExternalAccessLive` for how `degraded` is set. Never a 5xx for an edge that does not answer.
+         */
+        get: operations["externalAccessLiveGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/protection-modes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protection modes offered
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Only `normal` is offered today, for games and for VPS alike.
+         */
+        get: operations["externalAccessProtectionModesGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     The platform's own allocations (a game's primary port, a VPS's SSH port) are 422 `system-allocation`;
+         *     another service's or an unknown allocation is 404. The edge stops forwarding the port when it applies
+         *     the change. Audited as `external_access.allocation_released`.
+         */
+        delete: operations["externalAccessAllocationDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an allocation's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     Only `normal` is accepted (it is what every allocation has); any other mode is 422
+         *     `protection-mode-unsupported`. Answers the allocation.
+         */
+        put: operations["externalAccessAllocationProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/dedicated-ip/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the dedicated IP's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A service without an exclusive IP answers 404, and no service on this platform has one (the listing's
+         *     `is_dedicated_ip` is false), so this route answers 404 after checking the body and the caller.
+         */
+        put: operations["externalAccessDedicatedIpProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a machine's firewall rules
+         * @description Members of the service's organization (a token needs `services.read`). A resource that is not this
+         *     service's virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     The rules in evaluation order (ingress before egress, then ascending priority; equal priorities by
+         *     age), `max_rules_per_direction`, and whether the newest change has reached the edge (`enforcement`).
+         */
+        get: operations["firewallRuleList"];
+        /**
+         * Replace a machine's firewall rules
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Replaces the whole ruleset in one transaction: every rule gets a new id; any invalid rule refuses them
+         *     all (its index in the pointer, `/rules/3/cidr`) and nothing changes; an empty array removes every rule.
+         *     More than `max_rules_per_direction` in one direction is 422 `quota-exceeded` with `details.limit`.
+         *     Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rules_replaced`.
+         */
+        put: operations["firewallRulesReplace"];
+        /**
+         * Add a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     A direction already holding `max_rules_per_direction` rules is 422 `quota-exceeded` with
+         *     `details.limit` (directions are counted apart). Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Rules are desired state: the edge enforces ingress rules within `FIREWALL_RECONCILE_SECONDS` (the
+         *     listing's `enforcement` says when). Audited as `firewall.rule_created`.
+         */
+        post: operations["firewallRuleCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Another machine's rule or an unknown id is 404. Deleting a block rule opens what it blocked (no match
+         *     allows) once the edge applies it. Audited as `firewall.rule_deleted`.
+         */
+        delete: operations["firewallRuleDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Only the fields sent change; a field sent null is cleared (`cidr` null widens the rule to any source,
+         *     `description` null removes it, `port_from`/`port_to` null leave no range, which only `icmp` and `any`
+         *     accept). The rule that results is validated as a whole (400 `invalid-field-value`). Moving it to a
+         *     direction that is full is 422 `quota-exceeded`. Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rule_updated`.
+         */
+        patch: operations["firewallRuleUpdate"];
+        trace?: never;
+    };
+    "/admin/service-instances/{id}/extra-slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a service's extra port slots
+         * @description Staff with `manage_services`. Sets `extra_slots` (0-20), the port slots a service has on top of the
+         *     three every service has. Lowering it below what is used releases nothing: the service requests no new
+         *     allocation until it is under the limit again. An unknown service is 404. Audited as
+         *     `service.extra_slots_set` in the service's organization.
+         */
+        put: operations["adminServiceExtraSlotsSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2625,7 +2872,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "internal-error";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4000,10 +4247,6 @@ export type components = {
             /** Format: date-time */
             completed_at: string | null;
         };
-        OperationPage: {
-            data: components["schemas"]["Operation"][];
-            meta: components["schemas"]["PaginationMeta"];
-        };
         ReinstallRequest: {
             /** @description Must be true (false is 400 `invalid-field-value`; missing is 400 `invalid-request`). */
             confirm: boolean;
@@ -4033,6 +4276,198 @@ export type components = {
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
         };
+        /** @enum {string} */
+        AllocationProtocol: "tcp" | "udp";
+        /**
+         * @description On the listing, platform state only: `unknown` for allocations the edge manages (the listing never
+         *     probes the network). The live route answers what the edge reports (`normal`, `pressure`, `attack`).
+         * @enum {string}
+         */
+        ProtectionState: "unknown" | "not_managed" | "normal" | "pressure" | "attack";
+        /**
+         * @description A public port (`external_ip`:`external_port`) the edge forwards to the service's unit on
+         *     `internal_port`, for one protocol. The platform makes the primary allocation of a game (its game port)
+         *     and the system allocation of a VPS (its SSH port, 22); they cannot be released.
+         */
+        Allocation: {
+            /** Format: uuid */
+            id: string;
+            /** @description The public address (the edge's `HOST` on the local substrate). */
+            external_ip: string;
+            external_port: number;
+            internal_port: number;
+            protocol: components["schemas"]["AllocationProtocol"];
+            /**
+             * @description The service's main public port, made with it (a game's port, a VPS's SSH port); it cannot be
+             *     released (422 `system-allocation`).
+             */
+            is_primary: boolean;
+            /** @description Made by the platform for its own use (a VPS's SSH port); releasing it is 422 `system-allocation`. */
+            is_system: boolean;
+            /** Format: date-time */
+            allocated_at: string;
+            /** @description Only `normal` today. */
+            network_protection_mode: string;
+            /** @description True when the edge manages the allocation's protection (always, on this platform). */
+            protection_managed: boolean;
+            protection_state: components["schemas"]["ProtectionState"];
+            /** @description How to reach it, for people: `{external_ip}:{external_port}/{protocol}`. */
+            display: string;
+        };
+        /**
+         * @description The service's allocations (primary first, then oldest first) and its port slots, from platform state
+         *     only. `used` counts the allocations the customer requested (the primary and system allocations take no
+         *     slot); `free_slots` is `3 + extra_slots - used`, never below 0.
+         */
+        ExternalAccess: {
+            allocations: components["schemas"]["Allocation"][];
+            used: number;
+            free_slots: number;
+            /** @description Staff's grant; 0 without one. */
+            extra_slots: number;
+            /** @description Whether the service has an exclusive IP (never, on this platform). */
+            is_dedicated_ip: boolean;
+            /** @description Addresses of the edge's HTTP ingress (empty while this deployment runs none). */
+            http_ingress_ips: string[];
+        };
+        /** @enum {string} */
+        AllocationProtocolRequest: "tcp" | "udp";
+        AllocationCreateRequest: {
+            protocol: components["schemas"]["AllocationProtocolRequest"];
+            /** @description Required when `match_port` is false; ignored when true. */
+            internal_port?: number;
+            /**
+             * @description True: a free public port is picked and the internal port is the same number. False: a free public
+             *     port is picked at random and forwards to `internal_port`.
+             * @default false
+             */
+            match_port?: boolean;
+        };
+        /** @enum {string} */
+        LiveProtectionState: "normal" | "pressure" | "attack";
+        LiveAllocation: {
+            /** Format: uuid */
+            id: string;
+            protection_state: components["schemas"]["LiveProtectionState"];
+        };
+        /**
+         * @description Best effort: every edge is asked with a timeout of about one second. An allocation is listed only
+         *     when every live edge answered and each forwards it; when an edge does not answer, none is live, or an
+         *     allocation is not (yet) forwarded by every edge, `degraded` is true and what could not be confirmed is
+         *     left out: an omitted allocation is unknown, never healthy.
+         */
+        ExternalAccessLive: {
+            degraded: boolean;
+            allocations: components["schemas"]["LiveAllocation"][];
+        };
+        ProtectionModes: {
+            default_mode: string;
+            game: string[];
+            vps: string[];
+        };
+        ProtectionModeRequest: {
+            /** @description Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`. */
+            mode: string;
+        };
+        DedicatedIpAssignment: {
+            assignment_id: string;
+            network_protection_mode: string;
+        };
+        /** @enum {string} */
+        FirewallDirection: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallAction: "allow" | "block";
+        /** @enum {string} */
+        FirewallProtocol: "tcp" | "udp" | "icmp" | "any";
+        /**
+         * @description One rule of a virtual machine's firewall. For ingress the first enabled rule that matches a
+         *     connection decides (source address in `cidr`, the protocol, and the machine's port the traffic is
+         *     for within `port_from`-`port_to`); no match allows.
+         */
+        FirewallRule: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            resource_id: string;
+            direction: components["schemas"]["FirewallDirection"];
+            action: components["schemas"]["FirewallAction"];
+            protocol: components["schemas"]["FirewallProtocol"];
+            /** @description Lower runs first. */
+            priority: number;
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            description: string | null;
+            /** @description IPv4 source network, canonical (host bits zeroed: `10.1.2.0/24`); null: any source. */
+            cidr: string | null;
+            port_from: number | null;
+            port_to: number | null;
+        };
+        /**
+         * @description Whether the newest change of these rules has reached the edge. `generation` is the edge state's
+         *     generation of the last change to this machine's rules (0: never changed); `applied_generation` is the
+         *     lowest generation the live edges applied (null: no edge is live); `pending` is true while an edge
+         *     has not applied the newest change (or none is live to apply it). Only ingress rules are enforced on
+         *     this platform's local edge: `egress_enforced` is false, and egress rules are kept and validated for
+         *     an edge that can enforce them.
+         */
+        FirewallEnforcement: {
+            generation: number;
+            applied_generation: number | null;
+            pending: boolean;
+            egress_enforced: boolean;
+        };
+        FirewallRuleList: {
+            /** @description In evaluation order. */
+            rules: components["schemas"]["FirewallRule"][];
+            max_rules_per_direction: number;
+            enforcement: components["schemas"]["FirewallEnforcement"];
+        };
+        /** @enum {string} */
+        FirewallActionRequest: "allow" | "block";
+        /** @enum {string} */
+        FirewallDirectionRequest: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallProtocolRequest: "tcp" | "udp" | "icmp" | "any";
+        FirewallRuleCreateRequest: {
+            action: components["schemas"]["FirewallActionRequest"];
+            direction: components["schemas"]["FirewallDirectionRequest"];
+            priority: number;
+            protocol: components["schemas"]["FirewallProtocolRequest"];
+            description?: string | null;
+            /** @description Absent, null or blank: any source. */
+            cidr?: string | null;
+            /** @default true */
+            enabled?: boolean;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        FirewallRulesReplaceRequest: {
+            rules: components["schemas"]["FirewallRuleCreateRequest"][];
+        };
+        FirewallRuleUpdateRequest: {
+            action?: components["schemas"]["FirewallActionRequest"];
+            direction?: components["schemas"]["FirewallDirectionRequest"];
+            protocol?: components["schemas"]["FirewallProtocolRequest"];
+            priority?: number;
+            enabled?: boolean;
+            description?: string | null;
+            cidr?: string | null;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        ExtraSlotsRequest: {
+            extra_slots: number;
+        };
+        ExtraSlots: {
+            /** Format: uuid */
+            service_instance_id: string;
+            extra_slots: number;
+            used: number;
+            free_slots: number;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -4049,21 +4484,6 @@ export type components = {
         InternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /**
-         * @description The database could not be reached or did not answer within `DB_TIMEOUT_MS` (`service-unavailable`).
-         *     A write may still have committed (the connection can be lost after the commit): retry after the
-         *     number of seconds in `Retry-After`, with the same `Idempotency-Key` where the operation takes one.
-         */
-        ServiceUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -4213,15 +4633,6 @@ export type components = {
         Provider: components["schemas"]["OAuthProviderId"];
         /** @description Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly. */
         RedirectTo: string;
-        /**
-         * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-         *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-         *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-         *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-         *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-         *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-         */
-        IdempotencyKey: string;
         /** @description A slug. */
         SlugPath: string;
         /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
@@ -4256,10 +4667,23 @@ export type components = {
         ApplicationUserIdPath: string;
         /** @description The application's id. */
         ApplicationIdPath: string;
+        /**
+         * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+         *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+         *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+         *     answers that started something are kept: after a refusal the key is free again.
+         */
+        IdempotencyKey: string;
         /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
         ServiceInstanceIdPath: string;
         /** @description The resource's id, of this service instance. */
         ResourceIdPath: string;
+        /** @description The allocation's id, of this service instance. */
+        AllocationIdPath: string;
+        /** @description The virtual machine's resource id, of this service instance. */
+        FirewallResourceIdPath: string;
+        /** @description The rule's id, of this machine. */
+        RuleIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -4270,12 +4694,12 @@ export type components = {
          *     answer carries `Cache-Control: no-store`.
          */
         PublicReadCache: string;
-        /** @description Seconds to wait before retrying. */
-        "Retry-After": number;
         /** @description Caching directives for the streamed content. */
         "Cache-Control": string;
         /** @description A strong validator of the bytes; send it back in `If-None-Match` for a 304. */
         ETag: string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
     };
     pathItems: never;
 };
@@ -4303,7 +4727,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicIncidentsList: {
@@ -4328,7 +4751,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicMaintenancesList: {
@@ -4353,7 +4775,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicClientErrorsCreate: {
@@ -4379,7 +4800,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicCaptchaConfigGet: {
@@ -4407,7 +4827,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicResellerByHostGet: {
@@ -4436,7 +4855,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicAssetGet: {
@@ -4472,7 +4890,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductList: {
@@ -4497,7 +4914,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductGet: {
@@ -4526,7 +4942,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductOperatingSystemList: {
@@ -4555,7 +4970,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLogin: {
@@ -4591,7 +5005,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLoginVerify: {
@@ -4621,7 +5034,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authRefresh: {
@@ -4650,7 +5062,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authSessionGet: {
@@ -4675,7 +5086,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLogout: {
@@ -4702,7 +5112,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordChange: {
@@ -4732,7 +5141,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordSignup: {
@@ -4766,7 +5174,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordVerify: {
@@ -4794,7 +5201,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordForgot: {
@@ -4828,7 +5234,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordForgotCurrent: {
@@ -4857,7 +5262,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordReset: {
@@ -4885,7 +5289,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordSet: {
@@ -4915,7 +5318,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthProviderList: {
@@ -4939,7 +5341,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthSignInStart: {
@@ -4966,7 +5367,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthLinkStart: {
@@ -4995,7 +5395,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthCallback: {
@@ -5047,7 +5446,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthComplete: {
@@ -5077,7 +5475,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthAccountList: {
@@ -5103,7 +5500,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthAccountUnlink: {
@@ -5132,7 +5528,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meGet: {
@@ -5148,7 +5543,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meUpdate: {
@@ -5169,7 +5563,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meOnboardingComplete: {
@@ -5186,7 +5579,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarUpload: {
@@ -5209,7 +5601,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarDelete: {
@@ -5232,7 +5623,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarSourceSet: {
@@ -5253,7 +5643,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDiscoveryGet: {
@@ -5278,7 +5667,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDiscoveryMark: {
@@ -5306,7 +5694,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     assetGet: {
@@ -5342,7 +5729,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoStatusGet: {
@@ -5367,7 +5753,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoSetup: {
@@ -5389,7 +5774,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoElevate: {
@@ -5411,7 +5795,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoDisable: {
@@ -5439,7 +5822,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoExit: {
@@ -5464,7 +5846,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpEnrollOptions: {
@@ -5490,7 +5871,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpEnroll: {
@@ -5512,7 +5892,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpVerify: {
@@ -5534,7 +5913,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnRegisterOptions: {
@@ -5560,7 +5938,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnRegister: {
@@ -5582,7 +5959,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnAuthenticateOptions: {
@@ -5608,7 +5984,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnAuthenticate: {
@@ -5630,7 +6005,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationList: {
@@ -5655,23 +6029,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5694,9 +6057,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationGetBySlug: {
@@ -5725,7 +6086,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationGet: {
@@ -5754,7 +6114,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationDelete: {
@@ -5783,7 +6142,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationUpdate: {
@@ -5819,7 +6177,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationBillingCountrySet: {
@@ -5854,7 +6211,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationIconUpload: {
@@ -5891,7 +6247,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationIconDelete: {
@@ -5919,7 +6274,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationStandingGet: {
@@ -5948,7 +6302,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberList: {
@@ -5977,23 +6330,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberAdd: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6022,7 +6364,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberRemove: {
@@ -6053,7 +6394,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberUpdate: {
@@ -6090,7 +6430,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationList: {
@@ -6123,23 +6462,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6170,7 +6498,6 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationRevoke: {
@@ -6201,7 +6528,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationGet: {
@@ -6231,7 +6557,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationAccept: {
@@ -6262,7 +6587,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationDecline: {
@@ -6291,7 +6615,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationAllowReinvite: {
@@ -6320,7 +6643,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainList: {
@@ -6349,23 +6671,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainAdd: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6402,9 +6713,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainCheck: {
@@ -6437,7 +6746,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationAuditList: {
@@ -6478,7 +6786,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationProjectList: {
@@ -6507,23 +6814,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6553,7 +6849,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectGetBySlug: {
@@ -6584,7 +6879,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectList: {
@@ -6609,7 +6903,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectStatsList: {
@@ -6634,7 +6927,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectGet: {
@@ -6663,7 +6955,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectDelete: {
@@ -6692,7 +6983,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectUpdate: {
@@ -6728,7 +7018,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectStatsGet: {
@@ -6757,7 +7046,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUserPermissionsSet: {
@@ -6791,7 +7079,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meSessionsList: {
@@ -6816,7 +7103,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meSessionDelete: {
@@ -6842,7 +7128,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenList: {
@@ -6868,23 +7153,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -6907,9 +7181,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenRevoke: {
@@ -6937,7 +7209,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenCapabilitiesList: {
@@ -6963,7 +7234,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationList: {
@@ -6989,7 +7259,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationGrant: {
@@ -7018,7 +7287,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationRevoke: {
@@ -7046,7 +7314,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationDelegationMint: {
@@ -7076,7 +7343,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUsersLookup: {
@@ -7106,7 +7372,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUserByOauthAccount: {
@@ -7138,7 +7403,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUserGet: {
@@ -7168,23 +7432,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApplicationCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7207,9 +7460,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApplicationTokenRotate: {
@@ -7239,23 +7490,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7278,9 +7518,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentUpdate: {
@@ -7314,7 +7552,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentResolve: {
@@ -7344,23 +7581,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminMaintenanceCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7383,9 +7609,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminMaintenanceCancel: {
@@ -7415,23 +7639,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -7455,9 +7668,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerUpdate: {
@@ -7492,7 +7703,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerIconUpload: {
@@ -7528,7 +7738,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerOgImageUpload: {
@@ -7564,7 +7773,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCaptchaConfigSet: {
@@ -7597,7 +7805,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCaptchaConfigDelete: {
@@ -7625,7 +7832,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminOrganizationWalletSet: {
@@ -7659,7 +7865,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionCreate: {
@@ -7667,12 +7872,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -7702,7 +7905,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionSuspend: {
@@ -7733,7 +7935,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionResume: {
@@ -7764,7 +7965,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionEnd: {
@@ -7795,7 +7995,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceList: {
@@ -7824,7 +8023,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceGet: {
@@ -7853,7 +8051,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceResourceList: {
@@ -7882,7 +8079,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     subscriptionResourceList: {
@@ -7911,7 +8107,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareList: {
@@ -7940,23 +8135,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareCreate: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path: {
                 /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
                 id: components["parameters"]["ServiceInstanceIdPath"];
@@ -7992,9 +8176,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareDelete: {
@@ -8018,40 +8200,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    serviceOperationList: {
-        parameters: {
-            query?: {
-                /** @description The 1-indexed page; 0 reads as 1. */
-                page?: components["parameters"]["Page"];
-                /** @description Entries per page, 1 to 100. */
-                page_size?: components["parameters"]["PageSize"];
-            };
-            header?: never;
-            path: {
-                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
-                id: components["parameters"]["ServiceInstanceIdPath"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page of operations, newest first. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OperationPage"];
-                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -8087,7 +8235,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     vpsReinstall: {
@@ -8095,12 +8242,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -8134,7 +8279,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstancePower: {
@@ -8142,12 +8286,10 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
-                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
-                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
-                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
-                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
-                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
+                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
+                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
+                 *     answers that started something are kept: after a refusal the key is free again.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -8179,7 +8321,420 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    externalAccessGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The allocations and slots. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllocationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessLiveGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the edges confirmed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccessLive"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessProtectionModesGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectionModes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessDedicatedIpProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description Never answered on this platform. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DedicatedIpAssignment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRulesReplace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRulesReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The rules now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminServiceExtraSlotsSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtraSlotsRequest"];
+            };
+        };
+        responses: {
+            /** @description The slots now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExtraSlots"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
 }

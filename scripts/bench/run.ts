@@ -5,10 +5,12 @@
 // Express route and a Fastify 5 route doing the same work, then, when their scripts exist, `svcctl
 // --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts), the
 // refusal of an image bomb (scripts/bench/image-bomb.ts), and provisioning, reinstall and the operation
-// poll under load on the local substrate (scripts/bench/services.ts).
+// poll under load on the local substrate (scripts/bench/services.ts), and the local edge's forwarding
+// and firewall cost (scripts/bench/edge.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
+//                    [--skip-edge]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -76,6 +78,7 @@ const { values: args } = parseArgs({
     'skip-elevation-cost': { type: 'boolean', default: false },
     'skip-me': { type: 'boolean', default: false },
     'skip-services': { type: 'boolean', default: false },
+    'skip-edge': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
@@ -433,6 +436,7 @@ async function main(): Promise<number> {
   if (!args['skip-image-bomb'] && !quick) await imageBomb();
   if (!args['skip-elevation-cost'] && !quick) await elevationCost();
   if (!args['skip-services'] && !quick) await services();
+  if (!args['skip-edge'] && !quick) await edgeSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -791,6 +795,20 @@ async function services(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('services (not measured)');
+  }
+}
+
+/** scripts/bench/edge.ts: forwarded TCP against direct (floor 0.5), added latency, 50 rules' cost. */
+async function edgeSection(): Promise<void> {
+  lines.push('The local edge (forwarding and firewall)');
+  try {
+    const { describeEdge, measureEdge } = await import('./edge.js');
+    const report = describeEdge(await measureEdge());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('edge (not measured)');
   }
 }
 

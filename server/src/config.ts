@@ -70,6 +70,14 @@ export interface Config {
   oauthProviders: OAuthProviderConfig[];
   /** OAUTH_REDIRECT_ALLOWLIST: the exact URLs an OAuth flow may send the browser back to. */
   oauthRedirectAllowlist: string[];
+  /** PORT_POOL: the external ports allocations are given from (inclusive; default 20000-20999). */
+  portPool: { from: number; to: number };
+  /** FIREWALL_RECONCILE_SECONDS: the longest a firewall change takes to reach the edge (default 60). */
+  firewallReconcileSeconds: number;
+  /** EDGE: whether `npm start` runs the local edge as its child process (on) or leaves it to `npm run edge`. */
+  edge: boolean;
+  /** EDGE_ID: the name this edge reports what it applied under (default `local-{HOST}`). */
+  edgeId: string;
 }
 
 /** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
@@ -231,6 +239,24 @@ export function loadConfig(env: Env = process.env): Config {
     else problems.push(`OAUTH_REDIRECT_ALLOWLIST entry "${raw}" must be an http(s) URL without userinfo or fragment`);
   }
 
+  const portPool = { from: 20000, to: 20999 };
+  const poolRaw = opt('PORT_POOL');
+  if (poolRaw !== null) {
+    const m = /^(\d{1,5})-(\d{1,5})$/.exec(poolRaw);
+    const from = Number(m?.[1]);
+    const to = Number(m?.[2]);
+    if (!m || from < 1 || to > 65535 || from > to) {
+      problems.push(`PORT_POOL must be FROM-TO with 1 <= FROM <= TO <= 65535, got "${poolRaw}"`);
+    } else Object.assign(portPool, { from, to });
+  }
+  const firewallReconcileSeconds = int('FIREWALL_RECONCILE_SECONDS', 60, 1, 3600);
+  const edgeRaw = str('EDGE', 'on').toLowerCase();
+  if (edgeRaw !== 'on' && edgeRaw !== 'off') problems.push(`EDGE must be on or off, got "${edgeRaw}"`);
+  const edgeId = str('EDGE_ID', `local-${host}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/.test(edgeId)) {
+    problems.push(`EDGE_ID must be 1-100 of [A-Za-z0-9_.:-], got "${edgeId}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -266,6 +292,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     oauthProviders,
     oauthRedirectAllowlist,
+    portPool,
+    firewallReconcileSeconds,
+    edge: edgeRaw !== 'off',
+    edgeId,
   };
 }
 

@@ -24,6 +24,8 @@ import { organizationHandlers } from './features/organizations/handlers.js';
 import { projectHandlers } from './features/projects/handlers.js';
 import { publicHandlers } from './features/public/handlers.js';
 import { serviceHandlers } from './features/services/handlers.js';
+import { externalAccessHandlers } from './features/external-access/handlers.js';
+import { firewallHandlers } from './features/firewall/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
@@ -54,4 +56,6 @@ export const handlers: Handlers = {
   ...projectHandlers,
   ...adminServiceHandlers,
   ...serviceHandlers,
+  ...externalAccessHandlers,
+  ...firewallHandlers,
 };

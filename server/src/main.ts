@@ -14,6 +14,7 @@ import { migrate } from './db/migrate.js';
 import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
+import { startEdgeChild } from './edge/child.js';
 import { startWorker } from './jobs/worker.js';
 import { TASKS } from './tasks.js';
 import { secretBoxFor } from './secrets/key-file.js';
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
   if (workerSql) lifecycle.onStop('worker database pool', () => workerSql.end({ timeout: 5 }));
   const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box, tasks: TASKS }) : null;
   if (worker) lifecycle.onStop('job worker', () => worker.stop(), 30_000);
+  const edge = config.edge ? startEdgeChild(databaseUrl, log) : null;
+  if (edge) lifecycle.onStop('edge', () => edge.stop(), 10_000);
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -82,7 +85,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `control plane listening\n  API   ${base}/api/v2\n  docs  ${base}/docs\n  spec  ${base}/api/v2/openapi.json\n` +
       `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
-      `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n`,
+      `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n` +
+      `  edge  ${edge ? `a child process forwarding ports ${config.portPool.from}-${config.portPool.to} on ${config.host}` : 'EDGE=off: run npm run edge'}\n`,
   );
 }
 

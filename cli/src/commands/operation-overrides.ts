@@ -38,6 +38,8 @@
 //   auth password verify        as generated, but --token also takes the whole emailed link
 //   members add                 as generated; someone already a member with another role than the one
 //                               asked for is exit 6 with a sentence, not a silent success
+//   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
+//                               either the array of rules or {rules: [...]}
 //
 // Definitions only, loaded at every start: what they do is in run-me.ts, run-orgs.ts, run-sudo.ts,
 // run-tokens.ts and run-services.ts, imported when one runs. Paged lists (`audit list`) need none:
@@ -277,9 +279,32 @@ const takesEmailedLink: OperationOverride = {
   },
 };
 
+/** `firewall replace --file F`: the file's rules (an array, or `{rules}`) become the body. */
+const replacesFromFile: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    const generated = operationRunnable(op);
+    const FILE = option('--file', 'a JSON or YAML file holding the rules: an array, or {"rules": [...]} (- for stdin)', {
+      value: '<file>',
+    });
+    return {
+      ...generated,
+      options: [...generated.options, FILE],
+      run: async (input) => {
+        const file = input.options[FILE.key] as string | undefined;
+        if (file === undefined) return generated.run(input);
+        const { readRulesFile } = await import('../rules-file.js');
+        const body = await readRulesFile(file);
+        return generated.run({ ...input, options: { ...input.options, data: JSON.stringify(body) } });
+      },
+    };
+  },
+};
+
 export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   authPasswordVerify: takesEmailedLink,
 
+  firewallRulesReplace: replacesFromFile,
   oauthComplete: {
     term: (word) => `${word} --key <key>`,
     runnable: command<typeof RunOAuth>(

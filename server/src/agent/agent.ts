@@ -11,6 +11,7 @@ import { runsWithArg, waitUntil } from '../substrate/local/proc.js';
 import { decide } from './contract.js';
 import { agentLog, type AgentLog } from './log.js';
 import { loadState, writeApplied, writeStatus } from './state.js';
+import { startMachineSsh } from './ssh.js';
 import { readUnit, type AgentUnit } from './unit.js';
 import { watchUnitDir } from './watch.js';
 import { endOrphan, superviseWorkload, type Workload } from './workload.js';
@@ -99,6 +100,14 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
     });
   }
 
+  const ssh =
+    unit.kind === 'machine' && unit.address
+      ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir }, log).catch((err: unknown) => {
+          log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+          return null;
+        })
+      : null;
+
   let done!: () => void;
   const stopped = new Promise<void>((resolve) => (done = resolve));
   let stopping: Promise<void> | null = null;
@@ -106,6 +115,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
     (stopping ??= (async () => {
       watch.close();
       await workload?.stop().catch(() => undefined);
+      await ssh?.close().catch(() => undefined);
       done();
     })());
   const watch = watchUnitDir(unitDir, UNIT_FILES.signal, {
@@ -169,6 +179,7 @@ function workloadEnv(unit: AgentUnit, applied: UnitSignalSpec | null, volumeDir:
     PATH: process.env.PATH ?? DEFAULT_PATH,
     HOME: volumeDir,
     ...unit.env,
+    ...(unit.address ? { SVC_BIND_ADDRESS: unit.address } : {}),
     SVC_PUBLIC_ENDPOINTS: endpointsJson(unit, applied),
   };
 }

@@ -1,5 +1,6 @@
 // The unit the agent runs, from unit.json (written by the local driver from a UnitSpec).
 import { readFile } from 'node:fs/promises';
+import { isIPv4 } from 'node:net';
 import { join } from 'node:path';
 import type { UnitSpec } from '../substrate/driver.js';
 import { UNIT_FILES } from '../substrate/local/layout.js';
@@ -11,6 +12,8 @@ export interface AgentUnit {
   /** What a workload runs; null for a machine and for a workload that is the agent alone. */
   command: string[] | null;
   env: Record<string, string>;
+  /** The unit's own address (SVC_BIND_ADDRESS); null: none given, the programs choose. */
+  address: string | null;
 }
 
 export async function readUnit(unitDir: string): Promise<AgentUnit> {
@@ -25,12 +28,16 @@ export async function readUnit(unitDir: string): Promise<AgentUnit> {
   const env = raw.env ?? {};
   if (typeof env !== 'object' || !Object.values(env).every(isString))
     throw new Error('unit.json env must map names to strings');
+  const address = raw.address ?? null;
+  if (address !== null && !(typeof address === 'string' && isIPv4(address)))
+    throw new Error('unit.json address must be an IPv4 address or null');
   return {
     id: raw.id,
     kind: raw.kind,
     volumeId: raw.volumeId,
     command: raw.kind === 'machine' ? null : command,
     env,
+    address,
   };
 }
 

@@ -47,6 +47,11 @@ const TITLES: Record<ErrorCode, string> = {
   'not-a-virtual-machine': 'Not a virtual machine',
   'subscription-not-serviceable': 'Subscription not serviceable',
   'subscription-ended': 'Subscription ended',
+  'port-quota-exhausted': 'Port quota exhausted',
+  'duplicate-allocation': 'Duplicate allocation',
+  'no-free-port': 'No free port',
+  'system-allocation': 'System allocation',
+  'protection-mode-unsupported': 'Protection mode unsupported',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };

@@ -19,6 +19,7 @@ interface ResourceRow {
   status: string;
   unit_key: string | null;
   public_endpoints: unknown[];
+  address: string | null;
 }
 
 /** Unit statuses a converge acts on: not one an operation is changing, nor a failed one. */
@@ -29,6 +30,7 @@ export const specOf = (u: ResourceRow): UnitSpec => ({
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
   volumeId: u.volume_id!,
   command: null,
+  address: u.address,
 });
 
 
@@ -46,7 +48,7 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
     // The operation holding the service decides what runs; finishing it converges again.
     if (!service || service.busy) return 0;
     const resources = await tx<ResourceRow[]>`
-      select id, kind, volume_id, status, unit_key, public_endpoints from service_resources
+      select id, kind, volume_id, status, unit_key, public_endpoints, host(address) as address from service_resources
       where service_instance_id = ${payload.service_instance_id} and deleted_at is null`;
     const contract = (unit: ResourceRow, draining: Draining) =>
       writeContract(ctx, { unit, service, productKind: service.product_kind }, draining);
@@ -92,6 +94,8 @@ async function endService(
 ): Promise<number> {
   for (const r of resources.filter((x) => x.kind !== 'volume')) await ctx.substrate.deleteUnit(r.id);
   for (const r of resources.filter((x) => x.kind === 'volume')) await ctx.substrate.deleteVolume(r.id);
+  // Its public ports go with it (the edge stops forwarding them when it applies the change).
+  await tx`delete from port_allocations where service_instance_id = ${serviceId}`;
   await tx`
     update service_resources set status = 'stopped', deleted_at = ${ctx.clock.now()}, updated_at = ${ctx.clock.now()}
     where service_instance_id = ${serviceId} and deleted_at is null`;

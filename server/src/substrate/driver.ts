@@ -28,6 +28,11 @@ export interface UnitSpec {
   command?: string[] | null;
   /** Environment of the unit's program (SVC_PUBLIC_ENDPOINTS and the like). */
   env?: Record<string, string>;
+  /**
+   * The unit's own address, where its programs listen and the edge forwards to (the local substrate: a
+   * loopback address, handed to the program as SVC_BIND_ADDRESS); null: the host's.
+   */
+  address?: string | null;
 }
 
 export interface UnitSignalError {

@@ -12,6 +12,7 @@ import { startOperation } from '../../operations/engine.js';
 import { idempotent } from '../../operations/idempotency.js';
 import { defaultImage, installableImage } from '../catalog/images.js';
 import { findProduct } from '../catalog/store.js';
+import { allocatePrimary } from '../external-access/primary.js';
 import * as store from './store.js';
 import type { SubscriptionRow } from './store.js';
 import type { SubscriptionStatus } from '../services/store.js';
@@ -70,6 +71,12 @@ export const adminServiceHandlers: AreaHandlers<
           osImage: osImage?.id ?? null,
           platformDomain: ctx.config.platformDomain,
         },
+        now,
+      );
+      await allocatePrimary(
+        tx,
+        ctx.config,
+        { serviceId: made.serviceId, unitId: made.unitId, productKind: product.kind },
         now,
       );
       const op = await startOperation(

@@ -2,6 +2,7 @@
 // "service end").
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
+import { unitAddressCandidates } from '../../substrate/local/address.js';
 import type { ProductRow } from '../catalog/store.js';
 import type { SubscriptionStatus } from '../services/store.js';
 
@@ -83,14 +84,18 @@ export async function insertService(
     values (${volumeId}, ${serviceId}, 'volume', 'storage', 'provisioning', ${input.product.storage_gb}, ${now}, ${now})`;
   const vps = input.product.kind === 'vps';
   const publicAddress = `${input.slug.slice(0, 40).replace(/-+$/, '')}-${serviceId.slice(0, 8)}.${input.platformDomain}`;
-  // What the service answers on from outside is the product's (its program's ports), at the unit's name.
+  // What the service answers on from outside is the product's (its program's ports), at the unit's name;
+  // the unit's own address is the first candidate no other unit of this platform holds.
   await db`
     insert into service_resources (id, service_instance_id, kind, role, status, os_image, volume_id, unit_key,
-                                   public_endpoints, created_at, updated_at)
+                                   public_endpoints, address, created_at, updated_at)
     select ${unitId}, ${serviceId}, ${vps ? 'virtual_machine' : 'workload'}, 'primary', 'provisioning',
            ${input.osImage}, ${volumeId}, ${input.slug.slice(0, 40).replace(/-+$/, '')},
            (select coalesce(jsonb_agg(e || jsonb_build_object('address', ${publicAddress}::text)), '[]'::jsonb)
             from jsonb_array_elements(cp.endpoints) e),
+           (select c from unnest(${unitAddressCandidates(unitId)}::inet[]) with ordinality as t (c, n)
+            where not exists (select 1 from service_resources r where r.address = t.c)
+            order by n limit 1),
            ${now}, ${now}
     from catalog_products cp where cp.id = ${input.product.id}`;
   return { subscriptionId, serviceId, unitId };

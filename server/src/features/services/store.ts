@@ -34,12 +34,14 @@ export interface ResourceRow {
   signal_generation: string;
   observed_generation: string | null;
   created_at: Date;
+  /** The unit's own address (machines and workloads), null for a volume. */
+  address: string | null;
 }
 
 const SERVICE_COLUMNS =
   's.id, s.name, s.slug, s.project_id, s.subscription_id, s.product_id, s.status, s.created_at, s.updated_at';
 const RESOURCE_COLUMNS = `r.id, r.service_instance_id, r.kind, r.role, r.status, r.hidden, r.os_image, r.volume_id, r.size_gb,
-  r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at`;
+  r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at, host(r.address) as address`;
 
 /**
  * How the caller stands towards a service: its organization, the caller's role there (null when not a

@@ -17,6 +17,7 @@ export interface PowerState {
     kind: 'virtual_machine' | 'workload' | 'volume';
     volume_id: string | null;
     status: string;
+    address: string | null;
   })[];
 }
 
@@ -27,7 +28,7 @@ export async function loadPowerState(ctx: TaskContext, op: OperationRow): Promis
     where s.id = ${op.service_instance_id}`;
   if (!service) throw new Error(`operation ${op.id}: its service is gone`);
   const units = await ctx.sql<PowerState['units']>`
-    select id, kind, volume_id, status, unit_key, public_endpoints from service_resources
+    select id, kind, volume_id, status, unit_key, public_endpoints, host(address) as address from service_resources
     where service_instance_id = ${service.id} and deleted_at is null and kind in ('virtual_machine', 'workload')
     order by created_at, id`;
   return { service: { id: service.id, slug: service.slug }, productKind: service.product_kind, units };

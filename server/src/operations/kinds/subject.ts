@@ -23,7 +23,7 @@ export async function loadSubject(ctx: TaskContext, op: OperationRow): Promise<S
   if (!service) throw new Error(`operation ${op.id}: its service is gone`);
   const resources = await ctx.sql<ResourceRow[]>`
     select id, service_instance_id, kind, role, status, hidden, os_image, volume_id, size_gb, unit_key,
-           public_endpoints, signal_generation, observed_generation, created_at
+           public_endpoints, signal_generation, observed_generation, created_at, host(address) as address
     from service_resources where service_instance_id = ${op.service_instance_id} and deleted_at is null`;
   const unit = resources.find((r) => r.id === op.resource_id);
   const volume = resources.find((r) => r.id === unit?.volume_id);
@@ -38,5 +38,6 @@ export function unitSpecOf(subject: ServiceSubject): UnitSpec {
     kind: subject.unit.kind === 'virtual_machine' ? 'machine' : 'workload',
     volumeId: subject.volume.id,
     command: null,
+    address: subject.unit.address,
   };
 }

@@ -63,6 +63,7 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
           volumeId: unit.volumeId,
           command: unit.command ?? null,
           env: unit.env ?? {},
+          address: unit.address ?? null,
         };
         // 0600: a unit's environment may hold its secrets (an RCON password).
         await writeJsonAtomic(join(dir, UNIT_FILES.unit), spec, 0o600);

@@ -1,0 +1,79 @@
+// The SSH server of a local machine (DECISIONS.md §6 "Network": a VPS's system allocation forwards to
+// port 22 of its machine). It listens on the machine's own address and accepts exactly the machine's
+// current credentials (substrate/local/access.ts), read at each attempt: after a reinstall cleared them,
+// the old password fails from outside too. The local substrate's machines have no operating system to
+// log in to, so a session answers one line naming the machine and closes with status 0.
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import ssh2 from 'ssh2';
+import { readIfPresent, writeFileAtomic } from '../substrate/local/atomic-file.js';
+import { checkMachineAccess } from '../substrate/local/access.js';
+import { ROOTFS } from '../substrate/local/layout.js';
+import { assertInsideVolume } from '../substrate/local/volumes.js';
+import type { AgentLog } from './log.js';
+
+export const MACHINE_SSH_PORT = 22;
+/** The machine's host key on its volume: a reinstall removes it, and the fresh install makes a new one. */
+const HOST_KEY = join(ROOTFS, 'etc', 'ssh', 'ssh_host_ed25519_key');
+
+async function hostKey(volumeDir: string): Promise<string> {
+  const path = join(volumeDir, HOST_KEY);
+  await assertInsideVolume(volumeDir, path);
+  const existing = await readIfPresent(path);
+  if (existing !== null) return existing;
+  const { private: key } = ssh2.utils.generateKeyPairSync('ed25519');
+  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+  await writeFileAtomic(path, key, 0o600);
+  return key;
+}
+
+export interface MachineSsh {
+  close(): Promise<void>;
+}
+
+export async function startMachineSsh(
+  machine: { id: string; address: string; volumeDir: string },
+  log: AgentLog,
+  port = MACHINE_SSH_PORT,
+): Promise<MachineSsh> {
+  const server = new ssh2.Server({ hostKeys: [await hostKey(machine.volumeDir)] }, (client) => {
+    client.on('authentication', (ctx) => {
+      if (ctx.method !== 'password') {
+        ctx.reject(['password']);
+        return;
+      }
+      checkMachineAccess(machine.volumeDir, ctx.username, ctx.password).then(
+        (ok) => (ok ? ctx.accept() : ctx.reject(['password'])),
+        () => ctx.reject(['password']),
+      );
+    });
+    client.on('ready', () => {
+      client.on('session', (accept) => {
+        const session = accept();
+        const answer = (acceptStream: () => ssh2.ServerChannel) => {
+          const stream = acceptStream();
+          stream.write(`machine ${machine.id} (local substrate)\r\n`);
+          stream.exit(0);
+          stream.end();
+        };
+        session.on('pty', (acceptPty) => acceptPty?.());
+        session.on('exec', (acceptExec) => answer(acceptExec));
+        session.on('shell', (acceptShell) => answer(acceptShell));
+      });
+    });
+    client.on('error', () => {
+      // A client that goes away mid-handshake is not the machine's problem.
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, machine.address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  log.info(`ssh listening on ${machine.address}:${port}`);
+  return {
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,104 @@
+// What the edge should forward, read from PostgreSQL (migration 0021): the allocations on its address
+// whose unit is live and has an address, and the generation of that state.
+import type { Sql } from '../db/client.js';
+import { compileRule, type CompiledRule, type IngressRules } from './firewall.js';
+
+export interface DesiredPort {
+  id: string;
+  /** The machine or workload it forwards to (whose firewall applies). */
+  resourceId: string;
+  externalIp: string;
+  externalPort: number;
+  protocol: 'tcp' | 'udp';
+  targetAddress: string;
+  targetPort: number;
+}
+
+export interface DesiredState {
+  generation: number;
+  ports: DesiredPort[];
+  /** The ingress rules of the units it forwards to. */
+  ingress: IngressRules;
+}
+
+/** One snapshot: the generation and the rows it counts, read in the same repeatable-read transaction. */
+export async function readDesired(sql: Sql, address: string): Promise<DesiredState> {
+  return sql.begin('isolation level repeatable read read only', async (tx) => {
+    const [state] = await tx<{ generation: string }[]>`select generation from edge_state`;
+    const rows = await tx<
+      {
+        id: string;
+        resource_id: string;
+        external_ip: string;
+        external_port: number;
+        protocol: 'tcp' | 'udp';
+        target_address: string;
+        target_port: number;
+      }[]
+    >`
+      select a.id, a.resource_id, host(a.external_ip) as external_ip, a.external_port, a.protocol,
+             host(r.address) as target_address, a.internal_port as target_port
+      from port_allocations a join service_resources r on r.id = a.resource_id
+      where a.external_ip = ${address}::inet and r.deleted_at is null and r.address is not null`;
+    const units = [...new Set(rows.map((r) => r.resource_id))];
+    // Enabled ingress rules of those units, in evaluation order (egress is not enforced here).
+    const rules = await tx<
+      {
+        resource_id: string;
+        action: 'allow' | 'block';
+        protocol: 'tcp' | 'udp' | 'icmp' | 'any';
+        cidr: string | null;
+        port_from: number | null;
+        port_to: number | null;
+      }[]
+    >`
+      select resource_id, action, protocol, case when cidr is null then null else cidr::text end as cidr,
+             port_from, port_to
+      from firewall_rules
+      where resource_id = any(${units}::uuid[]) and direction = 'ingress' and enabled
+      order by resource_id, priority, created_at, id`;
+    const ingress: IngressRules = new Map();
+    for (const rule of rules) {
+      let list: CompiledRule[] | undefined = ingress.get(rule.resource_id);
+      if (!list) ingress.set(rule.resource_id, (list = []));
+      list.push(compileRule(rule));
+    }
+    return {
+      ingress,
+      generation: Number(state?.generation ?? 0),
+      ports: rows.map((r) => ({
+        id: r.id,
+        resourceId: r.resource_id,
+        externalIp: r.external_ip,
+        externalPort: r.external_port,
+        protocol: r.protocol,
+        targetAddress: r.target_address,
+        targetPort: r.target_port,
+      })),
+    };
+  });
+}
+
+export async function currentGeneration(sql: Sql): Promise<number> {
+  const [state] = await sql<{ generation: string }[]>`select generation from edge_state`;
+  return Number(state?.generation ?? 0);
+}
+
+export async function reportEdge(
+  sql: Sql,
+  edge: { id: string; address: string; controlUrl: string; heartbeatSeconds: number; startedAt: Date },
+  appliedGeneration: number,
+): Promise<void> {
+  await sql`
+    insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at)
+    values (${edge.id}, ${edge.address}::inet, ${edge.controlUrl}, ${appliedGeneration}, ${edge.heartbeatSeconds},
+            ${edge.startedAt}, now())
+    on conflict (id) do update set address = excluded.address, control_url = excluded.control_url,
+      applied_generation = excluded.applied_generation, heartbeat_seconds = excluded.heartbeat_seconds,
+      started_at = excluded.started_at, heartbeat_at = now()`;
+}
+
+/** An edge that stops says so, so the API does not wait for it (or call it degraded) for long. */
+export async function forgetEdge(sql: Sql, id: string): Promise<void> {
+  await sql`delete from edge_nodes where id = ${id}`;
+}

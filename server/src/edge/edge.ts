@@ -1,0 +1,180 @@
+// The local edge (DECISIONS.md §6 "Network", SUBSTRATE.md): opens a listener on HOST:external_port for
+// every allocation on its address and forwards it (tcp or udp) to the unit's address and internal port,
+// admitting each connection or datagram by the unit's ingress firewall. It converges on the desired state
+// in PostgreSQL: at once when notified (LISTEN edge_state), and by polling, so a missed notification or a
+// port that could not be bound is retried within the reconcile interval. It records the generation it
+// applied in edge_nodes, and answers the live state on its control listener (control.ts).
+import type { Logger } from 'pino';
+import type { Sql } from '../db/client.js';
+import { startControl, type Control } from './control.js';
+import { currentGeneration, forgetEdge, readDesired, reportEdge, type DesiredPort } from './desired.js';
+import { admits, type IngressRules } from './firewall.js';
+import { forwardTcp, type TcpForwarder } from './forward-tcp.js';
+import { forwardUdp, type UdpForwarder } from './forward-udp.js';
+
+export interface EdgeOptions {
+  sql: Sql;
+  /** The address this edge serves and binds (HOST): allocations whose external_ip it is. */
+  host: string;
+  id: string;
+  /** FIREWALL_RECONCILE_SECONDS: the longest a change waits when no notification arrives. */
+  reconcileSeconds: number;
+  /** How often the edge says it is alive (and checks the generation); default 5 s. */
+  heartbeatSeconds?: number;
+  /** The control listener's port (0: any free one). */
+  controlPort?: number;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export interface Edge {
+  readonly id: string;
+  readonly controlUrl: string;
+  /** The generation of the desired state last applied. */
+  appliedGeneration(): number;
+  /** Applies the desired state now (tests, and the notification handler). */
+  reconcile(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Listener {
+  spec: DesiredPort;
+  forwarder: TcpForwarder | UdpForwarder;
+}
+
+const sameBinding = (a: DesiredPort, b: DesiredPort) =>
+  a.externalIp === b.externalIp && a.externalPort === b.externalPort && a.protocol === b.protocol;
+
+export async function startEdge(options: EdgeOptions): Promise<Edge> {
+  const { sql, host, id, log } = options;
+  const heartbeatSeconds = options.heartbeatSeconds ?? Math.min(5, options.reconcileSeconds);
+  const startedAt = new Date();
+  const listeners = new Map<string, Listener>();
+  let rules: IngressRules = new Map();
+  let applied = 0;
+  let stopped = false;
+
+  const admitter = (port: DesiredPort) => (remoteAddress: string, remotePort: number) =>
+    admits(
+      rules.get(port.resourceId),
+      port.protocol,
+      remoteAddress,
+      remotePort,
+      listeners.get(port.id)?.spec.targetPort ?? port.targetPort,
+    );
+
+  async function open(port: DesiredPort): Promise<void> {
+    const target = { address: port.targetAddress, port: port.targetPort };
+    try {
+      const forwarder =
+        port.protocol === 'tcp'
+          ? await forwardTcp(host, port.externalPort, target, admitter(port))
+          : await forwardUdp(host, port.externalPort, target, admitter(port));
+      listeners.set(port.id, { spec: port, forwarder });
+    } catch (err) {
+      // Left out of the live state (so the API reports it degraded) and tried again next reconcile.
+      log.warn(
+        {
+          allocation: port.id,
+          port: port.externalPort,
+          protocol: port.protocol,
+          code: (err as NodeJS.ErrnoException).code,
+        },
+        'edge could not open a port',
+      );
+    }
+  }
+
+  // One reconcile at a time; a request during one asks for one more after it.
+  let running: Promise<void> | null = null;
+  let again = false;
+  async function apply(): Promise<void> {
+    const desired = await readDesired(sql, host);
+    const wanted = new Map(desired.ports.map((p) => [p.id, p]));
+    for (const [allocationId, listener] of [...listeners]) {
+      const next = wanted.get(allocationId);
+      if (next && sameBinding(next, listener.spec)) {
+        listener.forwarder.retarget({ address: next.targetAddress, port: next.targetPort });
+        listener.spec = next;
+        continue;
+      }
+      listeners.delete(allocationId);
+      await listener.forwarder.close();
+    }
+    for (const port of desired.ports) if (!listeners.has(port.id)) await open(port);
+    rules = desired.ingress;
+    applied = desired.generation;
+    await reportEdge(
+      sql,
+      { id, address: host, controlUrl: control.url, heartbeatSeconds, startedAt },
+      applied,
+    );
+  }
+  const reconcile = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await apply();
+      } while (again && !stopped);
+    })()
+      .catch((err: unknown) =>
+        log.warn({ err: (err as Error).message }, 'edge reconcile failed; retrying on the next tick'),
+      )
+      .finally(() => (running = null));
+    return running;
+  };
+
+  const control: Control = await startControl(host, options.controlPort ?? 0, () => ({
+    edge_id: id,
+    applied_generation: applied,
+    allocations: Object.fromEntries(
+      [...listeners.keys()].map((allocationId) => [allocationId, 'normal' as const]),
+    ),
+  }));
+
+  await reconcile();
+  const subscription = await sql
+    .listen('edge_state', () => void reconcile())
+    .catch((err: unknown) => {
+      log.warn({ err: (err as Error).message }, 'edge cannot LISTEN; polling only');
+      return null;
+    });
+  let lastFull = Date.now();
+  const tick = setInterval(() => {
+    void (async () => {
+      // A full pass every reconcile interval retries ports that could not be bound.
+      if (Date.now() - lastFull >= options.reconcileSeconds * 1000) {
+        lastFull = Date.now();
+        return reconcile();
+      }
+      if ((await currentGeneration(sql)) !== applied) return reconcile();
+      await reportEdge(
+        sql,
+        { id, address: host, controlUrl: control.url, heartbeatSeconds, startedAt },
+        applied,
+      );
+    })().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'edge heartbeat failed'));
+  }, heartbeatSeconds * 1000);
+
+  log.info({ edge: id, host, control: control.url, ports: listeners.size }, 'edge running');
+  return {
+    id,
+    controlUrl: control.url,
+    appliedGeneration: () => applied,
+    reconcile,
+    async stop() {
+      stopped = true;
+      clearInterval(tick);
+      await subscription?.unlisten().catch(() => undefined);
+      await running;
+      await control.close();
+      for (const listener of listeners.values()) await listener.forwarder.close();
+      listeners.clear();
+      await forgetEdge(sql, id).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// External access (document 2 §2, §4 "External access"; DECISIONS.md §6 "Network"): public ports the
+// edge forwards to the service's unit. The routes record desired state; the edge (server/src/edge/)
+// applies it and reports what it applied, which the live route asks for.
+import { actorOf, recordAudit } from '../../audit/record.js';
+import type { Permission } from '../../authz/roles.js';
+import { requireSystemPermission } from '../../authz/staff.js';
+import type { Db } from '../../db/client.js';
+import { invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
+import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
+import { requireService, serviceable, serviceNotFound } from '../services/access.js';
+import type { ServiceAccessRow } from '../services/store.js';
+import { askEdges } from './live.js';
+import { BASE_PORT_SLOTS, slots, toAllocation } from './mappers.js';
+import * as store from './store.js';
+
+const allocationNotFound = () => notFound('No such allocation.');
+
+/** The service, for a caller allowed `permission`, of a product with external access (else its 404). */
+async function externalAccessService(
+  db: Db,
+  serviceId: string,
+  auth: UserAuth,
+  permission: Permission,
+  lock = false,
+): Promise<ServiceAccessRow> {
+  const access = await requireService(db, { serviceId }, auth, permission, { lock });
+  if (!(await store.productFeatures(db, access.service.product_id)).includes('external_access'))
+    throw serviceNotFound();
+  return access;
+}
+
+function requireServiceable(access: ServiceAccessRow): void {
+  if (!serviceable(access)) {
+    throw unprocessable(
+      'subscription-not-serviceable',
+      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
+    );
+  }
+}
+
+async function audit(
+  tx: Db,
+  ctx: RequestContext,
+  auth: UserAuth,
+  access: ServiceAccessRow,
+  action: string,
+  allocationId: string,
+): Promise<void> {
+  await recordAudit(tx, ctx, actorOf(auth), {
+    organizationId: access.organization_id,
+    action,
+    target: { type: 'allocation', id: allocationId },
+    projectId: access.service.project_id,
+    serviceInstanceId: access.service.id,
+  });
+}
+
+export const externalAccessHandlers: AreaHandlers<
+  | 'externalAccessGet'
+  | 'externalAccessAllocationCreate'
+  | 'externalAccessLiveGet'
+  | 'externalAccessProtectionModesGet'
+  | 'externalAccessAllocationDelete'
+  | 'externalAccessAllocationProtectionModeSet'
+  | 'externalAccessDedicatedIpProtectionModeSet'
+  | 'adminServiceExtraSlotsSet'
+> = {
+  async externalAccessGet({ path, auth, ctx }) {
+    const { service } = await externalAccessService(ctx.sql, path.id, auth, 'services.read');
+    const [allocations, usage] = await Promise.all([
+      store.listAllocations(ctx.sql, service.id),
+      store.slotUsage(ctx.sql, service.id),
+    ]);
+    return {
+      status: 200,
+      body: {
+        allocations: allocations.map(toAllocation),
+        ...slots(usage),
+        is_dedicated_ip: false,
+        // TODO(HTTP ingress): the edge's HTTP ingress arrives with the HTTP-domain slice of issue 21.
+        http_ingress_ips: [],
+      },
+    };
+  },
+
+  async externalAccessAllocationCreate({ path, body, auth, ctx }) {
+    const matchPort = body.match_port ?? false;
+    if (!matchPort && body.internal_port === undefined) {
+      throw invalidFieldValue('Name the internal port to forward to, or set match_port.', [
+        { location: 'body', pointer: '/internal_port', message: 'required when match_port is false' },
+      ]);
+    }
+    return ctx.sql.begin(async (tx) => {
+      // The service row's lock decides the quota and the duplicate rule: parallel requests queue here.
+      const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      requireServiceable(access);
+      const { service } = access;
+      const usage = await store.slotUsage(tx, service.id);
+      const limit = BASE_PORT_SLOTS + usage.extra_slots;
+      if (usage.used >= limit) {
+        throw unprocessable('port-quota-exhausted', `Every port slot is used (${limit}).`, { limit });
+      }
+      const internalPort = matchPort ? null : body.internal_port!;
+      if (
+        internalPort !== null &&
+        (await store.hasAllocationFor(tx, service.id, internalPort, body.protocol))
+      ) {
+        throw unprocessable(
+          'duplicate-allocation',
+          `An allocation already forwards ${body.protocol} to internal port ${internalPort}.`,
+        );
+      }
+      const unit = await store.findPrimaryUnit(tx, service.id);
+      if (!unit) throw serviceNotFound();
+      const made = await store.insertAllocation(
+        tx,
+        {
+          serviceId: service.id,
+          resourceId: unit.id,
+          externalIp: ctx.config.host,
+          pool: ctx.config.portPool,
+          protocol: body.protocol,
+          internalPort,
+          isPrimary: false,
+          isSystem: false,
+        },
+        ctx.clock.now(),
+      );
+      if (!made) throw unprocessable('no-free-port', 'No public port is free in the pool; try again later.');
+      await audit(tx, ctx, auth, access, 'external_access.allocation_created', made.id);
+      return { status: 201 as const, body: toAllocation(made) };
+    });
+  },
+
+  async externalAccessLiveGet({ path, auth, ctx }) {
+    const { service } = await externalAccessService(ctx.sql, path.id, auth, 'services.read');
+    const [allocations, edges] = await Promise.all([
+      store.listAllocations(ctx.sql, service.id),
+      store.liveEdges(ctx.sql),
+    ]);
+    return { status: 200, body: await askEdges(edges, allocations) };
+  },
+
+  async externalAccessProtectionModesGet({ path, auth, ctx }) {
+    await externalAccessService(ctx.sql, path.id, auth, 'services.read');
+    return { status: 200, body: { default_mode: 'normal', game: ['normal'], vps: ['normal'] } };
+  },
+
+  async externalAccessAllocationDelete({ path, auth, ctx }) {
+    await ctx.sql.begin(async (tx) => {
+      const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      const allocation = await store.findAllocation(tx, access.service.id, path.allocation_id);
+      if (!allocation) throw allocationNotFound();
+      if (allocation.is_system || allocation.is_primary) {
+        throw unprocessable(
+          'system-allocation',
+          'This allocation is the platform’s own (the service’s primary or system port); it cannot be released.',
+        );
+      }
+      await store.deleteAllocation(tx, access.service.id, allocation.id);
+      await audit(tx, ctx, auth, access, 'external_access.allocation_released', allocation.id);
+    });
+    return { status: 204 };
+  },
+
+  async externalAccessAllocationProtectionModeSet({ path, body, auth, ctx }) {
+    return ctx.sql.begin(async (tx) => {
+      const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      const allocation = await store.findAllocation(tx, access.service.id, path.allocation_id);
+      if (!allocation) throw allocationNotFound();
+      if (body.mode !== 'normal') {
+        throw unprocessable(
+          'protection-mode-unsupported',
+          `Only the normal protection mode is offered, not ${body.mode}.`,
+        );
+      }
+      // Setting the mode it has changes nothing, so nothing is audited.
+      return { status: 200 as const, body: toAllocation(allocation) };
+    });
+  },
+
+  async externalAccessDedicatedIpProtectionModeSet({ path, auth, ctx }) {
+    await externalAccessService(ctx.sql, path.id, auth, 'services.manage');
+    // No service here has an exclusive IP (the listing's is_dedicated_ip), and the seed's answer for
+    // such a service is the 404 of an unknown id.
+    throw notFound('This service has no dedicated IP.');
+  },
+
+  async adminServiceExtraSlotsSet({ path, body, auth, ctx }) {
+    await requireSystemPermission(ctx.sql, auth.userId, 'manage_services');
+    return ctx.sql.begin(async (tx) => {
+      const service = await store.lockServiceForStaff(tx, path.id);
+      if (!service) throw notFound('No such service instance.');
+      await store.setExtraSlots(tx, service.id, body.extra_slots, ctx.clock.now());
+      await recordAudit(tx, ctx, actorOf(auth), {
+        organizationId: service.organization_id,
+        action: 'service.extra_slots_set',
+        target: { type: 'service_instance', id: service.id },
+        projectId: service.project_id,
+        serviceInstanceId: service.id,
+      });
+      const usage = await store.slotUsage(tx, service.id);
+      return { status: 200 as const, body: { service_instance_id: service.id, ...slots(usage) } };
+    });
+  },
+};

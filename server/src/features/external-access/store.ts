@@ -1,0 +1,163 @@
+// All SQL of external access: port allocations, slots, and the edges' reports (document 2 §2, §4
+// "External access"; migration 0021).
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+
+export interface AllocationRow {
+  id: string;
+  service_instance_id: string;
+  resource_id: string;
+  external_ip: string;
+  external_port: number;
+  internal_port: number;
+  protocol: 'tcp' | 'udp';
+  is_primary: boolean;
+  is_system: boolean;
+  network_protection_mode: string;
+  allocated_at: Date;
+}
+
+const COLUMNS = `a.id, a.service_instance_id, a.resource_id, host(a.external_ip) as external_ip, a.external_port,
+  a.internal_port, a.protocol, a.is_primary, a.is_system, a.network_protection_mode, a.allocated_at`;
+
+/** The primary first, then oldest first. */
+export async function listAllocations(db: Db, serviceId: string): Promise<AllocationRow[]> {
+  return db<AllocationRow[]>`
+    select ${db.unsafe(COLUMNS)} from port_allocations a
+    where a.service_instance_id = ${serviceId}
+    order by a.is_primary desc, a.allocated_at, a.external_port`;
+}
+
+export async function findAllocation(
+  db: Db,
+  serviceId: string,
+  allocationId: string,
+): Promise<AllocationRow | undefined> {
+  const [row] = await db<AllocationRow[]>`
+    select ${db.unsafe(COLUMNS)} from port_allocations a
+    where a.id = ${allocationId} and a.service_instance_id = ${serviceId}`;
+  return row;
+}
+
+/** Slots: the customer's own allocations (neither primary nor system) against 3 + extra_slots. */
+export async function slotUsage(db: Db, serviceId: string): Promise<{ used: number; extra_slots: number }> {
+  const [row] = await db<{ used: number; extra_slots: number }[]>`
+    select (select count(*)::int from port_allocations a
+            where a.service_instance_id = s.id and not a.is_primary and not a.is_system) as used,
+           s.extra_slots
+    from service_instances s where s.id = ${serviceId}`;
+  return row ?? { used: 0, extra_slots: 0 };
+}
+
+export async function hasAllocationFor(
+  db: Db,
+  serviceId: string,
+  internalPort: number,
+  protocol: string,
+): Promise<boolean> {
+  const rows = await db`
+    select 1 from port_allocations
+    where service_instance_id = ${serviceId} and internal_port = ${internalPort} and protocol = ${protocol}`;
+  return rows.length > 0;
+}
+
+export interface NewAllocation {
+  serviceId: string;
+  resourceId: string;
+  externalIp: string;
+  pool: { from: number; to: number };
+  protocol: 'tcp' | 'udp';
+  /** null: the same number as the public port (match_port). */
+  internalPort: number | null;
+  isPrimary: boolean;
+  isSystem: boolean;
+}
+
+/**
+ * Takes a free public port of the pool at random and records the allocation; undefined when the pool
+ * has none left. Public ports are handed out one transaction at a time per address (an advisory lock
+ * held to the end of the caller's transaction), so two services never race for the same port.
+ */
+export async function insertAllocation(
+  db: Db,
+  input: NewAllocation,
+  now: Date,
+): Promise<AllocationRow | undefined> {
+  await db`select pg_advisory_xact_lock(hashtext(${`port_pool:${input.externalIp}`}))`;
+  const [row] = await db<{ id: string }[]>`
+    insert into port_allocations (id, service_instance_id, resource_id, external_ip, external_port, internal_port,
+                                  protocol, is_primary, is_system, allocated_at)
+    select ${randomUUID()}, ${input.serviceId}, ${input.resourceId}, ${input.externalIp}::inet, p,
+           coalesce(${input.internalPort}::int, p), ${input.protocol}, ${input.isPrimary}, ${input.isSystem}, ${now}
+    from generate_series(${input.pool.from}::int, ${input.pool.to}::int) p
+    where not exists (select 1 from port_allocations a where a.external_ip = ${input.externalIp}::inet and a.external_port = p)
+      and (${input.internalPort}::int is not null or not exists (
+            select 1 from port_allocations a
+            where a.service_instance_id = ${input.serviceId} and a.internal_port = p and a.protocol = ${input.protocol}))
+    order by random()
+    limit 1
+    returning id`;
+  return row ? findAllocation(db, input.serviceId, row.id) : undefined;
+}
+
+export async function deleteAllocation(db: Db, serviceId: string, allocationId: string): Promise<boolean> {
+  const rows = await db`
+    delete from port_allocations where id = ${allocationId} and service_instance_id = ${serviceId} returning 1`;
+  return rows.length > 0;
+}
+
+/** The service's primary unit (a machine or workload), what its allocations forward to. */
+export async function findPrimaryUnit(db: Db, serviceId: string): Promise<{ id: string } | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    select id from service_resources
+    where service_instance_id = ${serviceId} and deleted_at is null and role = 'primary'
+      and kind in ('virtual_machine', 'workload')
+    order by created_at limit 1`;
+  return row;
+}
+
+/** A service and its organization, locked (staff's changes to it go one at a time). */
+export async function lockServiceForStaff(
+  db: Db,
+  serviceId: string,
+): Promise<{ id: string; project_id: string; organization_id: string } | undefined> {
+  const [row] = await db<{ id: string; project_id: string; organization_id: string }[]>`
+    select s.id, s.project_id, p.organization_id from service_instances s join projects p on p.id = s.project_id
+    where s.id = ${serviceId} for update of s`;
+  return row;
+}
+
+export async function setExtraSlots(
+  db: Db,
+  serviceId: string,
+  extraSlots: number,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db`
+    update service_instances set extra_slots = ${extraSlots}, updated_at = ${now} where id = ${serviceId} returning 1`;
+  return rows.length > 0;
+}
+
+export interface EdgeRow {
+  id: string;
+  /** The external address whose allocations it serves. */
+  address: string;
+  control_url: string;
+  applied_generation: string;
+}
+
+/** Edges whose heartbeat is recent (within three of their intervals, by the database's clock). */
+export async function liveEdges(db: Db): Promise<EdgeRow[]> {
+  return db<EdgeRow[]>`
+    select id, host(address) as address, control_url, applied_generation from edge_nodes
+    where heartbeat_at > now() - make_interval(secs => heartbeat_seconds * 3)
+    order by id`;
+}
+
+/** The service's product features and kind (a product without `external_access` has no such routes). */
+export async function productFeatures(db: Db, productId: string): Promise<string[]> {
+  const [row] = await db<
+    { features: string[] }[]
+  >`select features from catalog_products where id = ${productId}`;
+  return row?.features ?? [];
+}

@@ -1,0 +1,56 @@
+// The local edge for a test app: its own connection to the app's database, the app's HOST, and a port
+// pool of its own (test files run side by side on one machine), plus a unit program that echoes.
+import { randomInt } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { connect, type Sql } from '../../server/src/db/client.js';
+import { startEdge, type Edge } from '../../server/src/edge/edge.js';
+import type { TestApp } from './app.js';
+
+/** A pool of `size` ports somewhere in 30000-59999, for PORT_POOL. */
+export function randomPortPool(size = 40): string {
+  const from = 30000 + randomInt(0, 30000 - size);
+  return `${from}-${from + size - 1}`;
+}
+
+export interface TestEdge {
+  edge: Edge;
+  sql: Sql;
+  /** Resolves once the edge applied every change made so far. */
+  caughtUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startTestEdge(
+  app: TestApp,
+  options: { id?: string; reconcileSeconds?: number } = {},
+): Promise<TestEdge> {
+  const sql = connect(app.databaseUrl, { max: 2 });
+  const edge = await startEdge({
+    sql,
+    host: app.config.host,
+    id: options.id ?? 'test-edge',
+    reconcileSeconds: options.reconcileSeconds ?? app.config.firewallReconcileSeconds,
+    heartbeatSeconds: 1,
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+  });
+  return {
+    edge,
+    sql,
+    async caughtUp() {
+      const [state] = await app.sql<{ generation: string }[]>`select generation from edge_state`;
+      const want = Number(state!.generation);
+      const deadline = Date.now() + 10_000;
+      while (edge.appliedGeneration() < want) {
+        if (Date.now() > deadline) throw new Error(`edge stuck at ${edge.appliedGeneration()} < ${want}`);
+        await edge.reconcile();
+      }
+    },
+    async stop() {
+      await edge.stop();
+      await sql.end({ timeout: 1 });
+    },
+  };
+}
+
+/** A unit program (UnitSpec.command) echoing tcp and udp on SVC_BIND_ADDRESS at each of ECHO_PORTS. */
+export const ECHO_PROGRAM = fileURLToPath(new URL('./echo-unit.mjs', import.meta.url));
