@@ -187,7 +187,11 @@ describe('svcctl members', () => {
     );
     const table = (await svcctl(owner.home, ['members', 'list', org.id, '-o', 'table'])).stdout.split('\n');
     expect(table[0]).toMatch(/^USER_ID +NAME +EMAIL +ROLE +JOINED$/);
-    expect(table.find((l) => l.startsWith(other.userId))).toContain(other.email);
+    // Added by id, the member's address is not shown to the adder (issue 26: an id must not reveal an
+    // address): the EMAIL column reads '-'.
+    const row = table.find((l) => l.startsWith(other.userId))!;
+    expect(row).not.toContain(other.email);
+    expect(row.split(/ {2,}/)[2]).toBe('-');
 
     // The new member sees the organization, but may neither add people nor read the audit log.
     expect((await ok<Organization>(other.home, ['orgs', 'show', org.id])).role).toBe('member');
@@ -303,7 +307,7 @@ describe('svcctl projects', () => {
     // `projects stats` covers the list: its own words still run, but are not listed.
     expect(await ok(home, ['projects', 'stats-all'])).toEqual(stats);
     const help = (await runCli(['projects', '--help'])).stdout;
-    expect(help).toMatch(/^ {2}stats \[id\] +/m);
+    expect(help).toMatch(/^ {2}stats \[PROJECT_ID\] +/m);
     expect(help).toMatch(/^ {2}list \[options\] +/m);
     expect(help).not.toContain('stats-all');
 

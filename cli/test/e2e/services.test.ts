@@ -372,12 +372,16 @@ describe('admin subscriptions', () => {
     const [service] = await app.sql<{ status: string }[]>`
       select status from service_instances where id = ${created.service_instance_id}`;
     expect(service!.status).toBe('running');
-    // An Idempotency-Key went with it, though none was given: a new random one, kept with the answer.
-    const keys = await app.sql<{ key: string }[]>`
-      select key from idempotency_keys
-      where caller = ${`user:${staff.id}`} and body->>'operation_id' = ${created.operation_id}`;
+    // An Idempotency-Key went with it, though none was given: a new random one, kept with the (sealed)
+    // answer. The staff's newest key is this request's: --wait only polls (GETs carry none).
+    const keys = await app.sql<{ key: string; status: number }[]>`
+      select key, status from idempotency_keys
+      where caller = ${`user:${staff.id}`} order by created_at desc limit 1`;
     expect(keys).toEqual([
-      { key: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) },
+      {
+        key: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+        status: 202,
+      },
     ]);
 
     const end = await asStaff(['admin', 'subscriptions', 'end', created.subscription_id]);
