@@ -16,6 +16,7 @@ export const BUILTIN_COMMANDS = [
   'sessions',
   'password',
   'signup',
+  'whoami',
 ] as const;
 
 export interface CommandNode {

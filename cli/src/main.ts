@@ -10,6 +10,7 @@ import { CommandLineError, parseCommandLine } from './argv/parse.js';
 import type { CommandSpec } from './argv/spec.js';
 import { apiCommand } from './commands/api-command.js';
 import { completionCommand } from './commands/completion-command.js';
+import { whoamiCommand } from './commands/whoami-command.js';
 import { configCommand } from './commands/config-command.js';
 import { operationOverrides } from './commands/operation-overrides.js';
 import { signInCommands } from './commands/sign-in-commands.js';
@@ -45,6 +46,7 @@ export function rootCommand(): CommandSpec {
     apiCommand,
     configCommand,
     completionCommand,
+    whoamiCommand,
   ];
   return { name: PROGRAM, summary: '', term: PROGRAM, description: DESCRIPTION, subcommands: () => commands };
 }

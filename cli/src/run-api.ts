@@ -15,24 +15,31 @@ const TIMEOUT_MS = 30_000;
 
 export async function runApi(input: ParsedInput): Promise<void> {
   const [method = '', rawPath = ''] = input.args;
-  const opts = input.options as { data?: string; query?: string[]; header?: string[]; output?: string };
+  const opts = input.options as {
+    data?: string;
+    query?: string[];
+    header?: string[];
+    output?: string;
+    paginate?: boolean;
+  };
   const request = parseApiRequest(method, rawPath, opts.query ?? [], opts.header ?? []);
   // fetch refuses these, and the failure would otherwise look like a network error.
   if (opts.data !== undefined && (request.method === 'GET' || request.method === 'HEAD')) {
     throw new UsageError(`${request.method} requests cannot carry --data`);
   }
+  if (opts.paginate && request.method !== 'GET') throw new UsageError('--paginate follows the pages of a GET only');
   const settings = await resolveSettings(input.globals as GlobalFlags);
   const body = opts.data === undefined ? undefined : await readData(opts.data);
   const client = await openClient(settings);
   const url = `${client.baseUrl}${request.path}`;
   type Result = { data?: unknown; error?: unknown; response: Response };
-  const send = async (): Promise<Result> => {
+  const send = async (query = request.query): Promise<Result> => {
     try {
       return await client.raw.request(
         request.method.toLowerCase() as 'get',
         request.path as never,
         {
-          params: { query: request.query },
+          params: { query },
           body,
           headers: request.headers,
           parseAs: 'arrayBuffer',
@@ -65,7 +72,36 @@ export async function runApi(input: ParsedInput): Promise<void> {
   }
   const { response } = result;
   if (!response.ok) throw apiErrorFromResponse(response, result.error, null);
-  await writeResult(decode(result.data, response), settings, { file: opts.output });
+  let value = decode(result.data, response);
+  if (opts.paginate) {
+    // A paged list ({data, meta}, DECISIONS.md §1): the later pages are fetched one by one and the
+    // whole list printed as one page, the shape `--all` prints for the generated list commands.
+    const first = asPage(value);
+    if (first) {
+      const items = [...first.data];
+      for (let page = first.meta.page + 1; page <= first.meta.total_pages; page += 1) {
+        const next = await send({ ...request.query, page: String(page) });
+        if (!next.response.ok) throw apiErrorFromResponse(next.response, next.error, null);
+        const body = asPage(decode(next.data, next.response));
+        if (!body || body.data.length === 0) break;
+        items.push(...body.data);
+      }
+      value = { data: items, meta: { page: 1, page_size: items.length, total_items: items.length, total_pages: 1 } };
+    }
+  }
+  await writeResult(value, settings, { file: opts.output });
+}
+
+interface Page {
+  data: unknown[];
+  meta: { page: number; total_pages: number };
+}
+
+function asPage(value: unknown): Page | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { data, meta } = value as Partial<Page>;
+  if (!Array.isArray(data) || typeof meta?.page !== 'number' || typeof meta.total_pages !== 'number') return null;
+  return { data, meta };
 }
 
 /** JSON becomes a value, text a string, anything else stays bytes. */

@@ -33,6 +33,12 @@ const OPTIONS: readonly OptionSpec[] = [
     parse: collect,
   },
   {
+    long: '--paginate',
+    key: 'paginate',
+    group: GROUP,
+    description: 'GET a paged list ({data, meta}) page after page, printed as one page of every item',
+  },
+  {
     long: '--output',
     value: '<file>',
     key: 'output',

@@ -390,6 +390,16 @@ describe('svcctl audit list', () => {
     const raw = (await svcctl(owner.home, ['audit', 'list', org.id, '--all', '-o', 'json'])).stdout;
     expect(raw).toBe(`${JSON.stringify(whole, null, 2)}\n`);
 
+    // svcctl api --paginate walks the same pages of the raw route and prints the same one page.
+    const paged = await ok<AuditPage>(owner.home, [
+      'api', 'GET', `/organizations/${org.id}/audit`, '--paginate', '--query', 'page_size=4',
+    ]);
+    expect(paged).toEqual(whole);
+    const onePage = await ok<AuditPage>(owner.home, ['api', 'GET', `/organizations/${org.id}/audit`, '--query', 'page_size=4']);
+    expect(onePage.data).toHaveLength(4);
+    const notGet = await svcctl(owner.home, ['api', 'POST', '/organizations', '--paginate', '--data', '{}']);
+    expect(notGet.code).toBe(ExitCode.usage);
+
     const small = await ok<AuditPage>(owner.home, ['audit', 'list', org.id, '--all', '--page-size', '7']);
     expect(small).toEqual(whole);
     const yaml = await svcctl(owner.home, ['audit', 'list', org.id, '--all', '-o', 'yaml']);

@@ -129,6 +129,15 @@ describe('svcctl tokens create', () => {
     expect(noRead.stdout).toBe('');
     expect(noRead.stderr).toContain('This API token lacks the me.read capability.');
 
+    // whoami answers any token, whatever it was granted (GET /me, DECISIONS.md §7).
+    const who = await withToken(assets, ['whoami']);
+    expect(who.stderr).toBe('');
+    expect(who.code).toBe(0);
+    expect(json<{ id: string; system_permissions: string[] }>(who.stdout)).toMatchObject({
+      id: userId,
+      system_permissions: [],
+    });
+
     const orgs = await withToken(secret, ['orgs', 'list']);
     expect(orgs.code).toBe(ExitCode.auth);
     expect(orgs.stdout).toBe('');
