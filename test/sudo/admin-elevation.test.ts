@@ -1,5 +1,7 @@
-// Every route under /admin/ needs an elevated session (seed document 1, "Authentication"; DECISIONS.md
-// §2 and §4), checked once, before any handler runs. The staff routes come with later issues, so this
+// Every route under /admin/ needs an account holding a system permission, then an elevated session
+// (seed document 1, "Authentication"; DECISIONS.md §2 and §4), checked once, before any handler runs:
+// an account that is no staff learns it lacks the permission (403 forbidden), elevated or not; staff
+// are asked to elevate (403 elevation-required). The staff routes come with later issues, so this
 // test adds a route of its own to a copy of the spec.
 import { createClient } from '@svcplatform/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -57,9 +59,33 @@ const ping = (token?: string) =>
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
 
-it('refuses an anonymous caller with 401 and a signed-in, un-elevated one with 403 elevation-required', async () => {
+/** A new account made staff (any system permission but one the route needs: the gate asks only "staff?"). */
+async function staffAccount(tag: string) {
+  const account = await newAccount(app, smtp, tag);
+  await app.sql`update users set system_permissions = '{view_all_orders}' where id = ${account.session.user.id}`;
+  return account;
+}
+
+it('refuses an account holding no system permission with 403 forbidden, elevated or not', async () => {
+  const { session } = await newAccount(app, smtp, 'not-staff');
+  for (const token of [
+    session.token,
+    (
+      await createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 }).sudoSetup({
+        body: { pin: '424242' },
+      })
+    ).token,
+  ]) {
+    const res = await ping(token);
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ status: 403, code: 'forbidden' });
+  }
+  expect(calls).toBe(0);
+});
+
+it('refuses an anonymous caller with 401 and a staff, un-elevated one with 403 elevation-required', async () => {
   expect((await ping()).status).toBe(401);
-  const { session } = await newAccount(app, smtp, 'staff');
+  const { session } = await staffAccount('staff');
   const res = await ping(session.token);
   expect(res.status).toBe(403);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -68,7 +94,7 @@ it('refuses an anonymous caller with 401 and a signed-in, un-elevated one with 4
 });
 
 it('lets an elevated session through, and not its exited, un-elevated successor', async () => {
-  const { session } = await newAccount(app, smtp, 'staff2');
+  const { session } = await staffAccount('staff2');
   const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
   const { token } = await api.sudoSetup({ body: { pin: '424242' } });
   const res = await ping(token);
