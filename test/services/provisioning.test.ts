@@ -233,10 +233,8 @@ describe('refusals change nothing', () => {
       403,
       'elevation-required',
     ]);
-    expect(await outcome(owner.api.adminSubscriptionCreate({ body: body() }))).toEqual([
-      403,
-      'elevation-required',
-    ]);
+    // No system permission at all: forbidden, never asked to elevate (DECISIONS.md §4).
+    expect(await outcome(owner.api.adminSubscriptionCreate({ body: body() }))).toEqual([403, 'forbidden']);
     expect(await provisioningRows()).toBe(before);
   });
 });
