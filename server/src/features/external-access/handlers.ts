@@ -85,14 +85,15 @@ export const externalAccessHandlers: AreaHandlers<
 
   async externalAccessAllocationCreate({ path, body, auth, ctx }) {
     const matchPort = body.match_port ?? false;
-    if (!matchPort && body.internal_port === undefined) {
-      throw invalidFieldValue('Name the internal port to forward to, or set match_port.', [
-        { location: 'body', pointer: '/internal_port', message: 'required when match_port is false' },
-      ]);
-    }
     return ctx.sql.begin(async (tx) => {
       // The service row's lock decides the quota and the duplicate rule: parallel requests queue here.
       const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      // Only a caller who may change the service learns what is wrong with the body (seed 001 §5).
+      if (!matchPort && body.internal_port === undefined) {
+        throw invalidFieldValue('Name the internal port to forward to, or set match_port.', [
+          { location: 'body', pointer: '/internal_port', message: 'required when match_port is false' },
+        ]);
+      }
       requireServiceable(access);
       const { service } = access;
       const usage = await store.slotUsage(tx, service.id);

@@ -130,10 +130,11 @@ export const firewallHandlers: AreaHandlers<
   },
 
   async firewallRulesReplace({ path, body, auth, ctx }) {
-    const rules = checkAll(body.rules, (i) => `/rules/${i}`);
-    const over = overCeiling(rules);
     return ctx.sql.begin(async (tx) => {
       const m = await firewallMachine(tx, path, auth, 'services.manage', true);
+      // Only a caller who may change the machine learns what is wrong with the rules (seed 001 §5).
+      const rules = checkAll(body.rules, (i) => `/rules/${i}`);
+      const over = overCeiling(rules);
       if (over) throw ceiling(over);
       await store.deleteRules(tx, m.resourceId);
       await store.insertRules(tx, m.resourceId, rules, ctx.clock.now());
@@ -144,9 +145,9 @@ export const firewallHandlers: AreaHandlers<
   },
 
   async firewallRuleCreate({ path, body, auth, ctx }) {
-    const [rule] = checkAll([body], () => '');
     return ctx.sql.begin(async (tx) => {
       const m = await firewallMachine(tx, path, auth, 'services.manage', true);
+      const [rule] = checkAll([body], () => '');
       if ((await store.countDirection(tx, m.resourceId, rule!.direction)) >= MAX_RULES_PER_DIRECTION) {
         throw ceiling(rule!.direction);
       }
