@@ -58,7 +58,11 @@ export function renderHelp(ctx: HelpContext): string {
   const termWidth = Math.max(...[...sections.values()].flat().map(([term]) => term.length));
   const out = [`Usage: ${usage.join(' ')}`, ''];
   const description = runnable?.description ?? command.description ?? command.summary;
-  if (description) out.push(...description.split('\n').flatMap((p) => (p ? wrap(p, width) : [''])), '');
+  // A line that starts indented is shown as written: a request line (`PUT /api/v2/…`) is copied whole,
+  // so it is never broken between the method and a path longer than the terminal.
+  if (description) {
+    out.push(...description.split('\n').flatMap((p) => (!p ? [''] : /^\s/.test(p) ? [p] : wrap(p, width))), '');
+  }
   for (const group of order) {
     out.push(group);
     for (const [term, text] of sections.get(group)!) out.push(...row(term, text, termWidth, width));

@@ -128,5 +128,5 @@ function annotate(description: string, type: string, requirement: string): strin
 export function longDescription(op: CliOperation): string {
   const auth = op.security.length === 0 ? 'no sign-in needed' : `sign-in: ${op.security.join(' or ')}`;
   const capability = op.capability ? `; API tokens need capability ${op.capability}` : '';
-  return `${op.summary}\n\n${op.method.toUpperCase()} /api/v2${op.path} (${auth}${capability}; operation ${op.operationId})`;
+  return `${op.summary}\n\n  ${op.method.toUpperCase()} /api/v2${op.path}\n(${auth}${capability}; operation ${op.operationId})`;
 }
