@@ -15,9 +15,12 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'server/**/*.test.ts', 'sdk/test/**/*.test.ts', 'cli/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    // Each file gets its own database, so files run in parallel; 2 cores here.
+    // Each file gets its own database (and its own ports), so files run in parallel. Files mostly wait
+    // (on PostgreSQL, child programs, mail, the job queue): vitest's default of one fork on 2 cores ran
+    // them one after another and the suite took 78 minutes on CI, so three run at once.
     pool: 'forks',
-    testTimeout: 30_000,
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 3),
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     // CI asks for a JSON report too, to print the plain closing count line.
     reporters: process.env.VITEST_JSON_REPORT ? ['default', 'json'] : ['default'],

@@ -1467,11 +1467,16 @@ export type paths = {
          * @description Owner or Admin (403 `forbidden` for other members). Starts a claim of the domain with its challenge:
          *     publish a TXT record at `record_name` holding `record_value`, then check it. Claiming a domain the
          *     organization already claims answers that claim as it is (200; the challenge is not made again).
-         *     The domain is normalised (lowercase, IDNA A-labels, no trailing root dot) and must be a registrable
-         *     domain under a known public suffix (400 `invalid-field-value` otherwise); one claim covers every
-         *     name under the domain. Several organizations may claim one domain; a name under it is served for
-         *     the organization that holds it, which takes a proof found in DNS. An organization the caller does
-         *     not belong to answers 404 exactly as an unknown id.
+         *     The domain is normalised (lowercase, IDNA A-labels, no trailing root dot) and may be any host name
+         *     that is not a public suffix, not an IP address and not in a zone the platform serves (400
+         *     `invalid-field-value` otherwise): a team that controls only `shop.bigcorp.com` claims that. A
+         *     verified claim covers every name under it. Several organizations may hold claims of one name or of
+         *     nested names, pending or not; only a claim whose proof was found authorizes (it keeps doing so for
+         *     14 days after the proof is lost), and a name is served for the organization of the most specific
+         *     such claim above it (`shop.bigcorp.com` proven by one team and `bigcorp.com` by another: the team
+         *     serves `www.shop.bigcorp.com`, the other everything else under `bigcorp.com`); among claims of the
+         *     same name, the one first verified. An organization the caller does not belong to answers 404
+         *     exactly as an unknown id.
          */
         post: operations["domainAdd"];
         delete?: never;
@@ -3566,7 +3571,7 @@ export type components = {
          *     there (a record split into several character-strings is read joined).
          */
         DomainVerification: {
-            /** @description The registrable domain, lowercase, in A-labels (IDNA), without a trailing dot. */
+            /** @description The claimed host name, lowercase, in A-labels (IDNA), without a trailing dot. */
             domain: string;
             /** @description Where the TXT record goes, `_svc-challenge.{domain}`. */
             record_name: string;
@@ -3602,11 +3607,11 @@ export type components = {
         };
         DomainAddRequest: {
             /**
-             * @description The registrable domain to claim, such as `example.com` or `bücher.de`: normalised to lowercase
-             *     A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address, a public
-             *     suffix alone (`co.uk`), a name under no known public suffix, invalid labels, more than 253
-             *     characters, and a name under a registrable domain (`www.example.com`: claim `example.com`, whose
-             *     proof covers every name under it).
+             * @description The host name to claim, such as `example.com`, `shop.bigcorp.com` or `bücher.de`: normalised to
+             *     lowercase A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address,
+             *     a public suffix alone (`co.uk`, `github.io`), a name under no known public suffix, invalid labels,
+             *     more than 253 characters, and a name in a zone the platform serves (`PLATFORM_DOMAIN` and the
+             *     names under it).
              */
             domain: string;
         };

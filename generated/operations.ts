@@ -2934,7 +2934,7 @@ export const operations = {
           "name": "domain",
           "required": true,
           "type": "string",
-          "description": "The registrable domain to claim, such as `example.com` or `bücher.de`: normalised to lowercase A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address, a public suffix alone (`co.uk`), a name under no known public suffix, invalid labels, more than 253 characters, and a name under a registrable domain (`www.example.com`: claim `example.com`, whose proof covers every name under it).",
+          "description": "The host name to claim, such as `example.com`, `shop.bigcorp.com` or `bücher.de`: normalised to lowercase A-labels without a trailing root dot. Refused (400 `invalid-field-value`): an IP address, a public suffix alone (`co.uk`, `github.io`), a name under no known public suffix, invalid labels, more than 253 characters, and a name in a zone the platform serves (`PLATFORM_DOMAIN` and the names under it).",
           "nullable": false
         }
       ]

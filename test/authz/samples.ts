@@ -99,7 +99,7 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   // The enum's first value is `owner`; no reason to hand W more than it has.
   memberUpdate: () => ({ role: 'member' }),
   applicationUsersLookup: (f) => ({ ids: [f.user.id] }),
-  // A registrable domain (a sampled string is none); a second add re-reads the claim, so it may repeat.
+  // A claimable host name (a sampled string is none); a second add re-reads the claim, so it may repeat.
   domainAdd: () => ({ domain: 'matrix-claim.com' }),
   // Provisioning into project P, a product of the embedded catalog (migration 0013) that takes no image.
   adminSubscriptionCreate: (f) => ({ project_id: f.project.id, product_id: '5c0a7a10-0000-4000-8000-000000000003' }),

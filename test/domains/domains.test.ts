@@ -30,6 +30,8 @@ beforeAll(async () => {
       DNS_SERVERS: dns.server,
       // A server that never answers is given up on quickly, so the timeout case stays fast.
       DNS_TIMEOUT_MS: '300',
+      // Under a real public suffix, so only the zone rule refuses its names.
+      PLATFORM_DOMAIN: 'cloud.hosting-test.net',
     },
   });
 });
@@ -124,14 +126,33 @@ describe('POST /organizations/{id}/domains', () => {
     expect(checked.status).toBe('verified');
   });
 
+  it('claims a subdomain a team controls, proven at its own record name; a parent claim is separate', async () => {
+    const owner = await signedIn('subdomain');
+    const org = await organization(owner);
+    const parent = newDomain('bigcorp');
+    const claim = await owner.api.domainAdd({ path: { id: org }, body: { domain: `Shop.${parent}.` } });
+    expect(claim).toMatchObject({
+      domain: `shop.${parent}`,
+      record_name: `_svc-challenge.shop.${parent}`,
+      status: 'pending',
+    });
+    dns.setTxt(claim.record_name, claim.record_value);
+    expect((await owner.api.domainCheck({ path: { id: org, domain: `shop.${parent}` } })).status).toBe('verified');
+    // The parent is not claimed by the child's claim: checking it is an unknown claim.
+    const err = await refusal(owner.api.domainCheck({ path: { id: org, domain: parent } }));
+    expect([err.status, err.code]).toEqual([404, 'not-found']);
+    expect((await stored(org)).map((c) => c.domain)).toEqual([`shop.${parent}`]);
+  });
+
   it.each([
     ['an IP address', '192.0.2.10', /IP address/],
     ['a public suffix alone', 'co.uk', /public suffix/],
     ['an invalid label', 'bad_label.com', /letters, digits/],
     ['a label starting with a hyphen', '-bad.com', /hyphen|not a valid/],
     ['a name over 253 characters', `${'abcdefghi.'.repeat(25)}example.com`, /253/],
-    ['a name under a registrable domain', 'www.example.com', /registrable domain example\.com/],
     ['a name under no public suffix', 'printer.internal', /public suffix/],
+    ['the platform zone', 'Cloud.Hosting-Test.net', /a zone the platform serves/],
+    ['a name in the platform zone', 'shop-1.apps.cloud.hosting-test.net', /a zone the platform serves/],
   ])('refuses %s: 400 invalid-field-value, nothing made', async (_what, domain, reason) => {
     const owner = await signedIn('refuse');
     const org = await organization(owner);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GRACE_MS } from '../../server/src/features/domains/holder.js';
 import { toDomainVerification } from '../../server/src/features/domains/mappers.js';
 import { recheckDomains } from '../../server/src/features/domains/recheck.js';
-import { isDomainServable } from '../../server/src/features/domains/servable.js';
+import { isDomainServable } from '../../server/src/features/domains/authorization.js';
 import { listClaims } from '../../server/src/features/domains/store.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startTestDns, type TestDns } from '../support/dns.js';
@@ -275,5 +275,47 @@ describe('isDomainServable', () => {
     // An unknown organization id, in any case, holds nothing.
     expect(await isDomainServable(app.sql, randomUUID(), domain, now())).toBe(false);
     expect(await isDomainServable(app.sql, b.org.toUpperCase(), domain, now())).toBe(true);
+  });
+  it('nested claims: the most specific counting claim decides, a pending one takes nothing', async () => {
+    const parent = await owner('bigcorp');
+    const team = await owner('shopteam');
+    const other = await owner('squatter');
+    const domain = `${unique('bigcorp')}.com`;
+    const shop = `shop.${domain}`;
+    const now = () => app.clock.now();
+    // Both may claim while pending, and a third organization too: none of them authorizes anything.
+    const teamClaim = await team.api.domainAdd({ path: { id: team.org }, body: { domain: shop } });
+    expect(teamClaim).toMatchObject({ domain: shop, record_name: `_svc-challenge.${shop}`, status: 'pending' });
+    await other.api.domainAdd({ path: { id: other.org }, body: { domain: shop } });
+    expect(await isDomainServable(app.sql, team.org, shop, now())).toBe(false);
+
+    await proven(parent, domain);
+    // The parent's verified claim covers the child while the child's claim is only pending.
+    expect(await isDomainServable(app.sql, parent.org, `www.${shop}`, now())).toBe(true);
+    expect(await isDomainServable(app.sql, team.org, `www.${shop}`, now())).toBe(false);
+
+    // The team proves shop.<domain>: it serves that subtree, the parent keeps the rest.
+    dns.setTxt(teamClaim.record_name, teamClaim.record_value);
+    expect((await team.api.domainCheck({ path: { id: team.org, domain: shop } })).status).toBe('verified');
+    expect(await isDomainServable(app.sql, team.org, shop, now())).toBe(true);
+    expect(await isDomainServable(app.sql, team.org, `www.${shop}`, now())).toBe(true);
+    expect(await isDomainServable(app.sql, parent.org, `www.${shop}`, now())).toBe(false);
+    expect(await isDomainServable(app.sql, parent.org, `blog.${domain}`, now())).toBe(true);
+    expect(await isDomainServable(app.sql, team.org, `blog.${domain}`, now())).toBe(false);
+    expect(await isDomainServable(app.sql, team.org, domain, now())).toBe(false);
+    // The squatter's pending claim of the same name serves it nothing.
+    expect(await isDomainServable(app.sql, other.org, shop, now())).toBe(false);
+    // A child claim covers nothing above it, nor a look-alike sibling.
+    expect(await isDomainServable(app.sql, team.org, `xshop.${domain}`, now())).toBe(false);
+  });
+
+  it('a name in a zone the platform serves is nobody\'s, whatever is claimed above it', async () => {
+    const a = await owner('zone');
+    const domain = `${unique('parent')}.com`;
+    await proven(a, domain);
+    const zone = `apps.${domain}`;
+    expect(await isDomainServable(app.sql, a.org, `x.${domain}`, app.clock.now(), [zone])).toBe(true);
+    expect(await isDomainServable(app.sql, a.org, `x.${zone}`, app.clock.now(), [zone])).toBe(false);
+    expect(await isDomainServable(app.sql, a.org, zone, app.clock.now(), [zone])).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
 // domain (holder.ts).
 import { describe, expect, it } from 'vitest';
 import { GRACE_MS, holderOf, type HoldingClaim } from '../../server/src/features/domains/holder.js';
-import { claimableDomain, parseHostname } from '../../server/src/features/domains/names.js';
+import { claimableDomain, coveringNames, parseHostname } from '../../server/src/features/domains/names.js';
 import type { ProofOutcome } from '../../server/src/features/domains/proof.js';
 import { afterCheck, type CheckState } from '../../server/src/features/domains/transitions.js';
 
@@ -17,6 +17,10 @@ describe('claimableDomain', () => {
     ['example.co.uk', 'example.co.uk'],
     ['alice.github.io', 'alice.github.io'],
     ['EXAMPLE。COM', 'example.com'],
+    // DECISIONS §7: a team that controls only a subdomain claims that.
+    ['www.example.com', 'www.example.com'],
+    ['Shop.BigCorp.co.uk.', 'shop.bigcorp.co.uk'],
+    ['deep.shop.alice.github.io', 'deep.shop.alice.github.io'],
   ];
   it.each(accepted)('%s → %s', (input, domain) => {
     expect(claimableDomain(input)).toEqual({ ok: true, domain });
@@ -28,7 +32,6 @@ describe('claimableDomain', () => {
     ['a top-level domain alone', 'com', /public suffix/],
     ['a private public suffix alone', 'github.io', /public suffix/],
     ['an unknown suffix', 'printer.local', /not under a known public suffix/],
-    ['a name under a registrable domain', 'www.example.com', /Claim the registrable domain example\.com/],
     ['an underscore', 'foo_bar.com', /Only letters, digits/],
     ['a URL', 'https://example.com/', /Only letters, digits/],
     ['a path', 'example.com/path', /Only letters, digits/],
@@ -47,6 +50,25 @@ describe('claimableDomain', () => {
     const parsed = claimableDomain(input);
     expect(parsed.ok).toBe(false);
     expect(parsed.ok ? '' : parsed.reason).toMatch(reason);
+  });
+
+  it('refuses the platform\'s zones and every name in them, and nothing else', () => {
+    const zones = ['apps.hosting.com'];
+    for (const name of ['apps.hosting.com', 'x.apps.hosting.com', 'A.B.Apps.Hosting.Com.']) {
+      const parsed = claimableDomain(name, zones);
+      expect(parsed.ok ? '' : parsed.reason).toMatch(/a zone the platform serves/);
+    }
+    expect(claimableDomain('hosting.com', zones)).toEqual({ ok: true, domain: 'hosting.com' });
+    expect(claimableDomain('xapps.hosting.com', zones)).toEqual({ ok: true, domain: 'xapps.hosting.com' });
+  });
+
+  it('coveringNames walks from the name to its registrable domain', () => {
+    expect(coveringNames('a.b.example.co.uk', 'example.co.uk')).toEqual([
+      'a.b.example.co.uk',
+      'b.example.co.uk',
+      'example.co.uk',
+    ]);
+    expect(coveringNames('example.com', 'example.com')).toEqual(['example.com']);
   });
 
   it('parseHostname accepts names under a registrable domain, with that domain', () => {

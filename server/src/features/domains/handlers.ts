@@ -1,6 +1,6 @@
 // Claimed domains (document 1, "Domain verification", "Audit and domains"): any member lists the
 // claims; Owners and Admins claim a domain and check its proof. The periodic recheck is recheck.ts;
-// who may serve names under a domain is servable.ts.
+// who may serve a name is authorization.ts.
 import { randomBytes } from 'node:crypto';
 import { actorOf, recordAudit } from '../../audit/record.js';
 import { base62Encode } from '../../auth/crypto/base62.js';
@@ -19,8 +19,13 @@ const CHECKS_PER_CLAIM: Limit = { name: 'domain-check:claim', max: 20, windowSec
 /** The claim's challenge: public once published, so kept as it is; 32 random bytes, never made again. */
 const challengeValue = () => `svc-domain-verification=${base62Encode(randomBytes(32))}`;
 
-function domainOf(input: string, location: ValidationIssue['location'], pointer: string): string {
-  const parsed = claimableDomain(input);
+function domainOf(
+  input: string,
+  platformZones: readonly string[],
+  location: ValidationIssue['location'],
+  pointer: string,
+): string {
+  const parsed = claimableDomain(input, platformZones);
   if (parsed.ok) return parsed.domain;
   throw invalidFieldValue(parsed.reason, [{ location, pointer, message: parsed.reason }]);
 }
@@ -37,7 +42,7 @@ export const domainHandlers: AreaHandlers<'domainList' | 'domainAdd' | 'domainCh
   async domainAdd({ path, body, auth, ctx }) {
     const result = await ctx.sql.begin(async (tx) => {
       const caller = await requireMembership(tx, path.id, auth, 'domains.manage');
-      const domain = domainOf(body.domain, 'body', '/domain');
+      const domain = domainOf(body.domain, [ctx.config.platformDomain], 'body', '/domain');
       // A second claim of the same domain answers the first as it is (seed: "creates the challenge
       // or re-reads it"); two concurrent ones make one claim.
       const made = await store.insertClaim(tx, path.id, domain, challengeValue(), ctx.clock.now());
@@ -55,7 +60,7 @@ export const domainHandlers: AreaHandlers<'domainList' | 'domainAdd' | 'domainCh
 
   async domainCheck({ path, auth, ctx }) {
     await requireMembership(ctx.sql, path.id, auth, 'domains.manage');
-    const domain = domainOf(path.domain, 'path', 'domain');
+    const domain = domainOf(path.domain, [], 'path', 'domain');
     const claim = await store.findClaim(ctx.sql, path.id, domain);
     if (!claim) throw claimNotFound();
     // Keyed by the stored claim, not the path: one bucket per claim however its id is spelled.

@@ -1,7 +1,7 @@
 // Which organization holds a domain, that is, whose services may use names under it (document 1,
 // "Domain verification status": "fourteen-day grace after lost_since elapses | domain stops being
 // served"; issue 11: "a name held by another organization is refused the same way as an unproven one").
-// Pure: servable.ts reads the claims.
+// Pure: authorization.ts reads the claims.
 //
 // A claim serves while it is verified, while it is lost for less than fourteen days, or while it is
 // grandfathered (until that date). Several organizations may claim one domain, and DNS may even hold

@@ -1,13 +1,12 @@
 // Domain names as claims take them (document 1, "Audit and domains": "normalized lowercase without
-// trailing root dot"; issue 11: IDNA A-labels, refused when not a registrable name under a public
-// suffix). Pure functions; the handlers turn a refusal into 400 invalid-field-value.
+// trailing root dot"; issue 11: IDNA A-labels; DECISIONS §7: any host name that is not a public suffix,
+// not an IP literal and in no zone the platform serves). Pure functions; the handlers turn a refusal into
+// 400 invalid-field-value.
 //
-// One claim is of a registrable domain (the public suffix plus one label, `example.com`,
-// `example.co.uk`, `alice.github.io`): its proof covers every name under it, so who may serve
-// `www.example.com` is decided by the claims of `example.com` alone. A name under a registrable domain
-// is refused as a claim, naming the domain to claim instead. Private suffixes of the Public Suffix
-// List count as public suffixes: `github.io` names belong to separate parties, and no one claims
-// `github.io` itself.
+// A claim may be of any host name a team controls: `example.com`, or `shop.bigcorp.com` when only that
+// is theirs. Its proof covers every name under it; who may serve a name is decided by the most specific
+// claim that counts (authorization.ts). Private suffixes of the Public Suffix List count as public
+// suffixes: `github.io` names belong to separate parties, and no one claims `github.io` itself.
 import { domainToASCII } from 'node:url';
 import { parse } from 'tldts';
 
@@ -67,15 +66,35 @@ export function parseHostname(input: string): Parsed {
   return { ok: true, hostname: ascii, registrable: info.domain };
 }
 
-/** The domain a claim of `input` is of, or why it cannot be claimed. */
-export function claimableDomain(input: string): { ok: true; domain: string } | { ok: false; reason: string } {
+/** True when `hostname` is `zone` or a name under it (both in A-labels, lowercase). */
+export const isWithin = (hostname: string, zone: string): boolean =>
+  hostname === zone || hostname.endsWith(`.${zone}`);
+
+/**
+ * The domain a claim of `input` is of, or why it cannot be claimed. `platformZones` are the zones the
+ * platform itself serves (PLATFORM_DOMAIN): their names are the platform's to give, never a claim's.
+ */
+export function claimableDomain(
+  input: string,
+  platformZones: readonly string[] = [],
+): { ok: true; domain: string } | { ok: false; reason: string } {
   const parsed = parseHostname(input);
   if (!parsed.ok) return parsed;
-  if (parsed.hostname !== parsed.registrable) {
-    return {
-      ok: false,
-      reason: `Claim the registrable domain ${parsed.registrable}: its proof covers ${parsed.hostname} and every other name under it.`,
-    };
+  const zone = platformZones.find((z) => isWithin(parsed.hostname, z));
+  if (zone !== undefined) {
+    return { ok: false, reason: `${parsed.hostname} is in ${zone}, a zone the platform serves; it cannot be claimed.` };
   }
   return { ok: true, domain: parsed.hostname };
+}
+
+/**
+ * The names whose claims could cover `hostname`, most specific first: the name itself and each parent
+ * down to its registrable domain (a public suffix is never claimed, so the walk stops there).
+ */
+export function coveringNames(hostname: string, registrable: string): string[] {
+  const names: string[] = [];
+  for (let name = hostname; ; name = name.slice(name.indexOf('.') + 1)) {
+    names.push(name);
+    if (name === registrable || !name.includes('.')) return names;
+  }
 }

@@ -72,12 +72,16 @@ export async function saveCheck(
   return row!;
 }
 
-/** Every organization's claim of one domain, for deciding who holds it. */
-export async function claimsOfDomain(db: Db, domain: string): Promise<HoldingClaim[]> {
-  return db<HoldingClaim[]>`
-    select organization_id, status, first_verified_at, lost_since, grandfathered_until, created_at
-    from domain_claims where domain = ${domain}
-    order by organization_id`;
+/** Every organization's claim of any of `domains`, for deciding who holds each. */
+export async function claimsOfDomains(
+  db: Db,
+  domains: readonly string[],
+): Promise<(HoldingClaim & { domain: string })[]> {
+  if (domains.length === 0) return [];
+  return db<(HoldingClaim & { domain: string })[]>`
+    select domain, organization_id, status, first_verified_at, lost_since, grandfathered_until, created_at
+    from domain_claims where domain in ${db(domains as string[])}
+    order by domain, organization_id`;
 }
 
 export interface DueClaim {
