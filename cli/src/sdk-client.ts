@@ -17,7 +17,30 @@ export async function openClient(settings: Settings): Promise<SvcClient | Sessio
     baseUrl: settings.baseUrl,
     token: settings.token,
     userAgent: userAgent(),
+    fetch: async (request) => {
+      const response = await globalThis.fetch(request);
+      if (response.status === 401 && settings.token) process.stderr.write(refusedTokenHint(settings));
+      return response;
+    },
   });
+}
+
+/**
+ * What to do about an API token the server refused (revoked, expired, or not a token): which token,
+ * by where it came from, and how to replace it for this profile. Printed before the problem itself.
+ */
+export function refusedTokenHint(settings: Settings): string {
+  const { profile, tokenSource } = settings;
+  const where =
+    tokenSource === 'credentials.yaml'
+      ? `the API token saved for profile "${profile}"`
+      : `the API token given with ${tokenSource ?? '--token'}`;
+  const option = profile === 'default' ? '' : ` --profile ${profile}`;
+  const fix =
+    tokenSource === 'credentials.yaml'
+      ? `remove it (svcctl${option} logout), then sign in (${loginCommand(profile)}) or save a new token (svcctl tokens create --save-as ${profile})`
+      : 'give a current token, or leave it out to use the profile\'s credentials';
+  return `svcctl: ${where} was refused (revoked, expired or mistyped): ${fix}\n`;
 }
 
 /** For public operations (sign-up, password reset): no token is sent, whatever the profile holds. */

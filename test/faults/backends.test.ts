@@ -78,6 +78,25 @@ describe('backends terminated during 100 concurrent writes', () => {
   }, 120_000);
 });
 
+describe('the job queue after its connections are terminated', () => {
+  it('logs and replaces them: the worker (in this process) lives and runs the next job', async () => {
+    const queue = () =>
+      app.sql<{ pid: number }[]>`
+        select pid from pg_stat_activity
+        where datname = current_database() and application_name = 'svc-job-queue'`;
+    expect((await queue()).length).toBeGreaterThan(0);
+    for (let round = 0; round < 3; round += 1) {
+      await app.sql`
+        select pg_terminate_backend(pid) from pg_stat_activity
+        where datname = current_database() and application_name = 'svc-job-queue'`;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // The idle LISTEN connection and the workers' clients come back on their own, and a job runs.
+    await app.worker!.run('prune_rate_limit_buckets');
+    expect((await queue()).length).toBeGreaterThan(0);
+  });
+});
+
 describe('the driver after its connection is terminated', () => {
   it('a reserved connection whose backend died rejects, then works again; the process lives (#1208)', async () => {
     const sql = connect(app.databaseUrl, { max: 2, timeoutMs: 5000 });

@@ -4,6 +4,7 @@
 // PostgreSQL of its DATA_DIR behind, and a start over an orphaned one proceeds.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,6 +91,22 @@ async function clusterProcesses(): Promise<number[]> {
     }
   }
   for (const [pid, parent] of parents) if (postmasters.has(pid) || postmasters.has(parent)) pids.push(pid);
+  return pids;
+}
+
+/** Pids of `parent`'s child processes whose command line holds `needle` (from /proc). */
+function childrenRunning(parent: number, needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
   return pids;
 }
 
@@ -189,13 +206,15 @@ describe('the embedded PostgreSQL under faults', () => {
     expect(await clusterProcesses()).toEqual([]);
   }, 180_000);
 
-  it('a start over a PostgreSQL left by a killed server stops it and proceeds', async () => {
-    const first = await startServer({ env: { WORKER: 'off' } });
+  it('a start over a PostgreSQL left by a killed server stops it and proceeds; the edge child went with it', async () => {
+    const first = await startServer({ env: { WORKER: 'off', EDGE: 'on' } });
     const orphan = await postmasterPid();
+    const edge = await until('the edge child', async () => childrenRunning(first.child.pid!, 'edge/main.ts')[0] ?? null);
     first.child.kill('SIGKILL');
     await first.exited;
-    // The crash left the cluster running, as a crashed server does.
+    // The crash left the cluster running, as a crashed server does; its edge saw its stdin close and ended.
     expect(alive(orphan)).toBe(true);
+    await until('the edge child gone', async () => !alive(edge), 15_000);
     const second = await startServer({ env: { WORKER: 'off' } });
     try {
       expect(alive(orphan)).toBe(false);

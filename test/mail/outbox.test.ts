@@ -146,14 +146,13 @@ async function eventually<T>(
 }
 
 describe('over SMTP', () => {
-  it('delivers a committed mail within a second, woken by NOTIFY, then erases its bodies', async () => {
-    // Polls once a minute and is listening once started: from here only NOTIFY can wake it this quickly.
-    const w = await worker();
+  it('delivers a committed mail woken by NOTIFY, not by its poll, then erases its bodies', async () => {
+    // Polls once an hour and is listening once started: a mail that arrives at all came by NOTIFY (no
+    // bound on how fast, which a loaded machine would break; the benchmarks measure speed).
+    const w = await worker({ pollIntervalMs: 3_600_000 });
     const to = address('notify');
-    const started = Date.now();
     await enqueue(loginCode(to, '582014'));
-    const mail = await peer.waitFor((m) => m.to.includes(to), 1000);
-    expect(Date.now() - started).toBeLessThan(1000);
+    const mail = await peer.waitFor((m) => m.to.includes(to), 30_000);
 
     expect(mail.to).toEqual([to]);
     expect(mail.from).toBe('no-reply@app.example.com');

@@ -314,6 +314,30 @@ describe('svcctl tokens create', () => {
 });
 
 describe('svcctl tokens list, revoke and capabilities', () => {
+  it('a saved token that was revoked: exit 4 with a hint naming the profile, which the hint then fixes', async () => {
+    const { home } = await signedIn('pat-saved-revoked');
+    const r = await svcctl(home, ['tokens', 'create', '--name', 'ci', '--grant', 'me.read', '--save-as', 'ci']);
+    expect(r.code, r.stderr).toBe(0);
+    const saved = parseYaml(await file(home, 'credentials.yaml')) as { profiles: Record<string, { token: string }> };
+    const [, id] = SECRET.exec(`${saved.profiles.ci!.token}\n`)!;
+    expect((await svcctl(home, ['tokens', 'revoke', id!])).code).toBe(0);
+
+    const refused = await runCli(['--profile', 'ci', 'me', 'show'], { env: { ...home } });
+    expect(refused.code).toBe(ExitCode.auth);
+    expect(refused.stderr).toContain('the API token saved for profile "ci" was refused');
+    expect(refused.stderr).toContain('svcctl --profile ci logout');
+    expect(refused.stderr).toContain('svcctl login --profile ci');
+    expect(refused.stderr).toMatch(/^ {2}code: +unauthenticated$/m);
+    // The hint's first step works: the dead token is removed, and the profile is free again.
+    const out = await runCli(['--profile', 'ci', 'logout'], { env: { ...home } });
+    expect(out.code, out.stderr).toBe(0);
+    const after = parseYaml(await file(home, 'credentials.yaml')) as { profiles: Record<string, unknown> };
+    expect(after.profiles.ci).toBeUndefined();
+    // A token given on the command line is named as such.
+    const given = await withToken(saved.profiles.ci!.token, ['me', 'show']);
+    expect(given.stderr).toContain('the API token given with SVCCTL_TOKEN was refused');
+  });
+
   it('list shows each token as a table row and as JSON; last_used_at once it is used', async () => {
     const { home } = await signedIn('pat-list');
     expect((await svcctl(home, ['tokens', 'list', '-o', 'table'])).stdout).toBe('(none)\n');

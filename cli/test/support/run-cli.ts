@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, vi } from 'vitest';
 import { CLI_BIN } from './build.js';
 
 export interface CliResult {
@@ -22,6 +22,10 @@ export interface CliRun {
   input?: string | Buffer;
   cwd?: string;
 }
+
+// A test here runs svcctl as a new process per command (a dozen or more per test), each paying a Node
+// start; with test files running side by side on two cores that alone can pass a minute.
+vi.setConfig({ testTimeout: 180_000 });
 
 const created: string[] = [];
 // Registered while the test file imports this module, so it runs after that file's tests.

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
+import { CHILD_STDIO, WITH_PARENT_ARG } from '../process/parent-pipe.js';
 
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const EDGE_MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -24,10 +25,11 @@ export function startEdgeChild(databaseUrl: string, log: Pick<Logger, 'info' | '
   const launch = () => {
     restart = null;
     if (stopping) return;
-    const proc = spawn(process.execPath, ['--import', TSX_LOADER, EDGE_MAIN], {
+    // stdin a pipe the child watches: a parent killed with SIGKILL takes its edge with it.
+    const proc = spawn(process.execPath, ['--import', TSX_LOADER, EDGE_MAIN, WITH_PARENT_ARG], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: CHILD_STDIO,
     });
     child = proc;
     proc.once('exit', (code, signal) => {

@@ -7,6 +7,7 @@ import { findRunningCluster } from '../../../scripts/admin/database.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { connect } from '../db/client.js';
 import { createLogger } from '../http/logging.js';
+import { stopWithParent } from '../process/parent-pipe.js';
 import { startEdge } from './edge.js';
 
 async function databaseUrl(config: Config): Promise<string> {
@@ -39,7 +40,10 @@ async function main(): Promise<void> {
     reconcileSeconds: config.firewallReconcileSeconds,
     log,
   });
+  let stopping = false;
   const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     log.info({ signal }, 'edge stopping');
     await edge.stop();
     await sql.end({ timeout: 5 });
@@ -47,6 +51,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  stopWithParent((reason) => void stop(reason));
 }
 
 main().catch((err: unknown) => {

@@ -23,6 +23,7 @@ import type { SubstrateDriver } from '../substrate/driver.js';
 import { createSubstrate } from '../substrate/index.js';
 import type { TaskContext } from './context.js';
 import { startLiveness, type Liveness } from './liveness.js';
+import { queuePool } from './pg-pool.js';
 import { JOB_SCHEMA } from './schema.js';
 import { addJob, countPendingJobs, findJob, runWaitingJobsNow, wakeWorkers } from './store.js';
 import { isPeriodic, periodicJobOptions, type Tasks } from './task.js';
@@ -128,13 +129,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       } satisfies TaskContext);
   }
 
+  // The workers, the LISTEN connection, and the crontab's and lock-expiry scans.
+  const pool = queuePool(options.databaseUrl, { max: concurrency + 2, timeoutMs: config.dbTimeoutMs }, log);
   let runner: Runner;
   try {
     runner = await run({
-      connectionString: options.databaseUrl,
+      pgPool: pool,
       schema: JOB_SCHEMA,
-      // The workers, the LISTEN connection, and the crontab's and lock-expiry scans.
-      maxPoolSize: concurrency + 2,
       concurrency,
       pollInterval: options.pollIntervalMs ?? 2000,
       // The process owns its signals (main.ts drains requests first, then stops the worker).
@@ -157,6 +158,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     });
   } catch (err) {
     await liveness.stop();
+    await pool.end().catch(() => {});
     mail.close();
     throw err;
   }
@@ -180,6 +182,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   } catch (err) {
     await runner.stop().catch(() => {});
     await liveness.stop();
+    await pool.end().catch(() => {});
     mail.close();
     throw err;
   }
@@ -211,6 +214,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
           );
         });
         await liveness.stop();
+        // Ours, not the runner's: graphile-worker leaves a pool it was given open.
+        await pool.end().catch(() => {});
         mail.close();
         await substrate.close({ stopUnits: options.stopUnitsOnStop ?? false });
       })();
