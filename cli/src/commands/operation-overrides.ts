@@ -207,12 +207,12 @@ const IDEMPOTENCY_KEY = option(
 
 const POWER_EFFECT = {
   start:
-    'Starts every machine or workload of the service ID and waits on the platform for each to acknowledge its contract; the service then reads running.',
-  stop: 'Stops every machine or workload of the service ID (the programs they run with them) after telling each it is being stopped; the service then reads stopped and stays so until started.',
-  restart: 'Stops, then starts every machine or workload of the service ID.',
+    'Starts every machine or workload of the service SERVICE_ID and waits on the platform for each to acknowledge its contract; the service then reads running.',
+  stop: 'Stops every machine or workload of the service SERVICE_ID (the programs they run with them) after telling each it is being stopped; the service then reads stopped and stays so until started.',
+  restart: 'Stops, then starts every machine or workload of the service SERVICE_ID.',
 } as const;
 
-/** `power start|stop|restart ID`: one operation, the action given by the command's word. */
+/** `power start|stop|restart SERVICE_ID`: one operation, the action given by the command's word. */
 function powerCommand(action: 'start' | 'stop' | 'restart', summary?: string): OperationOverride['runnable'] {
   return command<typeof RunServices>(
     [
@@ -222,7 +222,7 @@ function powerCommand(action: 'start' | 'stop' | 'restart', summary?: string): O
       '',
       'Each run sends an Idempotency-Key (a new one unless --idempotency-key gives it). Another operation holding the service is a conflict (exit 6); a suspended or ended subscription is refused (exit 5).',
     ].join('\n'),
-    [{ name: 'id', required: true, description: "the service instance's id (uuid)" }],
+    [{ name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" }],
     [WAIT, IDEMPOTENCY_KEY],
     services,
     (m, _op, input) => m.runPower(input, action),

@@ -65,7 +65,8 @@ describe('every generated command', () => {
         .map((p) => ` <${argumentName(op, p)}>`)
         .join('');
       expect(r.stdout).toContain(`Usage: svcctl ${op.cli.join(' ')}`);
-      expect(r.stdout).toContain(op.summary);
+      // `power start|stop|restart` are one operation ("Start, stop or restart a service"); each says what it does.
+      if (op.operationId !== 'serviceInstancePower') expect(r.stdout).toContain(op.summary);
       expect(r.stdout).toContain(`${op.method.toUpperCase()} /api/v2${op.path}`);
       // Commands that take their input their own way are checked below.
       if (Object.hasOwn(operationOverrides, op.operationId)) return;
