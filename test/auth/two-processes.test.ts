@@ -15,7 +15,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp();
   // The test clock is frozen; the second process runs on real time, so set ours to now.
   app = await startTestApp({ env: { SMTP_URL: smtp.url } });
-  app.clock.set(new Date());
+  app.clock.followRealTime();
   other = await startSecondProcess(app, { SMTP_URL: smtp.url });
   otherUrl = other.baseUrl;
 }, 60_000);

@@ -18,7 +18,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
   // The second process runs on real time: set the test clock to now so tokens and expiry agree.
-  app.clock.set(new Date());
+  app.clock.followRealTime();
   second = await startSecondProcess(app, { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' });
 }, 60_000);
 afterAll(async () => {

@@ -204,7 +204,7 @@ describe('attempts across two API processes', () => {
   beforeAll(async () => {
     // The second process runs on real time, so this app's clock must too.
     shared = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-    shared.clock.set(new Date());
+    shared.clock.followRealTime();
     second = await startSecondProcess(shared, { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' });
   }, 60_000);
   afterAll(async () => {

@@ -26,15 +26,26 @@ import { databaseUrl, TEMPLATE_DB } from './db-url.js';
 export const testBox = SecretBox.of([randomBytes(32)]);
 
 export class TestClock implements Clock {
+  /** While following real time: how far this clock is from it (set and advance move it). */
+  private offsetMs: number | null = null;
   constructor(private current = new Date('2026-11-21T12:00:00.000Z')) {}
   now(): Date {
-    return new Date(this.current);
+    return this.offsetMs === null ? new Date(this.current) : new Date(Date.now() + this.offsetMs);
   }
   set(at: Date | string): void {
-    this.current = new Date(at);
+    if (this.offsetMs === null) this.current = new Date(at);
+    else this.offsetMs = new Date(at).getTime() - Date.now();
   }
   advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
+    if (this.offsetMs === null) this.current = new Date(this.current.getTime() + ms);
+    else this.offsetMs += ms;
+  }
+  /**
+   * From now on the clock runs with real time (set and advance still move it): for a file whose app
+   * works beside a second process on real time, where a frozen clock falls behind as the file runs.
+   */
+  followRealTime(): void {
+    this.offsetMs = 0;
   }
 }
 
