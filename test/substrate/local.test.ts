@@ -1,6 +1,6 @@
 // What only the local driver does: processes of this machine, files under DATA_DIR, and the safety nets
 // around both (pid reuse, orphans, a deleted data directory).
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -218,5 +218,30 @@ describe('createSubstrate', () => {
     expect(() => createSubstrate('kubernetes', { dataDir })).toThrow(
       /^SUBSTRATE=kubernetes is not built yet: /,
     );
+  });
+  it('a restore killed between its two renames leaves the restored data in place, never an empty volume', async () => {
+    const volumes = join(dataDir, 'volumes');
+    await writeFile(join(volumes, 'vol-1', 'page.html'), 'version 1');
+    const snap = { id: 'snap-1', volumeId: 'vol-1' };
+    const info = await driver.createSnapshot(snap);
+    await writeFile(join(volumes, 'vol-1', 'page.html'), 'version 2');
+    // What the swap leaves when killed after its first rename: the old data aside, the whole restored
+    // data beside it, and no volume.
+    await mkdir(join(volumes, '.vol-1.restored-snap-1'));
+    await writeFile(join(volumes, '.vol-1.restored-snap-1', 'page.html'), 'version 1');
+    await rename(join(volumes, 'vol-1'), join(volumes, '.vol-1.old'));
+    // Anything that needs the volume puts the restored data in place first (never makes it empty)...
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    expect(await readFile(join(volumes, 'vol-1', 'page.html'), 'utf8')).toBe('version 1');
+    // ...and the restore, run again, finishes with nothing left beside the volume.
+    await driver.restoreSnapshot(snap, info);
+    expect(await readFile(join(volumes, 'vol-1', 'page.html'), 'utf8')).toBe('version 1');
+    expect((await readdir(volumes)).sort()).toEqual(['vol-1']);
+    // A partial unpack of a killed restore is thrown away by the next one.
+    await mkdir(join(volumes, '.vol-1.unpack-snap-1'));
+    await writeFile(join(volumes, '.vol-1.unpack-snap-1', 'half'), 'x');
+    await driver.restoreSnapshot(snap, info);
+    expect((await readdir(volumes)).sort()).toEqual(['vol-1']);
+    expect((await readdir(join(volumes, 'vol-1'))).sort()).toEqual(['page.html']);
   });
 });
