@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { outcome } from '../support/refusal.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
@@ -23,6 +24,8 @@ let smtp: TestSmtp;
 let app: TestApp;
 let staff: Staff;
 let site: Provisioned;
+/** A VPS: its reinstall queues behind a backup. */
+let vps: Provisioned;
 /** The spawned servers' substrate, read from outside: what they did to volumes and units. */
 let substrate: SubstrateDriver;
 /** The server process running now, if any: one at a time, so none but the one meant takes the job. */
@@ -136,8 +139,9 @@ beforeAll(async () => {
     await staff.plain.projectCreate({ path: { id: orgId }, body: { name: 'Crash', slug: 'crash' } })
   ).id;
   site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Crash site' });
+  vps = await provisionService(staff.elevated, { projectId, osImage: 'debian-12', name: 'Crash box' });
   await stopServer();
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   // Servers first: a live one would start the units again (reconcile_units).
@@ -152,10 +156,10 @@ const volumeFile = (...rest: string[]) => join(dataDir, 'volumes', site.volumeRe
 const at = () => ({ id: site.serviceInstanceId, resource_id: site.volumeResourceId });
 
 /** Waits until the operation is recorded in `phase` and the server says it holds there. */
-async function heldIn(operationId: string, kind: string, phase: string): Promise<void> {
+async function heldIn(operationId: string, kind: string, phase: string, of = site): Promise<void> {
   for (const deadline = Date.now() + 60_000; ;) {
     const op = await staff.plain.serviceOperationGet({
-      path: { id: site.serviceInstanceId, operation_id: operationId },
+      path: { id: of.serviceInstanceId, operation_id: operationId },
     });
     if (op.status === 'running' && op.phase === phase) break;
     if (op.status !== 'queued' && op.status !== 'running')
@@ -168,15 +172,26 @@ async function heldIn(operationId: string, kind: string, phase: string): Promise
 }
 
 /** Kills the held server and lets a fresh one finish the operation; answers it. */
-async function finishAfterKill(operationId: string) {
+async function finishAfterKill(operationId: string, of = site) {
   await server!.kill9();
   server = await startServer();
-  const op = await awaitOperation(staff.plain, site.serviceInstanceId, operationId, 90_000);
+  const op = await awaitOperation(staff.plain, of.serviceInstanceId, operationId, 90_000);
   await server.waitFor(/jobs of a job worker that died were unlocked/, 5_000);
   return op;
 }
 
 let ready: string;
+
+/** The service's backup rows and operations: what a refusal must leave as they were. */
+async function rowsOf(of: Provisioned) {
+  return {
+    backups: await app.sql`
+      select id, status, restore_phase, deleted_at from service_backups
+      where service_instance_id = ${of.serviceInstanceId} order by id`,
+    ops: await app.sql`
+      select id, kind, status from service_operations where service_instance_id = ${of.serviceInstanceId} order by id`,
+  };
+}
 
 it('a backup killed -9 in its snapshot phase is made by the next server', { timeout: 120_000 }, async () => {
   await stopServer();
@@ -185,6 +200,16 @@ it('a backup killed -9 in its snapshot phase is made by the next server', { time
   const accepted = await staff.plain.backupCreate({ path: at(), body: { name: 'crash' } });
   await heldIn(accepted.operation_id, 'backup', 'snapshot');
   expect(await readdir(join(dataDir, 'snapshots')).catch(() => [])).toEqual([]);
+  // While it runs: a second backup is 409, and so is deleting this one; neither changes anything.
+  const before = await rowsOf(site);
+  expect(await outcome(staff.plain.backupCreate({ path: at(), body: { name: 'second' } }))).toEqual([
+    409,
+    'operation-in-progress',
+  ]);
+  expect(
+    await outcome(staff.plain.backupDelete({ path: { ...at(), backup_id: accepted.backup.id } })),
+  ).toEqual([409, 'operation-in-progress']);
+  expect(await rowsOf(site)).toEqual(before);
   const op = await finishAfterKill(accepted.operation_id);
   expect(op).toMatchObject({ kind: 'backup', status: 'succeeded', progress_percent: 100 });
   const { backups } = await staff.plain.backupList({ path: at() });
@@ -227,6 +252,13 @@ it.each([
     expect(await readFile(volumeFile('page.html'), 'utf8')).toBe(held.data);
     const { backups } = await staff.plain.backupList({ path: at() });
     expect(backups[0]).toMatchObject({ status: 'restoring', restore_phase: phase });
+    // While it runs: deleting the backup, restoring it again and a new backup are 409, changing nothing.
+    const before = await rowsOf(site);
+    const call = { path: { ...at(), backup_id: ready } };
+    expect(await outcome(staff.plain.backupDelete(call))).toEqual([409, 'operation-in-progress']);
+    expect(await outcome(staff.plain.backupRestore(call))).toEqual([409, 'operation-in-progress']);
+    expect(await outcome(staff.plain.backupCreate({ path: at() }))).toEqual([409, 'operation-in-progress']);
+    expect(await rowsOf(site)).toEqual(before);
 
     const op = await finishAfterKill(accepted.operation_id);
     expect(op).toMatchObject({
@@ -247,3 +279,32 @@ it.each([
     server = null;
   },
 );
+
+it('a reinstall queues behind a backup (no 409) and runs once the backup is made', { timeout: 180_000 }, async () => {
+  await stopServer();
+  server = await startServer({ FAILPOINT_HOLD: 'backup:snapshot' });
+  const on = { id: vps.serviceInstanceId, resource_id: vps.volumeResourceId };
+  const backup = await staff.plain.backupCreate({ path: on });
+  await heldIn(backup.operation_id, 'backup', 'snapshot', vps);
+  const reinstall = await staff.plain.vpsReinstall({
+    path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
+    body: { os_image: 'debian-12', confirm: true },
+  });
+  const queued = await staff.plain.serviceOperationGet({
+    path: { id: vps.serviceInstanceId, operation_id: reinstall.operation_id },
+  });
+  expect(queued).toMatchObject({ kind: 'reinstall', status: 'queued', phase: null });
+  // A backup of the VPS meanwhile is still 409: only a reinstall waits.
+  expect(await outcome(staff.plain.backupCreate({ path: on }))).toEqual([409, 'operation-in-progress']);
+
+  const made = await finishAfterKill(backup.operation_id, vps);
+  expect(made).toMatchObject({ kind: 'backup', status: 'succeeded' });
+  const rebuilt = await awaitOperation(staff.plain, vps.serviceInstanceId, reinstall.operation_id, 120_000);
+  expect(rebuilt).toMatchObject({ kind: 'reinstall', status: 'succeeded' });
+  expect(new Date(rebuilt.created_at) < new Date(made.completed_at!)).toBe(true);
+  expect((await staff.plain.backupList({ path: on })).backups).toEqual([
+    expect.objectContaining({ id: backup.backup.id, status: 'ready' }),
+  ]);
+  expect(await server!.stop()).toBe(0);
+  server = null;
+});

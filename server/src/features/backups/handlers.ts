@@ -8,6 +8,7 @@ import { conflict, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { enqueue } from '../../jobs/queue.js';
 import { startOperation } from '../../operations/engine.js';
+import type { BackupOperationInput } from '../../operations/kinds/backup.js';
 import { idempotent } from '../../operations/idempotency.js';
 import { substrateCapabilities } from '../../substrate/index.js';
 import { findProduct } from '../catalog/store.js';
@@ -57,7 +58,7 @@ async function audit(
   ctx: RequestContext,
   auth: UserAuth,
   { access }: VolumeAccess,
-  action: 'backup.created' | 'backup.deleted' | 'backup.restored',
+  action: 'backup.deleted',
   backupId: string,
 ): Promise<void> {
   await recordAudit(tx, ctx, actorOf(auth), {
@@ -67,6 +68,14 @@ async function audit(
     projectId: access.service.project_id,
     serviceInstanceId: access.service.id,
   });
+}
+
+/**
+ * A backup or restore is audited when its operation succeeds (operations/kinds/backup.ts), as done by
+ * whoever asked: the operation carries the caller and the request's id until then.
+ */
+function auditedInput(ctx: RequestContext, auth: UserAuth, backupId: string): BackupOperationInput {
+  return { backup_id: backupId, actor: actorOf(auth), request_id: ctx.requestId };
 }
 
 export const backupHandlers: AreaHandlers<'backupList' | 'backupCreate' | 'backupDelete' | 'backupRestore'> =
@@ -100,7 +109,7 @@ export const backupHandlers: AreaHandlers<'backupList' | 'backupCreate' | 'backu
             serviceId: va.access.service.id,
             resourceId: va.volume.id,
             kind: 'backup',
-            input: { backup_id: id },
+            input: auditedInput(ctx, auth, id),
             createdBy: auth.userId,
           },
           now,
@@ -111,7 +120,6 @@ export const backupHandlers: AreaHandlers<'backupList' | 'backupCreate' | 'backu
           { id, serviceId: va.access.service.id, volumeId: va.volume.id, name, createdBy: auth.userId },
           now,
         );
-        await audit(tx, ctx, auth, va, 'backup.created', id);
         return { status: 202 as const, body: { backup: toBackup(backup), operation_id: op.id } };
       });
     },
@@ -155,13 +163,12 @@ export const backupHandlers: AreaHandlers<'backupList' | 'backupCreate' | 'backu
             serviceId: va.access.service.id,
             resourceId: va.volume.id,
             kind: 'restore',
-            input: { backup_id: backup.id },
+            input: auditedInput(ctx, auth, backup.id),
             createdBy: auth.userId,
           },
           ctx.clock.now(),
         );
         const restoring = await store.markRestoring(tx, backup.id);
-        await audit(tx, ctx, auth, va, 'backup.restored', backup.id);
         return { status: 202 as const, body: { backup: toBackup(restoring), operation_id: op.id } };
       });
     },

@@ -3,6 +3,7 @@
 // keeps running; a restore stops the units (`stopping`), reverts the volume from the verified archive
 // (`reverting`) and starts again what ran (`starting`), its backup's `restore_phase` following along.
 // Progress is by bytes, written at most a few times a second.
+import { recordAuditOf, type AuditActor } from '../../audit/record.js';
 import type { Db } from '../../db/client.js';
 import type { TaskContext } from '../../jobs/context.js';
 import { SnapshotIntegrityError, type SnapshotInfo, type TransferOptions } from '../../substrate/driver.js';
@@ -11,18 +12,50 @@ import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
 import { loadPowerState, startUnits, stopUnits, type PowerState } from './power.js';
 
+/** What features/backups hands a backup or restore operation: the backup, and who asked, for the audit. */
+export type BackupOperationInput = {
+  backup_id: string;
+  actor: AuditActor;
+  request_id: string;
+};
+
 interface BackupRef {
   id: string;
   volume_id: string;
+  service_instance_id: string;
+  project_id: string;
+  organization_id: string;
   size_bytes: string | null;
   sha256: string | null;
 }
 
 async function loadBackup(ctx: TaskContext, op: OperationRow): Promise<BackupRef> {
   const [backup] = await ctx.sql<BackupRef[]>`
-    select id, volume_id, size_bytes, sha256 from service_backups where id = ${String(op.input.backup_id)}`;
+    select b.id, b.volume_id, b.service_instance_id, s.project_id, p.organization_id, b.size_bytes, b.sha256
+    from service_backups b
+    join service_instances s on s.id = b.service_instance_id
+    join projects p on p.id = s.project_id
+    where b.id = ${String(op.input.backup_id)}`;
   if (!backup) throw new Error(`operation ${op.id}: its backup is gone`);
   return backup;
+}
+
+/** Audited on success only, in the transaction that records it, as done by the caller who asked. */
+async function auditSuccess(
+  tx: Db,
+  input: Record<string, unknown>,
+  backup: BackupRef,
+  action: 'backup.created' | 'backup.restored',
+  now: Date,
+): Promise<void> {
+  const { actor, request_id: requestId } = input as Partial<BackupOperationInput>;
+  await recordAuditOf(tx, { requestId: requestId ?? null, at: now }, actor ?? { userId: null }, {
+    organizationId: backup.organization_id,
+    action,
+    target: { type: 'backup', id: backup.id },
+    projectId: backup.project_id,
+    serviceInstanceId: backup.service_instance_id,
+  });
 }
 
 /** Reports bytes done as progress_percent between `from` and `to`, at most every 250 ms. */
@@ -51,13 +84,14 @@ function progressOf(ctx: TaskContext, operationId: string, from: number, to: num
 
 interface BackupState {
   operationId: string;
+  input: Record<string, unknown>;
   backup: BackupRef;
   made: SnapshotInfo | null;
 }
 
 export const backup: OperationDefinition<BackupState> = {
   async load(ctx, op) {
-    return { operationId: op.id, backup: await loadBackup(ctx, op), made: null };
+    return { operationId: op.id, input: op.input, backup: await loadBackup(ctx, op), made: null };
   },
   phases: [
     {
@@ -72,10 +106,12 @@ export const backup: OperationDefinition<BackupState> = {
     },
   ],
   async complete(tx: Db, s, now) {
-    await tx`
+    const made = await tx`
       update service_backups
       set status = 'ready', size_bytes = ${s.made!.sizeBytes}, sha256 = ${s.made!.sha256}, completed_at = ${now}
-      where id = ${s.backup.id} and status = 'creating'`;
+      where id = ${s.backup.id} and status = 'creating'
+      returning 1`;
+    if (made.length > 0) await auditSuccess(tx, s.input, s.backup, 'backup.created', now);
   },
   async fail(tx: Db, op, now) {
     await tx`
@@ -86,12 +122,13 @@ export const backup: OperationDefinition<BackupState> = {
 
 interface RestoreState extends PowerState {
   operationId: string;
+  input: Record<string, unknown>;
   backup: BackupRef;
 }
 
 export const restore: OperationDefinition<RestoreState> = {
   async load(ctx, op) {
-    return { ...(await loadPowerState(ctx, op)), operationId: op.id, backup: await loadBackup(ctx, op) };
+    return { ...(await loadPowerState(ctx, op)), operationId: op.id, input: op.input, backup: await loadBackup(ctx, op) };
   },
   phases: [
     {
@@ -137,10 +174,12 @@ export const restore: OperationDefinition<RestoreState> = {
     await ctx.sql`
       update service_backups set restore_phase = ${phase} where id = ${s.backup.id} and status = 'restoring'`;
   },
-  async complete(tx: Db, s) {
-    await tx`
+  async complete(tx: Db, s, now) {
+    const restored = await tx`
       update service_backups set status = 'ready', restore_phase = null
-      where id = ${s.backup.id} and status = 'restoring'`;
+      where id = ${s.backup.id} and status = 'restoring'
+      returning 1`;
+    if (restored.length > 0) await auditSuccess(tx, s.input, s.backup, 'backup.restored', now);
   },
   async fail(tx: Db, op) {
     // A restore that failed otherwise leaves the backup restorable; the service's converge (enqueued
