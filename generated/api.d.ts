@@ -2910,7 +2910,7 @@ export type paths = {
          *     subscription, 422 `subscription-not-serviceable`; where the platform cannot take snapshots, 422
          *     `snapshots-unsupported`. Owners, Admins and Members (not Billing); anyone else, and a resource
          *     that is not this service's volume, the 404 of an unknown id. Audited as `backup.created` when
-         *     accepted.
+         *     the backup is made (its operation succeeded), as done by the caller who asked.
          */
         post: operations["backupCreate"];
         delete?: never;
@@ -2934,7 +2934,7 @@ export type paths = {
          * @description Deletes the backup at once (it is no longer listed nor counted; its archive is removed in the
          *     background). A backup being created or restored is 409 `operation-in-progress`; another
          *     instance's backup, or an unknown one, the 404 of an unknown id. Owners, Admins and Members (not
-         *     Billing). Audited as `backup.deleted`.
+         *     Billing). Audited as `backup.deleted`. Not an operation: it does not wait for, nor hold, the service.
          */
         delete: operations["backupDelete"];
         options?: never;
@@ -2965,7 +2965,7 @@ export type paths = {
          *     operation holds the service (this backup being restored included), 409 `operation-in-progress`; a
          *     suspended or ended subscription, 422 `subscription-not-serviceable`. Owners, Admins and Members
          *     (not Billing); anyone else, and another instance's backup, the 404 of an unknown id. Audited as
-         *     `backup.restored` when accepted.
+         *     `backup.restored` when the restore succeeded (a failed one is not), as done by the caller who asked.
          */
         post: operations["backupRestore"];
         delete?: never;

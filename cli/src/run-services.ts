@@ -23,7 +23,7 @@ import type { ParsedInput, Runnable } from './argv/spec.js';
 import { CliError, UsageError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import type { GlobalFlags } from './global-options.js';
-import { RESOURCE_COLUMNS } from './output/columns.js';
+import { BACKUP_COLUMNS, RESOURCE_COLUMNS } from './output/columns.js';
 import { progressReporter } from './output/operation-progress.js';
 import { isRecord, renderTable } from './output/table.js';
 import { writeResult } from './output/write-result.js';
@@ -268,6 +268,12 @@ const INTERRUPTED = new Error('interrupted');
 export async function printsTable(input: ParsedInput): Promise<boolean> {
   const settings = await resolveSettings(input.globals as GlobalFlags);
   return settings.outputFormat === 'table' && !settings.quiet;
+}
+
+/** `backups list` as a table: one row per backup, newest first, then how many of the ceiling are used. */
+export async function backupsTable(answer: unknown): Promise<unknown> {
+  if (!isRecord(answer) || !Array.isArray(answer.backups)) return answer;
+  return `${renderTable(answer.backups, BACKUP_COLUMNS).trimEnd()}\n\n${answer.backups.length} of ${String(answer.max_backups)} backups\n`;
 }
 
 /**

@@ -38,6 +38,7 @@
 //                               provisioning operation of its answer
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
+//   backups list                as generated; in table mode the backups as rows and "N of 5 backups"
 //   auth password verify        as generated, but --token also takes the whole emailed link
 //   members add                 as generated; someone already a member with another role than the one
 //                               asked for is exit 6 with a sentence, not a silent success
@@ -239,13 +240,13 @@ const asGenerated: OperationOverride['runnable'] = async (op) => {
   return operationRunnable(op);
 };
 
-/** `resources list` and `subscriptions resources`: in table mode, the resources as rows. */
-const showsResourceTable: OperationOverride = {
+/** In table mode, the rows a list answer wraps (`resources list`, `backups list`), drawn by `render`. */
+const showsTableOf = (render: 'resourcesTable' | 'backupsTable'): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     let table = false;
     const generated = operationRunnable(op, {
-      decorate: async (answer) => (table ? (await services()).resourcesTable(answer) : answer),
+      decorate: async (answer) => (table ? (await services())[render](answer) : answer),
     });
     return {
       ...generated,
@@ -255,7 +256,10 @@ const showsResourceTable: OperationOverride = {
       },
     };
   },
-};
+});
+
+/** `resources list` and `subscriptions resources`: in table mode, the resources as rows. */
+const showsResourceTable = showsTableOf('resourcesTable');
 
 /**
  * `auth password verify`: --token takes the token or the whole link from the mail (email-link.ts),
@@ -788,6 +792,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   serviceInstanceResourceList: showsResourceTable,
+  // `backups list`: in table mode, the backups as rows and the ceiling used.
+  backupList: showsTableOf('backupsTable'),
   subscriptionResourceList: showsResourceTable,
 
   sudoExit: {

@@ -94,7 +94,10 @@ describe('svcctl backups', () => {
 
     const list = await svcctl(['backups', 'list', site.serviceInstanceId, site.volumeResourceId, '-o', 'table']);
     expect(list.code, list.stderr).toBe(0);
-    expect(list.stdout).toMatch(new RegExp(`${backupId}\\s+before launch\\s+ready`));
+    const [header, row, , used] = lines(list.stdout);
+    expect(header).toMatch(/^ID\s+NAME\s+STATUS\s+RESTORE_PHASE\s+SIZE_BYTES\s+CREATED_AT\s+COMPLETED_AT$/);
+    expect(row).toMatch(new RegExp(`^${backupId}\\s+before launch\\s+ready\\s+-\\s+\\d+\\s+\\S+Z\\s+\\S+Z$`));
+    expect(used).toBe('1 of 5 backups');
     const asJson = await svcctl(['backups', 'list', site.serviceInstanceId, site.volumeResourceId]);
     expect(json(asJson.stdout)).toMatchObject({
       max_backups: 5,
