@@ -106,7 +106,8 @@ async function startServer(env: Record<string, string> = {}): Promise<ServerProc
       return code;
     },
   };
-  await waitFor(/API\s+http:\/\/[\d.:]+\/api\/v2/);
+  // Starting takes long on a loaded machine (tsx compiles the server first).
+  await waitFor(/API\s+http:\/\/[\d.:]+\/api\/v2/, 90_000);
   return handle;
 }
 
@@ -141,7 +142,7 @@ beforeAll(async () => {
   site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Crash site' });
   vps = await provisionService(staff.elevated, { projectId, osImage: 'debian-12', name: 'Crash box' });
   await stopServer();
-}, 150_000);
+}, 300_000);
 
 afterAll(async () => {
   // Servers first: a live one would start the units again (reconcile_units).
@@ -193,7 +194,7 @@ async function rowsOf(of: Provisioned) {
   };
 }
 
-it('a backup killed -9 in its snapshot phase is made by the next server', { timeout: 120_000 }, async () => {
+it('a backup killed -9 in its snapshot phase is made by the next server', { timeout: 240_000 }, async () => {
   await stopServer();
   await writeFile(volumeFile('page.html'), 'version 1');
   server = await startServer({ FAILPOINT_HOLD: 'backup:snapshot' });
@@ -225,7 +226,7 @@ it.each([
   ['starting', { unit: 'stopped', data: 'version 1' }],
 ] as const)(
   'a restore killed -9 in phase %s is finished by the next server',
-  { timeout: 120_000 },
+  { timeout: 240_000 },
   async (phase, held) => {
     await stopServer();
     server = await startServer();
@@ -280,7 +281,7 @@ it.each([
   },
 );
 
-it('a reinstall queues behind a backup (no 409) and runs once the backup is made', { timeout: 180_000 }, async () => {
+it('a reinstall queues behind a backup (no 409) and runs once the backup is made', { timeout: 300_000 }, async () => {
   await stopServer();
   server = await startServer({ FAILPOINT_HOLD: 'backup:snapshot' });
   const on = { id: vps.serviceInstanceId, resource_id: vps.volumeResourceId };
