@@ -2880,6 +2880,100 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a volume's backups
+         * @description The backups of the service's volume, newest first, with the ceiling `max_backups` (5 per volume;
+         *     every listed backup counts, failed ones included, until deleted). A resource that is not this
+         *     service's volume, a volume of somebody else, and a service whose product has no backups all answer
+         *     the 404 of an unknown id. Where the platform cannot take snapshots the list still answers (empty).
+         *     Members of the service's organization.
+         */
+        get: operations["backupList"];
+        put?: never;
+        /**
+         * Back up a volume
+         * @description Starts a backup of the service's volume: the backup row appears at once (`creating`) and an
+         *     operation (kind `backup`, phase `snapshot`, `progress_percent` by bytes) holding the service makes
+         *     the snapshot while the service keeps running; the backup becomes `ready` with its `size_bytes`,
+         *     or `failed`. `name` defaults to `backup-YYYYMMDD-HHMMSS` (UTC) when absent, null or blank.
+         *
+         *     Refused: at the ceiling, 422 `quota-exceeded` with `details.limit` (decided under the service's
+         *     lock, so parallel requests never pass it); while another operation holds the service (a backup,
+         *     a restore, a reinstall, a power action), 409 `operation-in-progress`; a suspended or ended
+         *     subscription, 422 `subscription-not-serviceable`; where the platform cannot take snapshots, 422
+         *     `snapshots-unsupported`. Owners, Admins and Members (not Billing); anyone else, and a resource
+         *     that is not this service's volume, the 404 of an unknown id. Audited as `backup.created` when
+         *     the backup is made (its operation succeeded), as done by the caller who asked.
+         */
+        post: operations["backupCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/backups/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a backup
+         * @description Deletes the backup at once (it is no longer listed nor counted; its archive is removed in the
+         *     background). A backup being created or restored is 409 `operation-in-progress`; another
+         *     instance's backup, or an unknown one, the 404 of an unknown id. Owners, Admins and Members (not
+         *     Billing). Audited as `backup.deleted`. Not an operation: it does not wait for, nor hold, the service.
+         */
+        delete: operations["backupDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/backups/{backup_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a backup
+         * @description Irreversible: puts the volume back as it was when the backup was made, replacing everything on it.
+         *     The backup reads `restoring` at once, with `restore_phase` following the operation (kind
+         *     `restore`): `stopping` (the service's machines and workloads are stopped), `reverting` (the archive
+         *     is checked against the size and SHA-256 recorded when it was made and unpacked beside the volume,
+         *     then swapped in whole; `progress_percent` by bytes), `starting` (what ran before runs again; a
+         *     stopped service stays stopped). It is `ready` again afterwards. An archive that is missing or does
+         *     not match fails the restore with the volume untouched and marks the backup `failed`.
+         *
+         *     Refused: a backup that is not `ready` (creating or failed), 422 `backup-not-ready`; while another
+         *     operation holds the service (this backup being restored included), 409 `operation-in-progress`; a
+         *     suspended or ended subscription, 422 `subscription-not-serviceable`. Owners, Admins and Members
+         *     (not Billing); anyone else, and another instance's backup, the 404 of an unknown id. Audited as
+         *     `backup.restored` when the restore succeeded (a failed one is not), as done by the caller who asked.
+         */
+        post: operations["backupRestore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2905,7 +2999,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4247,8 +4341,8 @@ export type components = {
             user_id: string;
         };
         /**
-         * @description What the operation does: `provision`, `reinstall`, the power actions `start`, `stop` and `restart`;
-         *     backups, restores, deployments and imports arrive with their features (the service lease already
+         * @description What the operation does: `provision`, `reinstall`, `backup`, `restore`, the power actions `start`,
+         *     `stop` and `restart`; deployments and imports arrive with their features (the service lease already
          *     serialises them).
          * @enum {string}
          */
@@ -4258,7 +4352,8 @@ export type components = {
         /**
          * @description A long action on a service, run on the durable queue. `phase` names the step it is in (reinstall:
          *     `stop`, `wipe`, `install`, `vm_access`, `boot`; provisioning: `volume`, `machine`, `contract`,
-         *     `acknowledge`; stop: `stop`; start: `start`; restart: `stop`, `start`); a queued operation waiting
+         *     `acknowledge`; stop: `stop`; start: `start`; restart: `stop`, `start`; backup: `snapshot`; restore:
+         *     `stopping`, `reverting`, `starting`); a queued operation waiting
          *     for another that holds the service has phase null.
          */
         Operation: {
@@ -4505,6 +4600,46 @@ export type components = {
             used: number;
             free_slots: number;
         };
+        /**
+         * @description `creating` until its snapshot is made, then `ready` (restorable) or `failed`; `restoring` while a
+         *     restore of it runs (then `ready` again, or `failed` when its archive no longer matches).
+         * @enum {string}
+         */
+        BackupStatus: "creating" | "ready" | "failed" | "restoring";
+        /** @enum {string} */
+        RestorePhase: "stopping" | "reverting" | "starting";
+        Backup: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            status: components["schemas"]["BackupStatus"];
+            /** @description null, or the restore's step while `restoring`. */
+            restore_phase: components["schemas"]["RestorePhase"] | null;
+            /** @description The stored snapshot's size (compressed); null until ready. */
+            size_bytes: number | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the snapshot was made (or failed); null while creating.
+             */
+            completed_at: string | null;
+        };
+        BackupList: {
+            /** @description Newest first. */
+            backups: components["schemas"]["Backup"][];
+            /** @description How many backups the volume may hold (5). */
+            max_backups: number;
+        };
+        BackupCreateRequest: {
+            /** @description Absent, null or blank: `backup-YYYYMMDD-HHMMSS` (UTC). Trimmed. */
+            name?: string | null;
+        };
+        BackupAccepted: {
+            backup: components["schemas"]["Backup"];
+            /** Format: uuid */
+            operation_id: string;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -4738,6 +4873,10 @@ export type components = {
         FirewallResourceIdPath: string;
         /** @description The rule's id, of this machine. */
         RuleIdPath: string;
+        /** @description The id of the service's volume (its resource of kind `volume`). */
+        VolumeIdPath: string;
+        /** @description The backup's id, of this volume. */
+        BackupIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -9072,6 +9211,161 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    backupList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The id of the service's volume (its resource of kind `volume`). */
+                resource_id: components["parameters"]["VolumeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backups, newest first, and the ceiling. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    backupCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The id of the service's volume (its resource of kind `volume`). */
+                resource_id: components["parameters"]["VolumeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BackupCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the backup is `creating`; poll the operation. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    backupDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The id of the service's volume (its resource of kind `volume`). */
+                resource_id: components["parameters"]["VolumeIdPath"];
+                /** @description The backup's id, of this volume. */
+                backup_id: components["parameters"]["BackupIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    backupRestore: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The id of the service's volume (its resource of kind `volume`). */
+                resource_id: components["parameters"]["VolumeIdPath"];
+                /** @description The backup's id, of this volume. */
+                backup_id: components["parameters"]["BackupIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted; the backup is `restoring`; poll the operation. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

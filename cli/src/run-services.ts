@@ -23,7 +23,7 @@ import type { ParsedInput, Runnable } from './argv/spec.js';
 import { CliError, UsageError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import type { GlobalFlags } from './global-options.js';
-import { RESOURCE_COLUMNS } from './output/columns.js';
+import { BACKUP_COLUMNS, RESOURCE_COLUMNS } from './output/columns.js';
 import { progressReporter } from './output/operation-progress.js';
 import { isRecord, renderTable } from './output/table.js';
 import { writeResult } from './output/write-result.js';
@@ -106,6 +106,66 @@ export async function runPower(input: ParsedInput, action: 'start' | 'stop' | 'r
   );
   await writeResult(accepted, settings);
   if (opts.wait) await waitForEnd(client, settings, accepted.service_instance_id, accepted.operation_id);
+}
+
+export interface BackupOptions {
+  name?: string;
+  yes?: boolean;
+  wait?: boolean;
+  idempotencyKey?: string;
+}
+
+/** `backups create ID RESOURCE_ID [--name NAME] [--wait]`. */
+export async function runBackupCreate(input: ParsedInput): Promise<void> {
+  const [id, resourceId] = input.args as [string, string];
+  const opts = input.options as unknown as BackupOptions;
+  const key = idempotencyKey(opts.idempotencyKey);
+  const settings = await resolveSettings(input.globals as GlobalFlags);
+  requireSignIn(settings);
+  const client = await openClient(settings);
+  const accepted = await startOnce(key, () =>
+    client.backupCreate({
+      path: { id, resource_id: resourceId },
+      header: { 'Idempotency-Key': key },
+      ...(opts.name === undefined ? {} : { body: { name: opts.name } }),
+    }),
+  );
+  await writeResult(accepted, settings);
+  if (opts.wait) await waitForEnd(client, settings, id, accepted.operation_id);
+}
+
+/** `backups restore ID RESOURCE_ID BACKUP_ID [--yes] [--wait]`: asks first, as a reinstall does. */
+export async function runBackupRestore(input: ParsedInput): Promise<void> {
+  const [id, resourceId, backupId] = input.args as [string, string, string];
+  const opts = input.options as unknown as BackupOptions;
+  const key = idempotencyKey(opts.idempotencyKey);
+  const prompter = new Prompter();
+  try {
+    if (!opts.yes && !prompter.isTerminal) {
+      throw new UsageError(
+        'a restore replaces everything on the volume: confirm it with --yes (stdin is not a terminal to ask on); nothing was started',
+      );
+    }
+    const settings = await resolveSettings(input.globals as GlobalFlags);
+    requireSignIn(settings);
+    if (!opts.yes) {
+      const answer = await prompter.ask(
+        `Restore backup ${backupId} onto volume ${resourceId}? Everything on it now is replaced, and the service is stopped meanwhile [y/N] `,
+      );
+      if (!/^\s*y(es)?\s*$/i.test(answer ?? '')) throw new UsageError('not confirmed; nothing was started');
+    }
+    const client = await openClient(settings);
+    const accepted = await startOnce(key, () =>
+      client.backupRestore({
+        path: { id, resource_id: resourceId, backup_id: backupId },
+        header: { 'Idempotency-Key': key },
+      }),
+    );
+    await writeResult(accepted, settings);
+    if (opts.wait) await waitForEnd(client, settings, id, accepted.operation_id);
+  } finally {
+    prompter.close();
+  }
 }
 
 /** `operations wait ID OPERATION_ID`: follows the operation, then prints it as `operations show` would. */
@@ -208,6 +268,12 @@ const INTERRUPTED = new Error('interrupted');
 export async function printsTable(input: ParsedInput): Promise<boolean> {
   const settings = await resolveSettings(input.globals as GlobalFlags);
   return settings.outputFormat === 'table' && !settings.quiet;
+}
+
+/** `backups list` as a table: one row per backup, newest first, then how many of the ceiling are used. */
+export async function backupsTable(answer: unknown): Promise<unknown> {
+  if (!isRecord(answer) || !Array.isArray(answer.backups)) return answer;
+  return `${renderTable(answer.backups, BACKUP_COLUMNS).trimEnd()}\n\n${answer.backups.length} of ${String(answer.max_backups)} backups\n`;
 }
 
 /**

@@ -1,4 +1,4 @@
-// `client.waitForOperation(instanceId, operationId)`: polls a long action (provisioning, reinstall) until
+// `client.waitForOperation(instanceId, operationId)`: polls a long action (provisioning, reinstall, backup, restore) until
 // it ends, the way SUBSTRATE.md "Durable operations" says clients wait: `GET /service-instances/{id}/
 // operations/{operation_id}`, gently backed off, reporting each change to whoever draws a progress bar.
 //

@@ -11,6 +11,7 @@ import { delegationHandlers } from './features/delegations/handlers.js';
 import { domainHandlers } from './features/domains/handlers.js';
 import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
+import { backupHandlers } from './features/backups/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
@@ -58,4 +59,5 @@ export const handlers: Handlers = {
   ...serviceHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
+  ...backupHandlers,
 };

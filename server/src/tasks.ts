@@ -3,6 +3,7 @@
 // and never import this registry, so neither side imports the other's internals
 // (test/architecture/imports.test.ts).
 import { AUTH_TASKS } from './features/auth/tasks.js';
+import { BACKUP_TASKS } from './features/backups/tasks.js';
 import { DOMAIN_TASKS } from './features/domains/tasks.js';
 import type { TaskName } from './jobs/payloads.js';
 import { isPeriodic, type PeriodicTask, type TaskDefinition, type Tasks } from './jobs/task.js';
@@ -10,8 +11,8 @@ import { MAIL_TASKS } from './mail/tasks.js';
 import { OPERATION_TASKS } from './operations/tasks.js';
 import { PRUNE_TASKS } from './prune/tasks.js';
 
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS };
+const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS] as const;
+const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS };
 
 // A name two areas claim would run one area's handler for the other's jobs: refuse to start.
 const seen = new Set<string>();

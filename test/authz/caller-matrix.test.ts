@@ -30,7 +30,7 @@ import {
   type Answer,
   type Caller,
 } from './matrix-support.js';
-import { provisionService } from '../support/services.js';
+import { awaitOperation, provisionService } from '../support/services.js';
 import { plan, SUDO_PIN, type Fixtures, type Planned } from './samples.js';
 
 let app: TestApp;
@@ -122,12 +122,18 @@ beforeAll(async () => {
 
   // A real service in P, for the service-scoped checks below (document 2).
   const service = await provisionService(admin, { projectId: p.id, name: 'Matrix service' });
+  const backup = await u.api.backupCreate({
+    path: { id: service.serviceInstanceId, resource_id: service.volumeResourceId },
+  });
+  await awaitOperation(u.api, service.serviceInstanceId, backup.operation_id);
 
   fixtures = {
     service: {
       id: service.serviceInstanceId,
       subscriptionId: service.subscriptionId,
       resourceId: service.primaryResourceId,
+      volumeResourceId: service.volumeResourceId,
+      backupId: backup.backup.id,
       operationId: service.operationId,
     },
     user: { id: u.id },

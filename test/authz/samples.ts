@@ -26,7 +26,15 @@ export interface Fixtures {
   /** V: owner of organization B, in no organization of U's but B. */
   outsider: { id: string };
   /** A service provisioned in P (the service-scoped checks), with its primary resource and provisioning. */
-  service: { id: string; subscriptionId: string; resourceId: string; operationId: string };
+  service: {
+    id: string;
+    subscriptionId: string;
+    resourceId: string;
+    /** Its volume, and a ready backup of it: what the backup routes are aimed at. */
+    volumeResourceId: string;
+    backupId: string;
+    operationId: string;
+  };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
   /** U's avatar. */
@@ -321,7 +329,8 @@ function serviceParameter(
     if (service === 'unknown') return randomUUID();
     return op.path.startsWith('/subscriptions/') ? f.service.subscriptionId : f.service.id;
   }
-  if (name === 'resource_id') return f.service.resourceId;
+  if (name === 'resource_id') return op.path.includes('/backups') ? f.service.volumeResourceId : f.service.resourceId;
+  if (name === 'backup_id') return f.service.backupId;
   if (name === 'operation_id') return f.service.operationId;
   if (name === 'user_id') return f.member.id;
   return null;

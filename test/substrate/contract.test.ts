@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UnitSignalSpec } from '../../generated/unit-signal.js';
-import type { SubstrateDriver, UnitSpec, UnitStatus } from '../../server/src/substrate/driver.js';
+import {
+  SnapshotIntegrityError,
+  type SubstrateDriver,
+  type UnitSpec,
+  type UnitStatus,
+} from '../../server/src/substrate/driver.js';
 import { drivers, eventually, kill9, type Probe } from './drivers.js';
 
 const spec = (generation: number, extra: Record<string, unknown> = {}): UnitSignalSpec =>
@@ -321,5 +326,39 @@ describe.each(drivers)('$name driver', (subject) => {
     });
     expect(second).not.toBe(first);
     expect(await probe.processes()).toContain(second);
+  });
+  it('snapshots a volume and restores it whole; a damaged snapshot is refused, the volume untouched', async () => {
+    expect(driver.capabilities().snapshots).toBe(true);
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await probe.writeVolumeFile('vol-1', 'world/level.dat', 'day 1');
+    await probe.writeVolumeFile('vol-1', 'server.properties', 'motd=hello');
+    const snap = { id: 'snap-1', volumeId: 'vol-1' };
+    const seen: number[] = [];
+    const info = await driver.createSnapshot(snap, { onProgress: (done) => seen.push(done) });
+    expect(info.sizeBytes).toBeGreaterThan(0);
+    expect(info.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(seen.at(-1)).toBeGreaterThan(0);
+    // Called again it answers the snapshot made, not a new one.
+    expect(await driver.createSnapshot(snap)).toEqual(info);
+
+    await probe.writeVolumeFile('vol-1', 'world/level.dat', 'day 2');
+    await probe.writeVolumeFile('vol-1', 'later.txt', 'after');
+    await driver.restoreSnapshot(snap, info);
+    expect(await probe.readVolumeFile('vol-1', 'world/level.dat')).toBe('day 1');
+    expect(await probe.readVolumeFile('vol-1', 'later.txt')).toBeNull();
+    expect((await probe.volumeEntries('vol-1'))!.sort()).toEqual(['server.properties', 'world']);
+
+    await probe.writeVolumeFile('vol-1', 'later.txt', 'after');
+    const wrong = { ...info, sha256: '0'.repeat(64) };
+    await expect(driver.restoreSnapshot(snap, wrong)).rejects.toBeInstanceOf(SnapshotIntegrityError);
+    await expect(
+      driver.restoreSnapshot(snap, { ...info, sizeBytes: info.sizeBytes + 1 }),
+    ).rejects.toBeInstanceOf(SnapshotIntegrityError);
+    expect(await probe.readVolumeFile('vol-1', 'later.txt')).toBe('after');
+
+    await driver.deleteSnapshot(snap);
+    await driver.deleteSnapshot(snap);
+    await expect(driver.restoreSnapshot(snap, info)).rejects.toBeInstanceOf(SnapshotIntegrityError);
+    expect(await probe.readVolumeFile('vol-1', 'later.txt')).toBe('after');
   });
 });

@@ -1,6 +1,7 @@
 // What only the local driver does: processes of this machine, files under DATA_DIR, and the safety nets
 // around both (pid reuse, orphans, a deleted data directory).
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -218,5 +219,61 @@ describe('createSubstrate', () => {
     expect(() => createSubstrate('kubernetes', { dataDir })).toThrow(
       /^SUBSTRATE=kubernetes is not built yet: /,
     );
+  });
+  it('a restore killed between its two renames leaves the restored data in place, never an empty volume', async () => {
+    const volumes = join(dataDir, 'volumes');
+    await writeFile(join(volumes, 'vol-1', 'page.html'), 'version 1');
+    const snap = { id: 'snap-1', volumeId: 'vol-1' };
+    const info = await driver.createSnapshot(snap);
+    await writeFile(join(volumes, 'vol-1', 'page.html'), 'version 2');
+    // What the swap leaves when killed after its first rename: the old data aside, the whole restored
+    // data beside it, and no volume.
+    await mkdir(join(volumes, '.vol-1.restored-snap-1'));
+    await writeFile(join(volumes, '.vol-1.restored-snap-1', 'page.html'), 'version 1');
+    await rename(join(volumes, 'vol-1'), join(volumes, '.vol-1.old'));
+    // Anything that needs the volume puts the restored data in place first (never makes it empty)...
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    expect(await readFile(join(volumes, 'vol-1', 'page.html'), 'utf8')).toBe('version 1');
+    // ...and the restore, run again, finishes with nothing left beside the volume.
+    await driver.restoreSnapshot(snap, info);
+    expect(await readFile(join(volumes, 'vol-1', 'page.html'), 'utf8')).toBe('version 1');
+    expect((await readdir(volumes)).sort()).toEqual(['vol-1']);
+    // A partial unpack of a killed restore is thrown away by the next one.
+    await mkdir(join(volumes, '.vol-1.unpack-snap-1'));
+    await writeFile(join(volumes, '.vol-1.unpack-snap-1', 'half'), 'x');
+    await driver.restoreSnapshot(snap, info);
+    expect((await readdir(volumes)).sort()).toEqual(['vol-1']);
+    expect((await readdir(join(volumes, 'vol-1'))).sort()).toEqual(['page.html']);
+  });
+});
+
+describe('snapshot progress', () => {
+  it('reports bytes done as the archive is written and read: rising, ending at the total', async () => {
+    // 24 MiB that do not compress: tar checkpoints every 10 MB, the restore reads the archive in chunks.
+    for (let i = 0; i < 3; i += 1) {
+      await writeFile(join(dataDir, 'volumes', 'vol-1', `part-${i}.bin`), randomBytes(8 * 1024 * 1024));
+    }
+    const made: [number, number][] = [];
+    const info = await driver.createSnapshot(
+      { id: 'snap-1', volumeId: 'vol-1' },
+      { onProgress: (done, total) => made.push([done, total]) },
+    );
+    const total = made.at(-1)![1];
+    expect(total).toBeGreaterThanOrEqual(24 * 1024 * 1024);
+    expect(made.at(-1)![0]).toBe(total);
+    // Some reports before the end, each further than the one before.
+    expect(made.filter(([done]) => done > 0 && done < total).length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < made.length; i += 1) expect(made[i]![0]).toBeGreaterThanOrEqual(made[i - 1]![0]);
+
+    const restored: number[] = [];
+    await driver.restoreSnapshot({ id: 'snap-1', volumeId: 'vol-1' }, info, {
+      onProgress: (done, of) => {
+        expect(of).toBe(info.sizeBytes);
+        restored.push(done);
+      },
+    });
+    expect(restored.at(-1)).toBe(info.sizeBytes);
+    expect(restored.filter((done) => done > 0 && done < info.sizeBytes).length).toBeGreaterThanOrEqual(2);
+    expect(restored).toEqual([...restored].sort((a, b) => a - b));
   });
 });

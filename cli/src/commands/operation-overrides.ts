@@ -29,12 +29,16 @@
 //                               (run-services.ts)
 //   power start | stop | restart ID   the action is the command's word (serviceInstancePower); an
 //                               Idempotency-Key always; --wait follows the operation (run-services.ts)
+//   backups create ID RESOURCE_ID   an Idempotency-Key always; --name; --wait follows the operation
+//   backups restore ID RESOURCE_ID BACKUP_ID   asks y/N on a terminal unless --yes (required without
+//                               one); an Idempotency-Key always; --wait shows the restore's phases
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
 //                               provisioning operation of its answer
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
+//   backups list                as generated; in table mode the backups as rows and "N of 5 backups"
 //   auth password verify        as generated, but --token also takes the whole emailed link
 //   members add                 as generated; someone already a member with another role than the one
 //                               asked for is exit 6 with a sentence, not a silent success
@@ -236,13 +240,13 @@ const asGenerated: OperationOverride['runnable'] = async (op) => {
   return operationRunnable(op);
 };
 
-/** `resources list` and `subscriptions resources`: in table mode, the resources as rows. */
-const showsResourceTable: OperationOverride = {
+/** In table mode, the rows a list answer wraps (`resources list`, `backups list`), drawn by `render`. */
+const showsTableOf = (render: 'resourcesTable' | 'backupsTable'): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     let table = false;
     const generated = operationRunnable(op, {
-      decorate: async (answer) => (table ? (await services()).resourcesTable(answer) : answer),
+      decorate: async (answer) => (table ? (await services())[render](answer) : answer),
     });
     return {
       ...generated,
@@ -252,7 +256,10 @@ const showsResourceTable: OperationOverride = {
       },
     };
   },
-};
+});
+
+/** `resources list` and `subscriptions resources`: in table mode, the resources as rows. */
+const showsResourceTable = showsTableOf('resourcesTable');
 
 /**
  * `auth password verify`: --token takes the token or the whole link from the mail (email-link.ts),
@@ -656,6 +663,55 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     },
   },
 
+  backupCreate: {
+    term: (word) => `${word} [options] <id> <resource_id>`,
+    runnable: command<typeof RunServices>(
+      [
+        'Backs up the volume RESOURCE_ID of the service ID (see svcctl resources list ID) while the service keeps running. The backup is listed at once as creating, then ready (svcctl backups list ID RESOURCE_ID).',
+        '',
+        `Prints the accepted answer (backup, operation_id). ${WAIT_OUTPUT}`,
+        '',
+        'Each run sends an Idempotency-Key (a new one unless --idempotency-key gives it). At the ceiling of 5 backups, exit 6 (quota-exceeded): delete one first.',
+      ].join('\n'),
+      [
+        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        { name: 'resource_id', required: true, description: "the volume's resource id (uuid)" },
+      ],
+      [
+        option('--name', "the backup's name (default backup-YYYYMMDD-HHMMSS, UTC)", { value: '<name>' }),
+        WAIT,
+        IDEMPOTENCY_KEY,
+      ],
+      services,
+      (m, _op, input) => m.runBackupCreate(input),
+    ),
+  },
+
+  backupRestore: {
+    term: (word) => `${word} [options] <id> <resource_id> <backup_id>`,
+    runnable: command<typeof RunServices>(
+      [
+        "Puts the volume RESOURCE_ID back as it was when BACKUP_ID was made, replacing everything on it: the service's machines and workloads are stopped, the data reverted, and what ran is started again. Irreversible.",
+        '',
+        'On a terminal it asks first; --yes confirms without asking, and without a terminal --yes is required (else exit 2, and nothing is started).',
+        '',
+        `Prints the accepted answer (backup, operation_id). ${WAIT_OUTPUT} The phase shown is the restore's: stopping, reverting (with the bytes done), starting.`,
+      ].join('\n'),
+      [
+        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        { name: 'resource_id', required: true, description: "the volume's resource id (uuid)" },
+        { name: 'backup_id', required: true, description: "the backup's id (uuid)" },
+      ],
+      [
+        option('--yes', 'confirm that everything on the volume is replaced, without being asked'),
+        WAIT,
+        IDEMPOTENCY_KEY,
+      ],
+      services,
+      (m, _op, input) => m.runBackupRestore(input),
+    ),
+  },
+
   serviceOperationGet: {
     runnable: asGenerated,
     beside: {
@@ -736,6 +792,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   serviceInstanceResourceList: showsResourceTable,
+  // `backups list`: in table mode, the backups as rows and the ceiling used.
+  backupList: showsTableOf('backupsTable'),
   subscriptionResourceList: showsResourceTable,
 
   sudoExit: {

@@ -154,6 +154,17 @@ export const RESOURCE_COLUMNS: readonly Column[] = [
   field('CREATED_AT', 'created_at'),
 ];
 
+/** The rows of `backups list`, whose answer wraps them with the ceiling (run-services.ts). */
+export const BACKUP_COLUMNS: readonly Column[] = [
+  field('ID', 'id'),
+  field('NAME', 'name'),
+  field('STATUS', 'status'),
+  field('RESTORE_PHASE', 'restore_phase'),
+  field('SIZE_BYTES', 'size_bytes'),
+  field('CREATED_AT', 'created_at'),
+  field('COMPLETED_AT', 'completed_at'),
+];
+
 const SERVICE_SHARE: readonly Column[] = [
   field('USER_ID', 'user_id'),
   field('NAME', 'name'),

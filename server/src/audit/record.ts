@@ -34,14 +34,27 @@ export interface AuditInput {
 }
 
 export async function recordAudit(db: Db, ctx: RequestContext, actor: AuditActor, entry: AuditInput): Promise<void> {
+  await recordAuditOf(db, { requestId: ctx.requestId, at: ctx.clock.now() }, actor, entry);
+}
+
+/**
+ * An entry for a write that ends after its request (an operation's success): recorded in the
+ * transaction that records that success, under the id of the request that asked for it.
+ */
+export async function recordAuditOf(
+  db: Db,
+  origin: { requestId: string | null; at: Date },
+  actor: AuditActor,
+  entry: AuditInput,
+): Promise<void> {
   await db`
     insert into audit_entries (id, organization_id, actor_user_id, actor_token_id, actor_application_id,
                                acting_as_user_id, action, target_type, target_id, project_id, service_instance_id,
                                request_id, created_at)
     values (${randomUUID()}, ${entry.organizationId}, ${actor.userId}, ${actor.tokenId ?? null},
             ${actor.applicationId ?? null}, ${actor.actingAsUserId ?? null}, ${entry.action}, ${entry.target.type},
-            ${entry.target.id}, ${entry.projectId ?? null}, ${entry.serviceInstanceId ?? null}, ${ctx.requestId},
-            ${ctx.clock.now()})`;
+            ${entry.target.id}, ${entry.projectId ?? null}, ${entry.serviceInstanceId ?? null}, ${origin.requestId},
+            ${origin.at})`;
 }
 
 /** Platform-internal events: a table of their own, which the organization audit list never reads. */

@@ -52,6 +52,8 @@ const TITLES: Record<ErrorCode, string> = {
   'no-free-port': 'No free port',
   'system-allocation': 'System allocation',
   'protection-mode-unsupported': 'Protection mode unsupported',
+  'snapshots-unsupported': 'Snapshots unsupported',
+  'backup-not-ready': 'Backup not ready',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
@@ -82,7 +84,8 @@ export const invalidRequest = (detail: string, errors?: ValidationIssue[]) =>
 export const invalidFieldValue = (detail: string, errors?: ValidationIssue[]) =>
   new ApiError(400, 'invalid-field-value', detail, errors ? { errors } : {});
 export const notFound = (detail = 'The resource does not exist.') => new ApiError(404, 'not-found', detail);
-export const forbidden = (detail = 'You may not access this resource.') => new ApiError(403, 'forbidden', detail);
+export const forbidden = (detail = 'You may not access this resource.') =>
+  new ApiError(403, 'forbidden', detail);
 export const elevationRequired = (
   detail = 'This needs an elevated session: elevate with your PIN, TOTP or a passkey first.',
 ) => new ApiError(403, 'elevation-required', detail);
@@ -97,7 +100,9 @@ export const rateLimited = (retryAfterSeconds: number) =>
 export const capabilityNotAvailable = (capability: string) =>
   new ApiError(501, 'capability-not-available', `This deployment does not offer ${capability}.`);
 export const internalError = (cause: unknown) =>
-  new ApiError(500, 'internal-error', 'An unexpected error occurred; quote the request id to support.', { cause });
+  new ApiError(500, 'internal-error', 'An unexpected error occurred; quote the request id to support.', {
+    cause,
+  });
 
 /** Seconds a client waits before retrying when the database is unavailable (a restart takes about that). */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;

@@ -31,6 +31,10 @@ export interface ConvergePayload {
   service_instance_id: string;
 }
 
+export interface DeleteBackupPayload {
+  backup_id: string;
+}
+
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
@@ -38,6 +42,7 @@ export interface TaskPayloads {
   send_password_reset: SendPasswordResetPayload;
   run_operation: RunOperationPayload;
   converge_service: ConvergePayload;
+  delete_backup: DeleteBackupPayload;
 
   requeue_stranded_mail: PeriodicPayload;
   prune_rate_limit_buckets: PeriodicPayload;

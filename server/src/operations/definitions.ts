@@ -1,4 +1,5 @@
 // Every kind of operation with its phases.
+import { backup, restore } from './kinds/backup.js';
 import { restart, start, stop } from './kinds/power.js';
 import { provision } from './kinds/provision.js';
 import { reinstall } from './kinds/reinstall.js';
@@ -10,4 +11,6 @@ export const OPERATIONS: OperationDefinitions = {
   start,
   stop,
   restart,
+  backup,
+  restore,
 } as unknown as OperationDefinitions;

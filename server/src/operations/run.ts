@@ -22,6 +22,8 @@ export interface OperationDefinition<S> {
   /** Once, when the operation starts running (its first run): in the transaction that records it. */
   begin?(tx: Db, state: S, now: Date): Promise<void>;
   phases: readonly Phase<S>[];
+  /** Right after a phase is recorded, before it acts (a restore's backup shows the phase too). */
+  entered?(state: S, phase: string, ctx: TaskContext): Promise<void>;
   /** In the transaction that records success. */
   complete(tx: Db, state: S, now: Date): Promise<void>;
   /** In the transaction that records failure; from the operation alone (its state may not have loaded). */
@@ -71,6 +73,7 @@ export async function runOperation(
     );
     for (const phase of definition.phases.slice(from)) {
       await store.recordPhase(ctx.sql, op.id, phase.name, phase.progress, ctx.clock.now());
+      await definition.entered?.(state as never, phase.name, ctx);
       await failpoint(ctx, op.kind, phase.name);
       await phase.run(state as never, ctx);
     }

@@ -49,6 +49,32 @@ export interface UnitStatus {
   lastError: { generation: number; errors: UnitSignalError[] } | null;
 }
 
+/** A snapshot of a volume (a customer's backup): its own id, and the volume it was taken of. */
+export interface SnapshotRef {
+  id: string;
+  volumeId: string;
+}
+
+/** What identifies a snapshot's content: restoring checks it first. */
+export interface SnapshotInfo {
+  sizeBytes: number;
+  /** SHA-256 of the stored snapshot, lowercase hex. */
+  sha256: string;
+}
+
+export interface TransferOptions {
+  /** Called as the work goes on: bytes done of about `total` (0 when unknown). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The snapshot is missing or no longer what was taken: it must never be restored. */
+export class SnapshotIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotIntegrityError';
+  }
+}
+
 /** Login material of a machine: the vm_access step replaces it, so old credentials stop working. */
 export interface MachineAccess {
   username: string;
@@ -77,11 +103,29 @@ export interface SubstrateDriver {
 
   /** Creates the unit if it is not there and makes it run; a running unit is left as it is. */
   startUnit(unit: UnitSpec): Promise<void>;
-  /** Stops the unit's processes, keeping the unit and its volume; a stopped or absent unit is fine. */
+  /**
+   * Stops the unit's processes, what it runs included (a power stop, a restore), keeping the unit, its
+   * contract and its volume; a stopped or absent unit is fine. startUnit starts it again.
+   */
   stopUnit(unitId: string): Promise<void>;
   /** Stops the unit and forgets it (its contract too); the volume stays. */
   deleteUnit(unitId: string): Promise<void>;
   unitStatus(unitId: string): Promise<UnitStatus>;
+
+  /**
+   * Takes a snapshot of the volume as it is now (the caller stops what writes to it if it wants it
+   * quiescent), kept until deleted. Called again for a snapshot already taken, it answers that one.
+   */
+  createSnapshot(snapshot: SnapshotRef, options?: TransferOptions): Promise<SnapshotInfo>;
+  /**
+   * Puts the volume back as it was when the snapshot was taken, replacing all it holds now. The snapshot
+   * is checked against `expected` first: a missing or altered one throws SnapshotIntegrityError and the
+   * volume is left as it was. However the call ends, even killed, the volume holds either its old data
+   * or the snapshot's, never a mix; called again, it finishes what it began.
+   */
+  restoreSnapshot(snapshot: SnapshotRef, expected: SnapshotInfo, options?: TransferOptions): Promise<void>;
+  /** Removes the snapshot; absent is fine. */
+  deleteSnapshot(snapshot: SnapshotRef): Promise<void>;
 
   /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
   writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;

@@ -1,12 +1,19 @@
 // The local substrate (SUBSTRATE=local): everything on this machine, no root needed. Volumes are
 // directories, machines and workloads are agent processes, images are small root filesystems. It is
 // real, not a mock: units outlive the control plane and are adopted by the next one.
-import type { SubstrateDriver } from '../driver.js';
+import type { SubstrateCapabilities, SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { installedImage, installImage } from './images.js';
 import { localLayout } from './layout.js';
+import { createSnapshot, deleteSnapshot, restoreSnapshot } from './snapshots.js';
 import { localUnits, type DriverLog } from './units.js';
 import { deleteVolume, ensureVolume, wipeVolume } from './volumes.js';
+
+export const LOCAL_CAPABILITIES: SubstrateCapabilities = {
+  snapshots: true,
+  gateway: false,
+  framebuffer: false,
+};
 
 export interface LocalDriverOptions {
   /** DATA_DIR: volumes/ and units/ live under it. */
@@ -25,8 +32,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const units = localUnits(layout, options.log);
   return {
     name: 'local',
-    // TODO(snapshots, gateway, framebuffer): each arrives with the issue that builds it.
-    capabilities: () => ({ snapshots: false, gateway: false, framebuffer: false }),
+    // TODO(gateway, framebuffer): each arrives with the issue that builds it.
+    capabilities: () => LOCAL_CAPABILITIES,
 
     ensureVolume: (volume) => ensureVolume(layout, volume),
     deleteVolume: (volumeId) => deleteVolume(layout, volumeId),
@@ -36,6 +43,10 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     resetMachineAccess: (unitId, volumeId) => resetMachineAccess(layout, unitId, volumeId),
     checkMachineAccess: (volumeId, username, password) =>
       checkMachineAccess(layout.volumeDir(volumeId), username, password),
+
+    createSnapshot: (snapshot, transfer) => createSnapshot(layout, snapshot, transfer),
+    restoreSnapshot: (snapshot, expected, transfer) => restoreSnapshot(layout, snapshot, expected, transfer),
+    deleteSnapshot: (snapshot) => deleteSnapshot(layout, snapshot),
 
     startUnit: (unit) => units.start(unit),
     stopUnit: (unitId) => units.stop(unitId),

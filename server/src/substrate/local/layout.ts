@@ -2,6 +2,8 @@
 // the unit agent both read this: the driver writes a unit and its contract, the agent acknowledges it.
 //
 //   DATA_DIR/volumes/<volumeId>/          a volume: the workload's files, a machine's rootfs/
+//   DATA_DIR/volumes/.<volumeId>.*        a restore in progress beside it (local/snapshots.ts)
+//   DATA_DIR/snapshots/<volumeId>/<snapshotId>.tar.zst   a snapshot: the volume as a zstd tar archive
 //   DATA_DIR/units/<unitId>/unit.json     the UnitSpec the agent runs
 //                          unit-signal.json  the contract (UnitSignal spec), written by the platform
 //                          status.json    the agent's acknowledgement (AgentStatus)
@@ -44,7 +46,7 @@ export function isId(id: string): boolean {
   return ID.test(id);
 }
 
-export function checkId(kind: 'unit' | 'volume', id: string): string {
+export function checkId(kind: 'unit' | 'volume' | 'snapshot', id: string): string {
   if (!isId(id)) throw new Error(`invalid ${kind} id ${JSON.stringify(id)}: expected ${String(ID)}`);
   return id;
 }
@@ -53,18 +55,25 @@ export interface LocalLayout {
   dataDir: string;
   volumesDir: string;
   unitsDir: string;
+  snapshotsDir: string;
   volumeDir(volumeId: string): string;
   unitDir(unitId: string): string;
+  /** The archive of a snapshot of the volume. */
+  snapshotFile(volumeId: string, snapshotId: string): string;
 }
 
 export function localLayout(dataDir: string): LocalLayout {
   const root = resolve(dataDir);
   const volumesDir = join(root, 'volumes');
   const unitsDir = join(root, 'units');
+  const snapshotsDir = join(root, 'snapshots');
   return {
     dataDir: root,
     volumesDir,
     unitsDir,
+    snapshotsDir,
+    snapshotFile: (volumeId, snapshotId) =>
+      join(snapshotsDir, checkId('volume', volumeId), `${checkId('snapshot', snapshotId)}.tar.zst`),
     volumeDir: (id) => join(volumesDir, checkId('volume', id)),
     unitDir: (id) => join(unitsDir, checkId('unit', id)),
   };

@@ -5,9 +5,12 @@ import { chmod, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import type { VolumeSpec } from '../driver.js';
 import type { LocalLayout } from './layout.js';
+import { recoverVolume } from './snapshots.js';
 
 export async function ensureVolume(layout: LocalLayout, volume: VolumeSpec): Promise<void> {
   const dir = layout.volumeDir(volume.id);
+  // A restore killed mid-swap left the volume's data beside its name: put it back, never make it empty.
+  await recoverVolume(layout, volume.id);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode passes through the umask and leaves an existing directory as it was.
   await chmod(dir, 0o700);
@@ -25,6 +28,7 @@ export async function wipeVolume(layout: LocalLayout, volumeId: string): Promise
 /** The volume's directory; a volume that was never made is an error, not something to conjure. */
 export async function existingVolume(layout: LocalLayout, volumeId: string): Promise<string> {
   const dir = layout.volumeDir(volumeId);
+  await recoverVolume(layout, volumeId);
   try {
     if ((await stat(dir)).isDirectory()) return dir;
   } catch (err) {
