@@ -14,8 +14,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "capabilities"
@@ -38,8 +36,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "incidents",
@@ -63,8 +59,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "maintenances",
@@ -88,8 +82,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "client-errors",
@@ -160,8 +152,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "captcha-config",
@@ -193,8 +183,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "resellers",
@@ -226,8 +214,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "public",
       "assets",
@@ -266,8 +252,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -291,8 +275,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -324,8 +306,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -357,8 +337,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "login"
@@ -408,8 +386,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "login",
@@ -452,8 +428,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "refresh"
@@ -490,8 +464,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "session"
@@ -516,8 +488,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "logout"
@@ -554,8 +524,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -605,8 +573,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -643,7 +609,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "The display name, under the same rules as `PATCH /me`: 2 to 64 characters after trimming, letters, digits, single spaces and a little punctuation, no control, format, bidi or zero-width characters, nothing offensive (400 `invalid-field-value` on `/name`, and nothing is created or mailed). Absent: the address's local part.",
+          "description": "",
           "nullable": true
         },
         {
@@ -678,8 +644,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -715,8 +679,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -769,8 +731,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -806,8 +766,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -852,8 +810,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -889,8 +845,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "providers"
@@ -913,8 +867,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "start"
@@ -968,8 +920,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "link"
@@ -1021,8 +971,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "callback"
@@ -1130,8 +1078,6 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "complete"
@@ -1168,8 +1114,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1195,8 +1139,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1231,9 +1173,7 @@ export const operations = {
       "token",
       "acting_as"
     ],
-    "capability": null,
-    "capabilityFree": true,
-    "serviceScoped": false,
+    "capability": "me.read",
     "cli": [
       "me",
       "show"
@@ -1260,8 +1200,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "update"
@@ -1321,8 +1259,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "onboarding",
       "complete"
@@ -1349,8 +1285,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1390,8 +1324,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1419,8 +1351,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1460,8 +1390,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "discovery",
       "list"
@@ -1488,8 +1416,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "discovery",
       "mark"
@@ -1528,8 +1454,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "assets.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "assets",
       "get"
@@ -1569,8 +1493,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "status"
@@ -1595,8 +1517,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "setup"
@@ -1633,8 +1553,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "elevate"
@@ -1671,8 +1589,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "disable"
@@ -1709,8 +1625,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "exit"
@@ -1735,8 +1649,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1762,8 +1674,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1801,8 +1711,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1840,8 +1748,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1867,8 +1773,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1906,8 +1810,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1933,8 +1835,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1974,8 +1874,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "list"
@@ -2002,21 +1900,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -2025,7 +1913,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
           "nullable": false
         },
         {
@@ -2057,8 +1945,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "by-slug"
@@ -2093,8 +1979,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "show"
@@ -2129,8 +2013,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "update"
@@ -2182,8 +2064,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "delete"
@@ -2218,8 +2098,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "billing-country"
@@ -2266,8 +2144,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2315,8 +2191,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2352,8 +2226,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "standing"
@@ -2388,8 +2260,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "members",
       "list"
@@ -2424,20 +2294,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "members",
       "add"
     ],
     "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      },
       {
         "name": "id",
         "in": "path",
@@ -2486,8 +2347,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "members",
       "update"
@@ -2541,8 +2400,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "members",
       "remove"
@@ -2584,8 +2441,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "list"
@@ -2627,20 +2482,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "create"
     ],
     "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      },
       {
         "name": "id",
         "in": "path",
@@ -2689,8 +2535,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "revoke"
@@ -2730,8 +2574,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "show"
@@ -2764,8 +2606,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "accept"
@@ -2798,8 +2638,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "decline"
@@ -2832,8 +2670,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "invitations",
       "allow-reinvite"
@@ -2868,8 +2704,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "domains",
       "list"
@@ -2904,20 +2738,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "domains",
       "add"
     ],
     "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      },
       {
         "name": "id",
         "in": "path",
@@ -2959,8 +2784,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "domains",
       "check"
@@ -3002,8 +2825,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "audit.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "audit",
       "list"
@@ -3076,8 +2897,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "orgs",
       "projects"
@@ -3112,20 +2931,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "create"
     ],
     "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      },
       {
         "name": "id",
         "in": "path",
@@ -3142,7 +2952,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
           "nullable": false
         },
         {
@@ -3181,8 +2991,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "by-slug"
@@ -3224,8 +3032,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "list"
@@ -3252,8 +3058,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "stats-all"
@@ -3280,8 +3084,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "show"
@@ -3316,8 +3118,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "update"
@@ -3339,7 +3139,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
+          "description": "1 to 100 characters after trimming surrounding spaces.",
           "nullable": false
         },
         {
@@ -3378,8 +3178,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "delete"
@@ -3414,8 +3212,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "projects",
       "stats"
@@ -3449,8 +3245,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.users.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "users",
@@ -3497,8 +3291,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3524,8 +3316,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3561,8 +3351,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "tokens",
       "list"
@@ -3587,21 +3375,11 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "tokens",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3654,8 +3432,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "tokens",
       "revoke"
@@ -3690,8 +3466,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "tokens",
       "capabilities"
@@ -3716,8 +3490,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "delegations",
       "list"
@@ -3742,8 +3514,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "delegations",
       "grant"
@@ -3787,8 +3557,6 @@ export const operations = {
       "session"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "delegations",
       "revoke"
@@ -3821,8 +3589,6 @@ export const operations = {
       "application"
     ],
     "capability": null,
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "applications",
       "delegations",
@@ -3867,8 +3633,6 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3906,8 +3670,6 @@ export const operations = {
       "application"
     ],
     "capability": "users.lookup.oauth",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3948,8 +3710,6 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3984,22 +3744,12 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4039,8 +3789,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -4075,22 +3823,12 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4137,8 +3875,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -4199,8 +3935,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -4235,22 +3969,12 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4297,8 +4021,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4333,22 +4055,12 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
       "create"
     ],
-    "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      }
-    ],
+    "parameters": [],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4423,8 +4135,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4513,8 +4223,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4562,8 +4270,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4611,8 +4317,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4694,8 +4398,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4730,8 +4432,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.billing.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "wallet",
@@ -4806,8 +4506,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4819,7 +4517,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
       }
     ],
     "body": {
@@ -4875,8 +4573,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4911,8 +4607,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4947,8 +4641,6 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4984,8 +4676,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": false,
     "cli": [
       "services",
       "list"
@@ -5020,8 +4710,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "services",
       "show"
@@ -5056,8 +4744,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "resources",
       "list"
@@ -5092,8 +4778,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "subscriptions",
       "resources"
@@ -5128,8 +4812,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "shares",
       "list"
@@ -5164,20 +4846,11 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "shares",
       "add"
     ],
     "parameters": [
-      {
-        "name": "Idempotency-Key",
-        "in": "header",
-        "required": false,
-        "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
-      },
       {
         "name": "id",
         "in": "path",
@@ -5219,8 +4892,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "shares",
       "remove"
@@ -5245,59 +4916,6 @@ export const operations = {
     "successStatus": 204,
     "responseType": null
   },
-  "serviceOperationList": {
-    "operationId": "serviceOperationList",
-    "method": "get",
-    "path": "/service-instances/{id}/operations",
-    "summary": "List a service's operations",
-    "tags": [
-      "services"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "operations",
-      "list"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "page",
-        "in": "query",
-        "required": false,
-        "type": "integer",
-        "description": "The 1-indexed page; 0 reads as 1.",
-        "minimum": 0
-      },
-      {
-        "name": "page_size",
-        "in": "query",
-        "required": false,
-        "type": "integer",
-        "description": "Entries per page, 1 to 100.",
-        "minimum": 1,
-        "maximum": 100
-      }
-    ],
-    "body": null,
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
   "serviceOperationGet": {
     "operationId": "serviceOperationGet",
     "method": "get",
@@ -5315,8 +4933,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "operations",
       "show"
@@ -5358,8 +4974,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "vps",
       "reinstall"
@@ -5384,7 +4998,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
       }
     ],
     "body": {
@@ -5427,8 +5041,6 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
       "power",
       "start"
@@ -5446,7 +5058,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
       }
     ],
     "body": {
@@ -5465,49 +5077,13 @@ export const operations = {
     "successStatus": 202,
     "responseType": "application/json"
   },
-  "externalAccessGet": {
-    "operationId": "externalAccessGet",
-    "method": "get",
-    "path": "/service-instances/{id}/external-access",
-    "summary": "List external access",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "list"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": null,
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "externalAccessAllocationCreate": {
-    "operationId": "externalAccessAllocationCreate",
+  "consoleTicketCreate": {
+    "operationId": "consoleTicketCreate",
     "method": "post",
-    "path": "/service-instances/{id}/external-access/allocations",
-    "summary": "Request an allocation",
+    "path": "/service-instances/{id}/resources/{resource_id}/console/ticket",
+    "summary": "Get a ticket to a workload's command console",
     "tags": [
-      "external-access"
+      "services"
     ],
     "security": [
       "bearer"
@@ -5518,294 +5094,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
     "cli": [
-      "ports",
-      "add"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "protocol",
-          "required": true,
-          "type": "tcp|udp",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "internal_port",
-          "required": false,
-          "type": "integer",
-          "description": "Required when `match_port` is false; ignored when true.",
-          "nullable": false
-        },
-        {
-          "name": "match_port",
-          "required": false,
-          "type": "boolean",
-          "description": "True: a free public port is picked and the internal port is the same number. False: a free public port is picked at random and forwards to `internal_port`.",
-          "nullable": false
-        }
-      ]
-    },
-    "successStatus": 201,
-    "responseType": "application/json"
-  },
-  "externalAccessLiveGet": {
-    "operationId": "externalAccessLiveGet",
-    "method": "get",
-    "path": "/service-instances/{id}/external-access/live",
-    "summary": "Live state of the allocations",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "live"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": null,
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "externalAccessProtectionModesGet": {
-    "operationId": "externalAccessProtectionModesGet",
-    "method": "get",
-    "path": "/service-instances/{id}/external-access/protection-modes",
-    "summary": "Protection modes offered",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "protection-modes"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": null,
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "externalAccessAllocationDelete": {
-    "operationId": "externalAccessAllocationDelete",
-    "method": "delete",
-    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}",
-    "summary": "Release an allocation",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "remove"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "allocation_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The allocation's id, of this service instance."
-      }
-    ],
-    "body": null,
-    "successStatus": 204,
-    "responseType": null
-  },
-  "externalAccessAllocationProtectionModeSet": {
-    "operationId": "externalAccessAllocationProtectionModeSet",
-    "method": "put",
-    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode",
-    "summary": "Set an allocation's protection mode",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "protection-mode",
-      "set"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "allocation_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The allocation's id, of this service instance."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "mode",
-          "required": true,
-          "type": "string",
-          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
-          "nullable": false
-        }
-      ]
-    },
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "externalAccessDedicatedIpProtectionModeSet": {
-    "operationId": "externalAccessDedicatedIpProtectionModeSet",
-    "method": "put",
-    "path": "/service-instances/{id}/external-access/dedicated-ip/protection-mode",
-    "summary": "Set the dedicated IP's protection mode",
-    "tags": [
-      "external-access"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "ports",
-      "dedicated-ip",
-      "protection-mode",
-      "set"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "mode",
-          "required": true,
-          "type": "string",
-          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
-          "nullable": false
-        }
-      ]
-    },
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "firewallRuleList": {
-    "operationId": "firewallRuleList",
-    "method": "get",
-    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
-    "summary": "List a machine's firewall rules",
-    "tags": [
-      "firewall"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "services.read",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "firewall",
-      "list"
+      "console"
     ],
     "parameters": [
       {
@@ -5820,398 +5110,15 @@ export const operations = {
         "in": "path",
         "required": true,
         "type": "uuid",
-        "description": "The virtual machine's resource id, of this service instance."
+        "description": "The resource's id, of this service instance."
       }
     ],
     "body": null,
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "firewallRuleCreate": {
-    "operationId": "firewallRuleCreate",
-    "method": "post",
-    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
-    "summary": "Add a firewall rule",
-    "tags": [
-      "firewall"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "firewall",
-      "add"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "resource_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The virtual machine's resource id, of this service instance."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "action",
-          "required": true,
-          "type": "allow|block",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "direction",
-          "required": true,
-          "type": "ingress|egress",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "priority",
-          "required": true,
-          "type": "integer",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "protocol",
-          "required": true,
-          "type": "tcp|udp|icmp|any",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "description",
-          "required": false,
-          "type": "string",
-          "description": "",
-          "nullable": true
-        },
-        {
-          "name": "cidr",
-          "required": false,
-          "type": "string",
-          "description": "Absent, null or blank: any source.",
-          "nullable": true
-        },
-        {
-          "name": "enabled",
-          "required": false,
-          "type": "boolean",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "port_from",
-          "required": false,
-          "type": "integer",
-          "description": "",
-          "nullable": true
-        },
-        {
-          "name": "port_to",
-          "required": false,
-          "type": "integer",
-          "description": "",
-          "nullable": true
-        }
-      ]
-    },
-    "successStatus": 201,
-    "responseType": "application/json"
-  },
-  "firewallRulesReplace": {
-    "operationId": "firewallRulesReplace",
-    "method": "put",
-    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
-    "summary": "Replace a machine's firewall rules",
-    "tags": [
-      "firewall"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "firewall",
-      "replace"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "resource_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The virtual machine's resource id, of this service instance."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "rules",
-          "required": true,
-          "type": "object[]",
-          "description": "",
-          "nullable": false
-        }
-      ]
-    },
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "firewallRuleUpdate": {
-    "operationId": "firewallRuleUpdate",
-    "method": "patch",
-    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
-    "summary": "Change a firewall rule",
-    "tags": [
-      "firewall"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "firewall",
-      "update"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "resource_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The virtual machine's resource id, of this service instance."
-      },
-      {
-        "name": "rule_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The rule's id, of this machine."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "action",
-          "required": false,
-          "type": "allow|block",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "direction",
-          "required": false,
-          "type": "ingress|egress",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "protocol",
-          "required": false,
-          "type": "tcp|udp|icmp|any",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "priority",
-          "required": false,
-          "type": "integer",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "enabled",
-          "required": false,
-          "type": "boolean",
-          "description": "",
-          "nullable": false
-        },
-        {
-          "name": "description",
-          "required": false,
-          "type": "string",
-          "description": "",
-          "nullable": true
-        },
-        {
-          "name": "cidr",
-          "required": false,
-          "type": "string",
-          "description": "",
-          "nullable": true
-        },
-        {
-          "name": "port_from",
-          "required": false,
-          "type": "integer",
-          "description": "",
-          "nullable": true
-        },
-        {
-          "name": "port_to",
-          "required": false,
-          "type": "integer",
-          "description": "",
-          "nullable": true
-        }
-      ]
-    },
-    "successStatus": 200,
-    "responseType": "application/json"
-  },
-  "firewallRuleDelete": {
-    "operationId": "firewallRuleDelete",
-    "method": "delete",
-    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
-    "summary": "Delete a firewall rule",
-    "tags": [
-      "firewall"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token",
-      "acting_as"
-    ],
-    "capability": "orders.manage",
-    "capabilityFree": false,
-    "serviceScoped": true,
-    "cli": [
-      "firewall",
-      "remove"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      },
-      {
-        "name": "resource_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The virtual machine's resource id, of this service instance."
-      },
-      {
-        "name": "rule_id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The rule's id, of this machine."
-      }
-    ],
-    "body": null,
-    "successStatus": 204,
-    "responseType": null
-  },
-  "adminServiceExtraSlotsSet": {
-    "operationId": "adminServiceExtraSlotsSet",
-    "method": "put",
-    "path": "/admin/service-instances/{id}/extra-slots",
-    "summary": "Set a service's extra port slots",
-    "tags": [
-      "admin"
-    ],
-    "security": [
-      "bearer"
-    ],
-    "callers": [
-      "session",
-      "token"
-    ],
-    "capability": "admin.services.manage",
-    "capabilityFree": false,
-    "serviceScoped": false,
-    "cli": [
-      "admin",
-      "services",
-      "extra-slots",
-      "set"
-    ],
-    "parameters": [
-      {
-        "name": "id",
-        "in": "path",
-        "required": true,
-        "type": "uuid",
-        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
-      }
-    ],
-    "body": {
-      "required": true,
-      "contentType": "application/json",
-      "fields": [
-        {
-          "name": "extra_slots",
-          "required": true,
-          "type": "integer",
-          "description": "",
-          "nullable": false
-        }
-      ]
-    },
     "successStatus": 200,
     "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "consoleTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

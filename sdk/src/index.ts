@@ -2,6 +2,8 @@
 export { createClient, DEFAULT_TIMEOUT_MS } from './client.js';
 export type { ClientOptions, SvcClient, SvcClientCore } from './client.js';
 export type { TokenSource } from './auth.js';
+export { openConsoleSocket, openSocket, SvcSocketRefused } from './sockets.js';
+export type { SocketOptions } from './sockets.js';
 export { createSessionClient, DEFAULT_REFRESH_AHEAD_MS } from './session.js';
 export type {
   SessionClient,

@@ -29,6 +29,8 @@
 //                               (run-services.ts)
 //   power start | stop | restart ID   the action is the command's word (serviceInstancePower); an
 //                               Idempotency-Key always; --wait follows the operation (run-services.ts)
+//   console ID RESOURCE_ID      attaches the terminal to the workload's console through the gateway (raw
+//                               mode, Ctrl-] leaves); --ticket prints the ticket (run-console.ts)
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -53,6 +55,7 @@ import type * as RunMe from '../run-me.js';
 import type * as RunOrgs from '../run-orgs.js';
 import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
+import type * as RunConsole from '../run-console.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -89,6 +92,7 @@ const me = () => import('../run-me.js');
 const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
+const consoles = () => import('../run-console.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -654,6 +658,26 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         runnable: powerCommand('restart', 'Restart a service'),
       },
     },
+  },
+
+  consoleTicketCreate: {
+    term: (word) => `${word} [options] <id> <resource_id>`,
+    runnable: command<typeof RunConsole>(
+      [
+        "Attaches this terminal to the command console of the workload RESOURCE_ID (see svcctl resources list ID), like telnet: what you type goes to the program's stdin, its output comes back, shared with everyone else attached. The last 64 KiB of output come first. On a terminal it runs in raw mode and Ctrl-] leaves; without one, stdin is sent as it comes and the command leaves a second after stdin ends (echo list | svcctl console ID RESOURCE_ID).",
+        '',
+        '--ticket prints the single-use ticket ({expires_at, url}) instead of attaching: open url as a WebSocket within 60 seconds.',
+        '',
+        'Exits 0 when you leave or the console ends, 4 when your access to it ended meanwhile.',
+      ].join('\n'),
+      [
+        { name: 'id', required: true, description: "the service instance's id (uuid)" },
+        { name: 'resource_id', required: true, description: "the workload's resource id (uuid)" },
+      ],
+      [option('--ticket', 'print the ticket instead of attaching')],
+      consoles,
+      (m, _op, input) => m.runConsole(input),
+    ),
   },
 
   serviceOperationGet: {

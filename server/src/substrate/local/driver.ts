@@ -3,6 +3,8 @@
 // real, not a mock: units outlive the control plane and are adopted by the next one.
 import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
+import { localCapabilities } from './capabilities.js';
+import { openConsole } from './console.js';
 import { installedImage, installImage } from './images.js';
 import { localLayout } from './layout.js';
 import { localUnits, type DriverLog } from './units.js';
@@ -25,8 +27,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const units = localUnits(layout, options.log);
   return {
     name: 'local',
-    // TODO(snapshots, gateway, framebuffer): each arrives with the issue that builds it.
-    capabilities: () => ({ snapshots: false, gateway: false, framebuffer: false }),
+    capabilities: localCapabilities,
 
     ensureVolume: (volume) => ensureVolume(layout, volume),
     deleteVolume: (volumeId) => deleteVolume(layout, volumeId),
@@ -41,6 +42,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     stopUnit: (unitId) => units.stop(unitId),
     deleteUnit: (unitId) => units.delete(unitId),
     unitStatus: (unitId) => units.status(unitId),
+    openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 
