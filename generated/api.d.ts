@@ -90,8 +90,11 @@ export type paths = {
         };
         /**
          * Captcha configuration for a host
-         * @description Never 404: a hostname without a configuration of its own gets the platform's. `site_key` is
-         *     null exactly when captcha is not enabled, and no secret is part of the answer.
+         * @description Never 404: a hostname without a usable configuration of its own (absent, switched off or not
+         *     fully keyed) gets the platform's. The platform's protected actions are a floor: a hostname's own
+         *     configuration adds actions to them, checked with its own provider, and never removes one, so a
+         *     protected action stays protected whatever `Host` a request names. `site_key` is null exactly
+         *     when captcha is not enabled, and no secret is part of the answer.
          */
         get: operations["publicCaptchaConfigGet"];
         put?: never;
@@ -218,7 +221,7 @@ export type paths = {
         put?: never;
         /**
          * Start a password sign-in
-         * @description Checks the password and emails a 6-digit code bound to the returned `challenge_id` (valid 10 minutes, single use, burnt after 5 wrong codes). A wrong password and an unknown address answer the same 401 `invalid-credentials`, in the same time. Rate-limited per address and per source (429 with `Retry-After`).
+         * @description Checks the password and emails a 6-digit code bound to the returned `challenge_id` (valid 10 minutes, single use, burnt after 5 wrong codes). A wrong password and an unknown address answer the same 401 `invalid-credentials`, in the same time. Rate-limited (429 with `Retry-After`) to 10 attempts per address from one source and 30 per source in 15 minutes, and 100 per address from all sources together (NIST SP 800-63B §5.2.2), so that an attacker elsewhere cannot lock the owner out.
          */
         post: operations["authLogin"];
         delete?: never;
@@ -338,7 +341,7 @@ export type paths = {
         put?: never;
         /**
          * Sign up with a password
-         * @description Answers `{accepted: true}` identically whether or not the address has an account, also when a rate limit trips. A new account gets a verification link; an existing account is left unchanged and its owner is told by mail.
+         * @description Answers `{accepted: true}` identically whether or not the address has an account, also when a rate limit trips. A new account gets a verification link; an existing account is left unchanged and its owner is told by mail. Whether the address has an account is decided on the job queue after the answer, so both answers take the same path and the same time; the account exists once its verification mail is queued. A refused name is 400 `invalid-field-value` and creates and mails nothing.
          */
         post: operations["authPasswordSignup"];
         delete?: never;
@@ -378,7 +381,7 @@ export type paths = {
         put?: never;
         /**
          * Ask for a password reset link
-         * @description Answers `{accepted: true}` identically for known and unknown addresses, and when a rate limit trips. The link points at `origin`, else at the dashboard.
+         * @description Answers `{accepted: true}` identically for known and unknown addresses, and when a rate limit trips. The link points at `origin`, else at the dashboard. The address is looked up and the link made and mailed on the job queue after the answer, so both answers take the same path and the same time. A new link spends the earlier ones; a password change or reset spends them all.
          */
         post: operations["authPasswordForgot"];
         delete?: never;
@@ -642,7 +645,9 @@ export type paths = {
         };
         /**
          * Who am I
-         * @description The caller's identity. Not elevation-gated.
+         * @description The caller's identity. Not elevation-gated. Every authenticated caller may read it, whatever
+         *     capabilities its token or delegation holds (a script may always learn whose token it is); a
+         *     restricted token or a delegation sees `system_permissions` empty.
          */
         get: operations["meGet"];
         put?: never;
@@ -897,8 +902,10 @@ export type paths = {
         put?: never;
         /**
          * Leave the elevated mode
-         * @description Answers a new un-elevated access token of the same session; drop the elevated one. Other tokens
-         *     already issued keep their own claims until they expire.
+         * @description Ends the session's elevation on the server and answers a new un-elevated access token of the same
+         *     session. Every elevated token the session was given before is no longer elevated (it still
+         *     authenticates, as an un-elevated token, until it expires), and `POST /auth/refresh` sent with one
+         *     carries no elevation forward. Elevating again starts a new window.
          */
         post: operations["sudoExit"];
         delete?: never;
@@ -1245,6 +1252,10 @@ export type paths = {
          * @description Owner or Admin. Adding someone already a member answers the membership unchanged (200). A role above
          *     the caller's own is 403 `member-outranks-caller`; a personal organization takes no members (422
          *     `member-personal-organization`); an unknown or deleted user is 404. An organization the caller does not belong to answers 404 exactly as an unknown id.
+         *     A user who declined an invitation to this organization less than 30 days ago is refused with 422
+         *     `reinvite-cooldown` (`details.until` says until when), unless they lifted that cool-down: adding by id
+         *     is no way round a decline. A member added this way shows `email: null` to everyone but themselves,
+         *     in this answer and in the member list: an id must not reveal an address.
          */
         post: operations["memberAdd"];
         delete?: never;
@@ -2211,7 +2222,8 @@ export type paths = {
          * @description Staff only: an elevated session (403 `elevation-required` without) of a user holding
          *     `manage_public_content` (403 `forbidden` without), or an admin-authorized API token granted
          *     `admin.public_content.manage`. Creates or replaces the captcha configuration of a hostname
-         *     (`_platform`: the platform's own, used by every hostname without one of its own). `GET
+         *     (`_platform`: the platform's own, used by every hostname without one of its own, and a floor under
+         *     every hostname's own: a hostname's configuration adds protected actions, never removes one). `GET
          *     /public/captcha/config/{hostname}` then shows it, and the listed actions need a solved captcha in
          *     `X-Captcha-Token`. The secret is sealed at rest and never returned (`secret_set`); leave it out to
          *     keep the stored one. An enabled configuration without any secret is 400 `invalid-field-value`, as is
@@ -2482,6 +2494,31 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service's operations
+         * @description Every operation of the service (provisioning, reinstall, and those later features start), newest
+         *     first (by creation, then id), paged as every list (`{ data, meta }`, `page` 1-indexed, 20 a page by
+         *     default, at most 100): how a client that lost an operation's id finds it again. Members of the
+         *     service's organization, and staff holding `manage_services` or `view_all_orders` in their own
+         *     session; a token needs `services.read` within its reach. Anyone else, share holders included, gets
+         *     the 404 of an unknown id.
+         */
+        get: operations["serviceOperationList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/operations/{operation_id}": {
         parameters: {
             query?: never;
@@ -2492,8 +2529,9 @@ export type paths = {
         /**
          * Get an operation
          * @description The poll of a long action (provisioning, reinstall). Members of the service's organization, and staff
-         *     holding `manage_services` or `view_all_orders`; an operation of another service is the 404 of an
-         *     unknown id.
+         *     holding `manage_services` or `view_all_orders`. An unknown `operation_id` (or one of another
+         *     service) of a service the caller may read is 404 "No such operation of this service."; a service the
+         *     caller may not read answers exactly as an unknown service, whatever the operation id.
          */
         get: operations["serviceOperationGet"];
         put?: never;
@@ -2567,6 +2605,281 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/external-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List external access
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Platform state only, never a network probe: `protection_state` is `unknown` here (see the live route).
+         */
+        get: operations["externalAccessGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A free public port of `PORT_POOL` on the edge's address is given and forwarded to the unit's
+         *     `internal_port` once the edge applies it (the live route says when). Refusals, decided under the
+         *     service's lock so parallel requests cannot pass the quota: the subscription not `active` 422
+         *     `subscription-not-serviceable`; every slot used (3 plus `extra_slots`) 422 `port-quota-exhausted` with
+         *     `details.limit`; an allocation of the service already forwarding to that internal port and protocol 422
+         *     `duplicate-allocation`; `internal_port` missing while `match_port` is false 400 `invalid-field-value`;
+         *     no free port left in the pool 422 `no-free-port`. Audited as `external_access.allocation_created`.
+         */
+        post: operations["externalAccessAllocationCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live state of the allocations
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Every live edge is asked for what it forwards, each with a timeout of about one second; see
+         *     `ExternalAccessLive` for how `degraded` is set. Never a 5xx for an edge that does not answer.
+         */
+        get: operations["externalAccessLiveGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/protection-modes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protection modes offered
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product without
+         *     external access, gets the 404 of an unknown id.
+         *     Only `normal` is offered today, for games and for VPS alike.
+         */
+        get: operations["externalAccessProtectionModesGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release an allocation
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     The platform's own allocations (a game's primary port, a VPS's SSH port) are 422 `system-allocation`;
+         *     another service's or an unknown allocation is 404. The edge stops forwarding the port when it applies
+         *     the change. Audited as `external_access.allocation_released`.
+         */
+        delete: operations["externalAccessAllocationDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an allocation's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     Only `normal` is accepted (it is what every allocation has); any other mode is 422
+         *     `protection-mode-unsupported`. Answers the allocation.
+         */
+        put: operations["externalAccessAllocationProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/dedicated-ip/protection-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the dedicated IP's protection mode
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without external
+         *     access, gets the 404 of an unknown id.
+         *     A service without an exclusive IP answers 404, and no service on this platform has one (the listing's
+         *     `is_dedicated_ip` is false), so this route answers 404 after checking the body and the caller.
+         */
+        put: operations["externalAccessDedicatedIpProtectionModeSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a machine's firewall rules
+         * @description Members of the service's organization (a token needs `services.read`). A resource that is not this
+         *     service's virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     The rules in evaluation order (ingress before egress, then ascending priority; equal priorities by
+         *     age), `max_rules_per_direction`, and whether the newest change has reached the edge (`enforcement`).
+         */
+        get: operations["firewallRuleList"];
+        /**
+         * Replace a machine's firewall rules
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Replaces the whole ruleset in one transaction: every rule gets a new id; any invalid rule refuses them
+         *     all (its index in the pointer, `/rules/3/cidr`) and nothing changes; an empty array removes every rule.
+         *     More than `max_rules_per_direction` in one direction is 422 `quota-exceeded` with `details.limit`.
+         *     Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rules_replaced`.
+         */
+        put: operations["firewallRulesReplace"];
+        /**
+         * Add a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     A direction already holding `max_rules_per_direction` rules is 422 `quota-exceeded` with
+         *     `details.limit` (directions are counted apart). Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Rules are desired state: the edge enforces ingress rules within `FIREWALL_RECONCILE_SECONDS` (the
+         *     listing's `enforcement` says when). Audited as `firewall.rule_created`.
+         */
+        post: operations["firewallRuleCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Another machine's rule or an unknown id is 404. Deleting a block rule opens what it blocked (no match
+         *     allows) once the edge applies it. Audited as `firewall.rule_deleted`.
+         */
+        delete: operations["firewallRuleDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a firewall rule
+         * @description Owners, Admins and Members (a token needs `orders.manage`). A resource that is not this service's
+         *     virtual machine, another owner's, or a product without a firewall: the 404 of an unknown id.
+         *     Only the fields sent change; a field sent null is cleared (`cidr` null widens the rule to any source,
+         *     `description` null removes it, `port_from`/`port_to` null leave no range, which only `icmp` and `any`
+         *     accept). The rule that results is validated as a whole (400 `invalid-field-value`). Moving it to a
+         *     direction that is full is 422 `quota-exceeded`. Rule values are checked by one set of rules (400 `invalid-field-value`, each problem with its pointer):
+         *     `tcp` and `udp` need `port_from` and `port_to` (1-65535, from <= to) and `icmp` and `any` carry neither;
+         *     `cidr` is IPv4 (`a.b.c.d/n`, or an address for /32) no broader than /8, stored with its host bits
+         *     zeroed; absent, null or blank means any source; `priority` 0-65535; `description` at most 255
+         *     characters without control characters.
+         *     Audited as `firewall.rule_updated`.
+         */
+        patch: operations["firewallRuleUpdate"];
+        trace?: never;
+    };
+    "/admin/service-instances/{id}/extra-slots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a service's extra port slots
+         * @description Staff with `manage_services`. Sets `extra_slots` (0-20), the port slots a service has on top of the
+         *     three every service has. Lowering it below what is used releases nothing: the service requests no new
+         *     allocation until it is under the limit again. An unknown service is 404. Audited as
+         *     `service.extra_slots_set` in the service's organization.
+         */
+        put: operations["adminServiceExtraSlotsSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/console/ticket": {
         parameters: {
             query?: never;
@@ -2583,7 +2896,8 @@ export type paths = {
          *     Admins and Members of the service's organization (for a token, `orders.manage`); anyone else, a
          *     product without a console, a resource that is not the service's workload, and a substrate without
          *     an edge gateway all get the 404 of an unknown id. A suspended or ended service is 422
-         *     `subscription-not-serviceable`. The audit entry `console.ticket_issued` is written in the
+         *     `subscription-not-serviceable`; a stopped one (or one still provisioning) has no running console:
+         *     404 `not-found` whose detail says so (start it with the power route). The audit entry `console.ticket_issued` is written in the
          *     transaction that mints the ticket, before the answer.
          *
          *     Redeem it by opening `url` as a WebSocket within 60 seconds (`expires_at`); it is spent at the
@@ -2601,8 +2915,58 @@ export type paths = {
          *     is shutting down, 1009 a frame too large, 1011 an internal failure, 4001 the caller's access ended
          *     (removed from the organization, role lowered, session or token revoked, service suspended or
          *     ended: within 2 seconds, not at the ticket's expiry).
+         *
+         *     No `Idempotency-Key`: a ticket is a single-use credential valid for a minute, never stored to be
+         *     answered again; a client that timed out asks for a new one (each answer is its own ticket and
+         *     its own audit entry).
          */
         post: operations["consoleTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/shell/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to a shell in a workload or machine
+         * @description A single-use ticket to a shell running in the resource (a workload, or a VPS's machine), confined
+         *     to it: its volume is the root directory, nothing of the host is visible (bubblewrap; processes,
+         *     network, IPC and hostname unshared), the environment is the shell's own (`TERM`, `HOME`, `PATH`,
+         *     `LANG`), never the platform's secrets. Owners, Admins and Members of the service's organization
+         *     (for a token, `orders.manage`); anyone else, a product without a shell, a resource that is not the
+         *     service's workload or machine, an unknown `container`, a substrate without an edge gateway, and a
+         *     host without bubblewrap (the image offers no shell then) all get the 404 of an unknown id. A
+         *     suspended or ended service is 422 `subscription-not-serviceable`; a stopped one has no running
+         *     unit: 404 `not-found` whose detail says so. The audit entry `shell.ticket_issued` is written in
+         *     the transaction that mints the ticket, before the answer. No `Idempotency-Key` (as the console
+         *     ticket: ask for a new one).
+         *
+         *     Open `url` as a WebSocket with the subprotocol `svc-pty-v1`, appending `&columns=C&rows=R`
+         *     (columns 1-500, rows 1-200), within 10 seconds (`expires_at`); the ticket is spent at the first
+         *     upgrade and must not be retried. Refusals before the upgrade: 400 (size missing or out of range,
+         *     or the subprotocol not offered; the ticket is not spent), 401 (unknown, spent, expired or of
+         *     another purpose), 403 (a browser `Origin` not allowed), 429 (too many sockets), 503 (nothing runs).
+         *     The first shell of `shells` the image has is started on a PTY of that size.
+         *
+         *     Frames: binary both ways are the terminal's bytes; text frames are JSON control messages. The
+         *     client sends `{"type": "resize", "columns": C, "rows": R}`; a size out of range, or any other text
+         *     frame, ends the session (`session_end` reason `invalid_control`, close 4004). The gateway sends
+         *     `{"type": "exit", "code": N}` when the shell exits, then `{"type": "session_end", "reason": R}`
+         *     before it closes, with R one of `exited` (close 1000), `idle` (no input for `SHELL_IDLE_SECONDS`,
+         *     default 900: close 4002), `max_length` (open `SHELL_MAX_SECONDS`, default 28800: close 4003),
+         *     `invalid_control` (4004), `access_ended` (4001: as the console, within 2 seconds), `stopped`
+         *     (1000: the service was stopped, within 2 seconds) or `gateway_shutdown` (1001). A client frame over 64 KiB closes with 1009.
+         */
+        post: operations["shellTicketCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2634,7 +2998,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "internal-error";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -2867,6 +3231,12 @@ export type components = {
         PasswordSignupRequest: {
             email: components["schemas"]["Email"];
             password: components["schemas"]["NewPassword"];
+            /**
+             * @description The display name, under the same rules as `PATCH /me`: 2 to 64 characters after trimming,
+             *     letters, digits, single spaces and a little punctuation, no control, format, bidi or zero-width
+             *     characters, nothing offensive (400 `invalid-field-value` on `/name`, and nothing is created or
+             *     mailed). Absent: the address's local part.
+             */
             name?: string | null;
             language?: components["schemas"]["Language"];
             origin?: components["schemas"]["Origin"];
@@ -3133,7 +3503,10 @@ export type components = {
             /** @description The account's own organization, made with it; it keeps its name and slug, takes no members and cannot be deleted. */
             personal: boolean;
         };
-        /** @description 1 to 100 characters after trimming surrounding spaces. */
+        /**
+         * @description 1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width
+         *     characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).
+         */
         OrganizationName: string;
         /** @description Lowercase ASCII letters and digits with single internal hyphens, 2 to 48 characters. */
         Slug: string;
@@ -3184,6 +3557,10 @@ export type components = {
             role: components["schemas"]["MemberRole"];
             /** Format: uuid */
             avatar_asset_id: string | null;
+            /**
+             * @description The member's address; null to everyone but the member when they were added directly by id
+             *     (`POST /organizations/{id}/members`), whose adder knew an id, not an address.
+             */
             email: string | null;
         };
         /** @enum {string} */
@@ -3996,6 +4373,10 @@ export type components = {
             /** Format: date-time */
             completed_at: string | null;
         };
+        OperationPage: {
+            data: components["schemas"]["Operation"][];
+            meta: components["schemas"]["PaginationMeta"];
+        };
         ReinstallRequest: {
             /** @description Must be true (false is 400 `invalid-field-value`; missing is 400 `invalid-request`). */
             confirm: boolean;
@@ -4025,6 +4406,198 @@ export type components = {
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
         };
+        /** @enum {string} */
+        AllocationProtocol: "tcp" | "udp";
+        /**
+         * @description On the listing, platform state only: `unknown` for allocations the edge manages (the listing never
+         *     probes the network). The live route answers what the edge reports (`normal`, `pressure`, `attack`).
+         * @enum {string}
+         */
+        ProtectionState: "unknown" | "not_managed" | "normal" | "pressure" | "attack";
+        /**
+         * @description A public port (`external_ip`:`external_port`) the edge forwards to the service's unit on
+         *     `internal_port`, for one protocol. The platform makes the primary allocation of a game (its game port)
+         *     and the system allocation of a VPS (its SSH port, 22); they cannot be released.
+         */
+        Allocation: {
+            /** Format: uuid */
+            id: string;
+            /** @description The public address (the edge's `HOST` on the local substrate). */
+            external_ip: string;
+            external_port: number;
+            internal_port: number;
+            protocol: components["schemas"]["AllocationProtocol"];
+            /**
+             * @description The service's main public port, made with it (a game's port, a VPS's SSH port); it cannot be
+             *     released (422 `system-allocation`).
+             */
+            is_primary: boolean;
+            /** @description Made by the platform for its own use (a VPS's SSH port); releasing it is 422 `system-allocation`. */
+            is_system: boolean;
+            /** Format: date-time */
+            allocated_at: string;
+            /** @description Only `normal` today. */
+            network_protection_mode: string;
+            /** @description True when the edge manages the allocation's protection (always, on this platform). */
+            protection_managed: boolean;
+            protection_state: components["schemas"]["ProtectionState"];
+            /** @description How to reach it, for people: `{external_ip}:{external_port}/{protocol}`. */
+            display: string;
+        };
+        /**
+         * @description The service's allocations (primary first, then oldest first) and its port slots, from platform state
+         *     only. `used` counts the allocations the customer requested (the primary and system allocations take no
+         *     slot); `free_slots` is `3 + extra_slots - used`, never below 0.
+         */
+        ExternalAccess: {
+            allocations: components["schemas"]["Allocation"][];
+            used: number;
+            free_slots: number;
+            /** @description Staff's grant; 0 without one. */
+            extra_slots: number;
+            /** @description Whether the service has an exclusive IP (never, on this platform). */
+            is_dedicated_ip: boolean;
+            /** @description Addresses of the edge's HTTP ingress (empty while this deployment runs none). */
+            http_ingress_ips: string[];
+        };
+        /** @enum {string} */
+        AllocationProtocolRequest: "tcp" | "udp";
+        AllocationCreateRequest: {
+            protocol: components["schemas"]["AllocationProtocolRequest"];
+            /** @description Required when `match_port` is false; ignored when true. */
+            internal_port?: number;
+            /**
+             * @description True: a free public port is picked and the internal port is the same number. False: a free public
+             *     port is picked at random and forwards to `internal_port`.
+             * @default false
+             */
+            match_port?: boolean;
+        };
+        /** @enum {string} */
+        LiveProtectionState: "normal" | "pressure" | "attack";
+        LiveAllocation: {
+            /** Format: uuid */
+            id: string;
+            protection_state: components["schemas"]["LiveProtectionState"];
+        };
+        /**
+         * @description Best effort: every edge is asked with a timeout of about one second. An allocation is listed only
+         *     when every live edge answered and each forwards it; when an edge does not answer, none is live, or an
+         *     allocation is not (yet) forwarded by every edge, `degraded` is true and what could not be confirmed is
+         *     left out: an omitted allocation is unknown, never healthy.
+         */
+        ExternalAccessLive: {
+            degraded: boolean;
+            allocations: components["schemas"]["LiveAllocation"][];
+        };
+        ProtectionModes: {
+            default_mode: string;
+            game: string[];
+            vps: string[];
+        };
+        ProtectionModeRequest: {
+            /** @description Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`. */
+            mode: string;
+        };
+        DedicatedIpAssignment: {
+            assignment_id: string;
+            network_protection_mode: string;
+        };
+        /** @enum {string} */
+        FirewallDirection: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallAction: "allow" | "block";
+        /** @enum {string} */
+        FirewallProtocol: "tcp" | "udp" | "icmp" | "any";
+        /**
+         * @description One rule of a virtual machine's firewall. For ingress the first enabled rule that matches a
+         *     connection decides (source address in `cidr`, the protocol, and the machine's port the traffic is
+         *     for within `port_from`-`port_to`); no match allows.
+         */
+        FirewallRule: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            resource_id: string;
+            direction: components["schemas"]["FirewallDirection"];
+            action: components["schemas"]["FirewallAction"];
+            protocol: components["schemas"]["FirewallProtocol"];
+            /** @description Lower runs first. */
+            priority: number;
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            description: string | null;
+            /** @description IPv4 source network, canonical (host bits zeroed: `10.1.2.0/24`); null: any source. */
+            cidr: string | null;
+            port_from: number | null;
+            port_to: number | null;
+        };
+        /**
+         * @description Whether the newest change of these rules has reached the edge. `generation` is the edge state's
+         *     generation of the last change to this machine's rules (0: never changed); `applied_generation` is the
+         *     lowest generation the live edges applied (null: no edge is live); `pending` is true while an edge
+         *     has not applied the newest change (or none is live to apply it). Only ingress rules are enforced on
+         *     this platform's local edge: `egress_enforced` is false, and egress rules are kept and validated for
+         *     an edge that can enforce them.
+         */
+        FirewallEnforcement: {
+            generation: number;
+            applied_generation: number | null;
+            pending: boolean;
+            egress_enforced: boolean;
+        };
+        FirewallRuleList: {
+            /** @description In evaluation order. */
+            rules: components["schemas"]["FirewallRule"][];
+            max_rules_per_direction: number;
+            enforcement: components["schemas"]["FirewallEnforcement"];
+        };
+        /** @enum {string} */
+        FirewallActionRequest: "allow" | "block";
+        /** @enum {string} */
+        FirewallDirectionRequest: "ingress" | "egress";
+        /** @enum {string} */
+        FirewallProtocolRequest: "tcp" | "udp" | "icmp" | "any";
+        FirewallRuleCreateRequest: {
+            action: components["schemas"]["FirewallActionRequest"];
+            direction: components["schemas"]["FirewallDirectionRequest"];
+            priority: number;
+            protocol: components["schemas"]["FirewallProtocolRequest"];
+            description?: string | null;
+            /** @description Absent, null or blank: any source. */
+            cidr?: string | null;
+            /** @default true */
+            enabled?: boolean;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        FirewallRulesReplaceRequest: {
+            rules: components["schemas"]["FirewallRuleCreateRequest"][];
+        };
+        FirewallRuleUpdateRequest: {
+            action?: components["schemas"]["FirewallActionRequest"];
+            direction?: components["schemas"]["FirewallDirectionRequest"];
+            protocol?: components["schemas"]["FirewallProtocolRequest"];
+            priority?: number;
+            enabled?: boolean;
+            description?: string | null;
+            cidr?: string | null;
+            port_from?: number | null;
+            port_to?: number | null;
+        };
+        ExtraSlotsRequest: {
+            extra_slots: number;
+        };
+        ExtraSlots: {
+            /** Format: uuid */
+            service_instance_id: string;
+            extra_slots: number;
+            used: number;
+            free_slots: number;
+        };
         /**
          * @description A single-use ticket to the workload's command console, redeemed by opening `url` as a WebSocket
          *     (no subprotocol) before `expires_at`. See the operation for the protocol and close codes.
@@ -4036,6 +4609,23 @@ export type components = {
              */
             expires_at: string;
             /** @description `ws://` or `wss://` URL of the edge gateway's `/console`, carrying the ticket. */
+            url: string;
+        };
+        /**
+         * @description A single-use ticket to a shell, redeemed by opening `url` with `&columns=C&rows=R` appended as a
+         *     WebSocket of subprotocol `svc-pty-v1` before `expires_at`. See the operation for the protocol.
+         */
+        ShellTicket: {
+            /** @description The container the shell runs in (`main` on the local substrate). */
+            container: string;
+            /**
+             * Format: date-time
+             * @description The redemption deadline (10 seconds); a session opened in time lasts past it.
+             */
+            expires_at: string;
+            /** @description The shells the image offers, in the order they are tried (`bash`, then `sh`). */
+            shells: string[];
+            /** @description `ws://` or `wss://` URL of the edge gateway's `/shell`, carrying the ticket. */
             url: string;
         };
     };
@@ -4054,6 +4644,21 @@ export type components = {
         InternalError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database could not be reached or did not answer within `DB_TIMEOUT_MS` (`service-unavailable`).
+         *     A write may still have committed (the connection can be lost after the commit): retry after the
+         *     number of seconds in `Retry-After`, with the same `Idempotency-Key` where the operation takes one.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -4203,6 +4808,15 @@ export type components = {
         Provider: components["schemas"]["OAuthProviderId"];
         /** @description Where the callback sends the browser; must equal an `OAUTH_REDIRECT_ALLOWLIST` entry exactly. */
         RedirectTo: string;
+        /**
+         * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+         *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+         *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+         *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+         *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+         *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+         */
+        IdempotencyKey: string;
         /** @description A slug. */
         SlugPath: string;
         /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
@@ -4237,28 +4851,32 @@ export type components = {
         ApplicationUserIdPath: string;
         /** @description The application's id. */
         ApplicationIdPath: string;
-        /**
-         * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
-         *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-         *     A retry sent while the first request is still being answered waits for it and answers the same. Only
-         *     answers that started something are kept: after a refusal the key is free again.
-         */
-        IdempotencyKey: string;
         /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
         ServiceInstanceIdPath: string;
         /** @description The resource's id, of this service instance. */
         ResourceIdPath: string;
+        /** @description The allocation's id, of this service instance. */
+        AllocationIdPath: string;
+        /** @description The virtual machine's resource id, of this service instance. */
+        FirewallResourceIdPath: string;
+        /** @description The rule's id, of this machine. */
+        RuleIdPath: string;
     };
     requestBodies: never;
     headers: {
         /** @description The request's id, echoing a sane incoming `X-Request-Id` (1-128 of `[A-Za-z0-9._:-]`) or minted. */
         "X-Request-Id": string;
+        /**
+         * @description `public, max-age=60`: the same for everyone, so any cache may keep it a minute. Every other JSON
+         *     answer carries `Cache-Control: no-store`.
+         */
+        PublicReadCache: string;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
         /** @description Caching directives for the streamed content. */
         "Cache-Control": string;
         /** @description A strong validator of the bytes; send it back in `If-None-Match` for a 304. */
         ETag: string;
-        /** @description Seconds to wait before retrying. */
-        "Retry-After": number;
     };
     pathItems: never;
 };
@@ -4277,6 +4895,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4285,6 +4904,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicIncidentsList: {
@@ -4300,6 +4920,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4308,6 +4929,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicMaintenancesList: {
@@ -4323,6 +4945,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4331,6 +4954,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicClientErrorsCreate: {
@@ -4356,6 +4980,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicCaptchaConfigGet: {
@@ -4374,6 +4999,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4382,6 +5008,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicResellerByHostGet: {
@@ -4400,6 +5027,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4409,6 +5037,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicAssetGet: {
@@ -4444,6 +5073,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductList: {
@@ -4459,6 +5089,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,6 +5098,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductGet: {
@@ -4485,6 +5117,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +5127,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     catalogProductOperatingSystemList: {
@@ -4512,6 +5146,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["PublicReadCache"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,6 +5156,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLogin: {
@@ -4556,6 +5192,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLoginVerify: {
@@ -4585,6 +5222,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authRefresh: {
@@ -4613,6 +5251,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authSessionGet: {
@@ -4637,6 +5276,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authLogout: {
@@ -4663,6 +5303,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordChange: {
@@ -4692,6 +5333,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordSignup: {
@@ -4725,6 +5367,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordVerify: {
@@ -4752,6 +5395,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordForgot: {
@@ -4785,6 +5429,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordForgotCurrent: {
@@ -4813,6 +5458,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordReset: {
@@ -4840,6 +5486,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authPasswordSet: {
@@ -4869,6 +5516,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthProviderList: {
@@ -4892,6 +5540,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthSignInStart: {
@@ -4918,6 +5567,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthLinkStart: {
@@ -4946,6 +5596,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthCallback: {
@@ -4997,6 +5648,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthComplete: {
@@ -5026,6 +5678,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthAccountList: {
@@ -5051,6 +5704,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     oauthAccountUnlink: {
@@ -5079,6 +5733,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meGet: {
@@ -5094,6 +5749,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meUpdate: {
@@ -5114,6 +5770,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meOnboardingComplete: {
@@ -5130,6 +5787,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarUpload: {
@@ -5152,6 +5810,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarDelete: {
@@ -5174,6 +5833,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meAvatarSourceSet: {
@@ -5194,6 +5854,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDiscoveryGet: {
@@ -5218,6 +5879,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDiscoveryMark: {
@@ -5245,6 +5907,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     assetGet: {
@@ -5280,6 +5943,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoStatusGet: {
@@ -5304,6 +5968,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoSetup: {
@@ -5325,6 +5990,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoElevate: {
@@ -5346,6 +6012,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoDisable: {
@@ -5373,6 +6040,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoExit: {
@@ -5397,6 +6065,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpEnrollOptions: {
@@ -5422,6 +6091,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpEnroll: {
@@ -5443,6 +6113,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoTotpVerify: {
@@ -5464,6 +6135,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnRegisterOptions: {
@@ -5489,6 +6161,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnRegister: {
@@ -5510,6 +6183,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnAuthenticateOptions: {
@@ -5535,6 +6209,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sudoWebauthnAuthenticate: {
@@ -5556,6 +6231,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationList: {
@@ -5580,12 +6256,23 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5608,7 +6295,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationGetBySlug: {
@@ -5637,6 +6326,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationGet: {
@@ -5665,6 +6355,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationDelete: {
@@ -5693,6 +6384,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationUpdate: {
@@ -5728,6 +6420,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationBillingCountrySet: {
@@ -5762,6 +6455,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationIconUpload: {
@@ -5798,6 +6492,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationIconDelete: {
@@ -5825,6 +6520,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationStandingGet: {
@@ -5853,6 +6549,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberList: {
@@ -5881,12 +6578,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberAdd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -5915,6 +6623,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberRemove: {
@@ -5945,6 +6654,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     memberUpdate: {
@@ -5981,6 +6691,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationList: {
@@ -6013,12 +6724,23 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6049,6 +6771,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationRevoke: {
@@ -6079,6 +6802,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationGet: {
@@ -6108,6 +6832,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationAccept: {
@@ -6138,6 +6863,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationDecline: {
@@ -6166,6 +6892,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     invitationAllowReinvite: {
@@ -6194,6 +6921,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainList: {
@@ -6222,12 +6950,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainAdd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6264,7 +7003,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     domainCheck: {
@@ -6297,6 +7038,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationAuditList: {
@@ -6337,6 +7079,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     organizationProjectList: {
@@ -6365,12 +7108,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The organization's id. An organization the caller does not belong to answers 404 exactly as an unknown id. */
                 id: components["parameters"]["OrganizationIdPath"];
@@ -6400,6 +7154,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectGetBySlug: {
@@ -6430,6 +7185,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectList: {
@@ -6454,6 +7210,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectStatsList: {
@@ -6478,6 +7235,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectGet: {
@@ -6506,6 +7264,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectDelete: {
@@ -6534,6 +7293,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectUpdate: {
@@ -6569,6 +7329,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     projectStatsGet: {
@@ -6597,6 +7358,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUserPermissionsSet: {
@@ -6630,6 +7392,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meSessionsList: {
@@ -6654,6 +7417,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meSessionDelete: {
@@ -6679,6 +7443,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenList: {
@@ -6704,12 +7469,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6732,7 +7508,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenRevoke: {
@@ -6760,6 +7538,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meApiTokenCapabilitiesList: {
@@ -6785,6 +7564,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationList: {
@@ -6810,6 +7590,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationGrant: {
@@ -6838,6 +7619,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     meDelegationRevoke: {
@@ -6865,6 +7647,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationDelegationMint: {
@@ -6894,6 +7677,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUsersLookup: {
@@ -6923,6 +7707,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUserByOauthAccount: {
@@ -6954,6 +7739,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     applicationUserGet: {
@@ -6983,12 +7769,23 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApplicationCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7011,7 +7808,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApplicationTokenRotate: {
@@ -7041,12 +7840,23 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7069,7 +7879,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentUpdate: {
@@ -7103,6 +7915,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminIncidentResolve: {
@@ -7132,12 +7945,23 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminMaintenanceCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7160,7 +7984,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminMaintenanceCancel: {
@@ -7190,12 +8016,23 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7219,7 +8056,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerUpdate: {
@@ -7254,6 +8093,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerIconUpload: {
@@ -7289,6 +8129,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResellerOgImageUpload: {
@@ -7324,6 +8165,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCaptchaConfigSet: {
@@ -7356,6 +8198,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCaptchaConfigDelete: {
@@ -7383,6 +8226,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminOrganizationWalletSet: {
@@ -7416,6 +8260,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionCreate: {
@@ -7423,10 +8268,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
-                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
-                 *     answers that started something are kept: after a refusal the key is free again.
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -7456,6 +8303,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionSuspend: {
@@ -7486,6 +8334,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionResume: {
@@ -7516,6 +8365,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSubscriptionEnd: {
@@ -7546,6 +8396,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceList: {
@@ -7574,6 +8425,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceGet: {
@@ -7602,6 +8454,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstanceResourceList: {
@@ -7630,6 +8483,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     subscriptionResourceList: {
@@ -7658,6 +8512,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareList: {
@@ -7686,12 +8541,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
                 id: components["parameters"]["ServiceInstanceIdPath"];
@@ -7727,7 +8593,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceShareDelete: {
@@ -7751,6 +8619,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    serviceOperationList: {
+        parameters: {
+            query?: {
+                /** @description The 1-indexed page; 0 reads as 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Entries per page, 1 to 100. */
+                page_size?: components["parameters"]["PageSize"];
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of operations, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationPage"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -7786,6 +8688,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     vpsReinstall: {
@@ -7793,10 +8696,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
-                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
-                 *     answers that started something are kept: after a refusal the key is free again.
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -7830,6 +8735,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     serviceInstancePower: {
@@ -7837,10 +8743,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again
-                 *     and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`.
-                 *     A retry sent while the first request is still being answered waits for it and answers the same. Only
-                 *     answers that started something are kept: after a refusal the key is free again.
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -7871,6 +8779,421 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    externalAccessGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The allocations and slots. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllocationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessLiveGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the edges confirmed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalAccessLive"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessProtectionModesGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectionModes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessAllocationProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Allocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    externalAccessDedicatedIpProtectionModeSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProtectionModeRequest"];
+            };
+        };
+        responses: {
+            /** @description Never answered on this platform. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DedicatedIpAssignment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRulesReplace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRulesReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The rules now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    firewallRuleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The virtual machine's resource id, of this service instance. */
+                resource_id: components["parameters"]["FirewallResourceIdPath"];
+                /** @description The rule's id, of this machine. */
+                rule_id: components["parameters"]["RuleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FirewallRuleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FirewallRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminServiceExtraSlotsSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtraSlotsRequest"];
+            };
+        };
+        responses: {
+            /** @description The slots now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExtraSlots"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -7903,6 +9226,46 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shellTicketCreate: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The container to open the shell in; default the workload's configured container, else its
+                 *     primary one. Units of the local substrate run one container, `main`; another name is the 404
+                 *     of an unknown id.
+                 */
+                container?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShellTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

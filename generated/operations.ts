@@ -14,6 +14,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "capabilities"
@@ -36,6 +38,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "incidents",
@@ -59,6 +63,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "maintenances",
@@ -82,6 +88,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "client-errors",
@@ -152,6 +160,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "captcha-config",
@@ -183,6 +193,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "resellers",
@@ -214,6 +226,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "public",
       "assets",
@@ -252,6 +266,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -275,6 +291,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -306,6 +324,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "catalog",
       "products",
@@ -337,6 +357,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login"
@@ -386,6 +408,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "login",
@@ -428,6 +452,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "refresh"
@@ -464,6 +490,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "session"
@@ -488,6 +516,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "logout"
@@ -524,6 +554,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -573,6 +605,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -609,7 +643,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "",
+          "description": "The display name, under the same rules as `PATCH /me`: 2 to 64 characters after trimming, letters, digits, single spaces and a little punctuation, no control, format, bidi or zero-width characters, nothing offensive (400 `invalid-field-value` on `/name`, and nothing is created or mailed). Absent: the address's local part.",
           "nullable": true
         },
         {
@@ -644,6 +678,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -679,6 +715,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -731,6 +769,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -766,6 +806,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -810,6 +852,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "auth",
       "password",
@@ -845,6 +889,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "providers"
@@ -867,6 +913,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "start"
@@ -920,6 +968,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "link"
@@ -971,6 +1021,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "callback"
@@ -1078,6 +1130,8 @@ export const operations = {
       "anonymous"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "complete"
@@ -1114,6 +1168,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1139,6 +1195,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "oauth",
       "accounts",
@@ -1173,7 +1231,9 @@ export const operations = {
       "token",
       "acting_as"
     ],
-    "capability": "me.read",
+    "capability": null,
+    "capabilityFree": true,
+    "serviceScoped": false,
     "cli": [
       "me",
       "show"
@@ -1200,6 +1260,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "update"
@@ -1259,6 +1321,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "onboarding",
       "complete"
@@ -1285,6 +1349,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1324,6 +1390,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1351,6 +1419,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "avatar",
@@ -1390,6 +1460,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "list"
@@ -1416,6 +1488,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "me.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "discovery",
       "mark"
@@ -1454,6 +1528,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "assets.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "assets",
       "get"
@@ -1493,6 +1569,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "status"
@@ -1517,6 +1595,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "setup"
@@ -1553,6 +1633,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "elevate"
@@ -1589,6 +1671,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "disable"
@@ -1625,6 +1709,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "exit"
@@ -1649,6 +1735,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1674,6 +1762,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1711,6 +1801,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "totp",
@@ -1748,6 +1840,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1773,6 +1867,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1810,6 +1906,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1835,6 +1933,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "sudo",
       "webauthn",
@@ -1874,6 +1974,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "list"
@@ -1900,11 +2002,21 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -1913,7 +2025,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {
@@ -1945,6 +2057,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "by-slug"
@@ -1979,6 +2093,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "show"
@@ -2013,6 +2129,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "update"
@@ -2064,6 +2182,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "delete"
@@ -2098,6 +2218,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "billing-country"
@@ -2144,6 +2266,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2191,6 +2315,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "icon",
@@ -2226,6 +2352,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "standing"
@@ -2260,6 +2388,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "list"
@@ -2294,11 +2424,20 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "add"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -2347,6 +2486,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "update"
@@ -2400,6 +2541,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "members",
       "remove"
@@ -2441,6 +2584,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "list"
@@ -2482,11 +2627,20 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "create"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -2535,6 +2689,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "revoke"
@@ -2574,6 +2730,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "show"
@@ -2606,6 +2764,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "accept"
@@ -2638,6 +2798,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "decline"
@@ -2670,6 +2832,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "invitations",
       "allow-reinvite"
@@ -2704,6 +2868,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "list"
@@ -2738,11 +2904,20 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "add"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -2784,6 +2959,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "organizations.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "domains",
       "check"
@@ -2825,6 +3002,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "audit.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "audit",
       "list"
@@ -2897,6 +3076,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "orgs",
       "projects"
@@ -2931,11 +3112,20 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "create"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -2952,7 +3142,7 @@ export const operations = {
           "name": "name",
           "required": true,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {
@@ -2991,6 +3181,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "by-slug"
@@ -3032,6 +3224,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "list"
@@ -3058,6 +3252,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats-all"
@@ -3084,6 +3280,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "show"
@@ -3118,6 +3316,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "update"
@@ -3139,7 +3339,7 @@ export const operations = {
           "name": "name",
           "required": false,
           "type": "string",
-          "description": "1 to 100 characters after trimming surrounding spaces.",
+          "description": "1 to 100 characters after trimming surrounding spaces, without control, format, bidi or zero-width characters (the rule every name a person gives follows; 400 `invalid-field-value` on `/name`).",
           "nullable": false
         },
         {
@@ -3178,6 +3378,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "delete"
@@ -3212,6 +3414,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "projects.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "projects",
       "stats"
@@ -3245,6 +3449,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.users.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "users",
@@ -3291,6 +3497,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3316,6 +3524,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "me",
       "sessions",
@@ -3351,6 +3561,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "list"
@@ -3375,11 +3587,21 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3432,6 +3654,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "revoke"
@@ -3466,6 +3690,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "user_api_tokens.list",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "tokens",
       "capabilities"
@@ -3490,6 +3716,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "list"
@@ -3514,6 +3742,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "grant"
@@ -3557,6 +3787,8 @@ export const operations = {
       "session"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "delegations",
       "revoke"
@@ -3589,6 +3821,8 @@ export const operations = {
       "application"
     ],
     "capability": null,
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "delegations",
@@ -3633,6 +3867,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3670,6 +3906,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.lookup.oauth",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3710,6 +3948,8 @@ export const operations = {
       "application"
     ],
     "capability": "users.read.public",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "applications",
       "users",
@@ -3744,12 +3984,22 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3789,6 +4039,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.applications.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "applications",
@@ -3823,12 +4075,22 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -3875,6 +4137,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3935,6 +4199,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "incidents",
@@ -3969,12 +4235,22 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4021,6 +4297,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "maintenances",
@@ -4055,12 +4333,22 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
       "create"
     ],
-    "parameters": [],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
     "body": {
       "required": true,
       "contentType": "application/json",
@@ -4135,6 +4423,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4223,6 +4513,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4270,6 +4562,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "resellers",
@@ -4317,6 +4611,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4398,6 +4694,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.public_content.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "captcha",
@@ -4432,6 +4730,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.billing.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "wallet",
@@ -4506,6 +4806,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4517,7 +4819,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
       }
     ],
     "body": {
@@ -4573,6 +4875,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4607,6 +4911,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4641,6 +4947,8 @@ export const operations = {
       "token"
     ],
     "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "admin",
       "subscriptions",
@@ -4676,6 +4984,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": false,
     "cli": [
       "services",
       "list"
@@ -4710,6 +5020,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "services",
       "show"
@@ -4744,6 +5056,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "resources",
       "list"
@@ -4778,6 +5092,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "subscriptions",
       "resources"
@@ -4812,6 +5128,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "list"
@@ -4846,11 +5164,20 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "add"
     ],
     "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
       {
         "name": "id",
         "in": "path",
@@ -4892,6 +5219,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "members.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "shares",
       "remove"
@@ -4916,6 +5245,59 @@ export const operations = {
     "successStatus": 204,
     "responseType": null
   },
+  "serviceOperationList": {
+    "operationId": "serviceOperationList",
+    "method": "get",
+    "path": "/service-instances/{id}/operations",
+    "summary": "List a service's operations",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "operations",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "The 1-indexed page; 0 reads as 1.",
+        "minimum": 0
+      },
+      {
+        "name": "page_size",
+        "in": "query",
+        "required": false,
+        "type": "integer",
+        "description": "Entries per page, 1 to 100.",
+        "minimum": 1,
+        "maximum": 100
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "serviceOperationGet": {
     "operationId": "serviceOperationGet",
     "method": "get",
@@ -4933,6 +5315,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "operations",
       "show"
@@ -4974,6 +5358,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "vps",
       "reinstall"
@@ -4998,7 +5384,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
       }
     ],
     "body": {
@@ -5041,6 +5427,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "power",
       "start"
@@ -5058,7 +5446,7 @@ export const operations = {
         "in": "header",
         "required": false,
         "type": "string",
-        "description": "Makes a retry safe: the same key from the same caller within 24 hours answers the first answer again and starts nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that started something are kept: after a refusal the key is free again."
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
       }
     ],
     "body": {
@@ -5075,6 +5463,751 @@ export const operations = {
       ]
     },
     "successStatus": 202,
+    "responseType": "application/json"
+  },
+  "externalAccessGet": {
+    "operationId": "externalAccessGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access",
+    "summary": "List external access",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessAllocationCreate": {
+    "operationId": "externalAccessAllocationCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/external-access/allocations",
+    "summary": "Request an allocation",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "protocol",
+          "required": true,
+          "type": "tcp|udp",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "internal_port",
+          "required": false,
+          "type": "integer",
+          "description": "Required when `match_port` is false; ignored when true.",
+          "nullable": false
+        },
+        {
+          "name": "match_port",
+          "required": false,
+          "type": "boolean",
+          "description": "True: a free public port is picked and the internal port is the same number. False: a free public port is picked at random and forwards to `internal_port`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "externalAccessLiveGet": {
+    "operationId": "externalAccessLiveGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access/live",
+    "summary": "Live state of the allocations",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "live"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessProtectionModesGet": {
+    "operationId": "externalAccessProtectionModesGet",
+    "method": "get",
+    "path": "/service-instances/{id}/external-access/protection-modes",
+    "summary": "Protection modes offered",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "protection-modes"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessAllocationDelete": {
+    "operationId": "externalAccessAllocationDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}",
+    "summary": "Release an allocation",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "allocation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The allocation's id, of this service instance."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "externalAccessAllocationProtectionModeSet": {
+    "operationId": "externalAccessAllocationProtectionModeSet",
+    "method": "put",
+    "path": "/service-instances/{id}/external-access/allocations/{allocation_id}/protection-mode",
+    "summary": "Set an allocation's protection mode",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "protection-mode",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "allocation_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The allocation's id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "mode",
+          "required": true,
+          "type": "string",
+          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "externalAccessDedicatedIpProtectionModeSet": {
+    "operationId": "externalAccessDedicatedIpProtectionModeSet",
+    "method": "put",
+    "path": "/service-instances/{id}/external-access/dedicated-ip/protection-mode",
+    "summary": "Set the dedicated IP's protection mode",
+    "tags": [
+      "external-access"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "ports",
+      "dedicated-ip",
+      "protection-mode",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "mode",
+          "required": true,
+          "type": "string",
+          "description": "Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleList": {
+    "operationId": "firewallRuleList",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "List a machine's firewall rules",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "firewall",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleCreate": {
+    "operationId": "firewallRuleCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "Add a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "firewall",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "action",
+          "required": true,
+          "type": "allow|block",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "direction",
+          "required": true,
+          "type": "ingress|egress",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "priority",
+          "required": true,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "protocol",
+          "required": true,
+          "type": "tcp|udp|icmp|any",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "cidr",
+          "required": false,
+          "type": "string",
+          "description": "Absent, null or blank: any source.",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "port_from",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_to",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "firewallRulesReplace": {
+    "operationId": "firewallRulesReplace",
+    "method": "put",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules",
+    "summary": "Replace a machine's firewall rules",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "firewall",
+      "replace"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "rules",
+          "required": true,
+          "type": "object[]",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleUpdate": {
+    "operationId": "firewallRuleUpdate",
+    "method": "patch",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
+    "summary": "Change a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "firewall",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      },
+      {
+        "name": "rule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The rule's id, of this machine."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "action",
+          "required": false,
+          "type": "allow|block",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "direction",
+          "required": false,
+          "type": "ingress|egress",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "protocol",
+          "required": false,
+          "type": "tcp|udp|icmp|any",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "priority",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "description",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "cidr",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_from",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "port_to",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "firewallRuleDelete": {
+    "operationId": "firewallRuleDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/resources/{resource_id}/firewall/rules/{rule_id}",
+    "summary": "Delete a firewall rule",
+    "tags": [
+      "firewall"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "firewall",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The virtual machine's resource id, of this service instance."
+      },
+      {
+        "name": "rule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The rule's id, of this machine."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "adminServiceExtraSlotsSet": {
+    "operationId": "adminServiceExtraSlotsSet",
+    "method": "put",
+    "path": "/admin/service-instances/{id}/extra-slots",
+    "summary": "Set a service's extra port slots",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "services",
+      "extra-slots",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "extra_slots",
+          "required": true,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
     "responseType": "application/json"
   },
   "consoleTicketCreate": {
@@ -5094,6 +6227,8 @@ export const operations = {
       "acting_as"
     ],
     "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
     "cli": [
       "console"
     ],
@@ -5116,9 +6251,58 @@ export const operations = {
     "body": null,
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "shellTicketCreate": {
+    "operationId": "shellTicketCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/shell/ticket",
+    "summary": "Get a ticket to a shell in a workload or machine",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "shell"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The resource's id, of this service instance."
+      },
+      {
+        "name": "container",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The container to open the shell in; default the workload's configured container, else its primary one. Units of the local substrate run one container, `main`; another name is the 404 of an unknown id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "consoleTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "consoleTicketCreate" | "shellTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

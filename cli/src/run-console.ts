@@ -1,8 +1,18 @@
 // `svcctl console ID RESOURCE_ID`: the terminal attached to a workload's command console through the edge
 // gateway, like telnet: raw mode on a terminal, Ctrl-] leaves. Without a terminal, stdin is sent as it
 // comes and the command leaves a moment after stdin ends (`echo list | svcctl console ...`). --ticket
-// prints the ticket instead (for another client, or a browser).
-import { openConsoleSocket, SvcSocketRefused, type SvcClient, type SessionClient } from '@svcplatform/sdk';
+// prints the ticket instead (for another client, or a browser). `svcctl shell ID RESOURCE_ID`: a shell
+// in the workload or machine on a PTY of this terminal's size, resized on SIGWINCH; exits with the
+// shell's exit code.
+import {
+  openConsoleSocket,
+  openShellSocket,
+  resizeShell,
+  SvcSocketRefused,
+  type ShellControl,
+  type SvcClient,
+  type SessionClient,
+} from '@svcplatform/sdk';
 import type WebSocket from 'ws';
 import type { ParsedInput } from './argv/spec.js';
 import { CliError } from './errors.js';
@@ -49,11 +59,13 @@ export const refused =
   };
 
 /** Pipes the terminal to the socket until either ends; rejects with a CliError for an abnormal close. */
-export function attachTerminal(ws: WebSocket, what: string): Promise<void> {
+export function attachTerminal(ws: WebSocket, what: string, options: { escape?: boolean } = {}): Promise<void> {
   const stdin = process.stdin;
   const tty = stdin.isTTY === true;
+  // A shell is left by its own exit (Ctrl-] belongs to the programs in it); a console by Ctrl-].
+  const escape = options.escape !== false;
   if (tty) {
-    process.stderr.write(`Connected to the ${what}. Ctrl-] leaves.\r\n`);
+    process.stderr.write(escape ? `Connected to the ${what}. Ctrl-] leaves.\r\n` : `Connected to the ${what}.\r\n`);
     stdin.setRawMode(true);
   }
   return new Promise((resolve, reject) => {
@@ -66,7 +78,7 @@ export function attachTerminal(ws: WebSocket, what: string): Promise<void> {
       if (isBinary) process.stdout.write(data);
     });
     const onData = (chunk: Buffer) => {
-      const at = tty ? chunk.indexOf(ESCAPE) : -1;
+      const at = tty && escape ? chunk.indexOf(ESCAPE) : -1;
       if (at >= 0) {
         if (at > 0) ws.send(chunk.subarray(0, at));
         leave();
@@ -84,6 +96,8 @@ export function attachTerminal(ws: WebSocket, what: string): Promise<void> {
       if (leaving || code === 1000) return resolve();
       if (code === 4001)
         return reject(new CliError(`the ${what} was closed: your access to it ended`, ExitCode.auth));
+      const ends: Record<number, string> = { 4002: 'idle too long', 4003: 'open for its maximum length', 4004: 'a bad control message' };
+      if (ends[code]) return reject(new CliError(`the ${what} was closed: ${ends[code]}`, ExitCode.server));
       reject(
         new CliError(
           `the ${what} was closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`,
@@ -92,4 +106,45 @@ export function attachTerminal(ws: WebSocket, what: string): Promise<void> {
       );
     });
   });
+}
+
+/** The PTY size of this terminal (80x24 without one), within the gateway's bounds (500x200). */
+function terminalSize(): { columns: number; rows: number } {
+  const clamp = (n: number | undefined, fallback: number, max: number) =>
+    Math.min(max, Math.max(1, Number.isInteger(n) && n! > 0 ? n! : fallback));
+  return { columns: clamp(process.stdout.columns, 80, 500), rows: clamp(process.stdout.rows, 24, 200) };
+}
+
+export async function runShell(input: ParsedInput): Promise<void> {
+  const [id, resourceId] = input.args as [string, string];
+  const opts = input.options as { ticket?: boolean; container?: string };
+  const settings = await resolveSettings(input.globals as GlobalFlags);
+  requireSignIn(settings);
+  const client: SvcClient | SessionClient = await openClient(settings);
+  const ticket = await client.shellTicketCreate({
+    path: { id, resource_id: resourceId },
+    query: opts.container ? { container: opts.container } : {},
+  });
+  if (opts.ticket) {
+    await writeResult(ticket, settings);
+    return;
+  }
+  const ws = await openShellSocket(ticket.url, terminalSize()).catch(refused('shell'));
+  let exitCode: number | null = null;
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) return;
+    const control = JSON.parse(data.toString('utf8')) as ShellControl;
+    if (control.type === 'exit') exitCode = control.code;
+  });
+  const onResize = () => {
+    const { columns, rows } = terminalSize();
+    resizeShell(ws, columns, rows);
+  };
+  process.stdout.on('resize', onResize);
+  try {
+    await attachTerminal(ws, 'shell', { escape: false });
+  } finally {
+    process.stdout.off('resize', onResize);
+  }
+  if (exitCode !== null && exitCode !== 0) process.exitCode = exitCode;
 }

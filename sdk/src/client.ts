@@ -17,7 +17,7 @@ import { paginate, type PageItem, type PagedOperationId, type PaginateArgs } fro
 import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
 import type WebSocket from 'ws';
-import { openConsoleWith, type SocketOptions } from './sockets.js';
+import { openConsoleWith, openShellWith, type ShellOptions, type SocketOptions } from './sockets.js';
 import { SDK_VERSION } from './version.js';
 import {
   waitForOperation,
@@ -115,6 +115,12 @@ export interface SvcClientCore {
    * with SvcSocketRefused.
    */
   openConsole(instanceId: string, resourceId: string, options?: SocketOptions): Promise<WebSocket>;
+  /**
+   * Opens a shell in a workload or machine (`POST .../shell/ticket`, then its `svc-pty-v1` WebSocket,
+   * of `columns` x `rows`): binary frames are the terminal's bytes, text frames ShellControl JSON
+   * (`exit`, `session_end`); resize with resizeShell(). A refused upgrade rejects with SvcSocketRefused.
+   */
+  openShell(instanceId: string, resourceId: string, options?: ShellOptions): Promise<WebSocket>;
 }
 
 export type SvcClient = SvcClientCore & OperationMethods;
@@ -175,6 +181,8 @@ export function createClient(options: ClientOptions): SvcClient {
       waitForOperation(call, instanceId, operationId, waitOptions),
     openConsole: (instanceId: string, resourceId: string, socketOptions?: SocketOptions) =>
       openConsoleWith(call, instanceId, resourceId, socketOptions),
+    openShell: (instanceId: string, resourceId: string, shellOptions?: ShellOptions) =>
+      openShellWith(call, instanceId, resourceId, shellOptions),
     actingAs: (userId: string) =>
       createClient({ ...options, headers: { ...options.headers, 'X-Acting-As-User': userId } }),
   } as unknown as SvcClient;

@@ -82,3 +82,47 @@ export async function openConsoleWith(
   };
   return openConsoleSocket(ticket.url, options);
 }
+
+/** The subprotocol of the gateway's shells: binary frames the terminal, text frames JSON control messages. */
+export const PTY_SUBPROTOCOL = 'svc-pty-v1';
+
+export interface ShellOptions extends SocketOptions {
+  /** The terminal's size: columns 1-500 (default 80), rows 1-200 (default 24). */
+  columns?: number;
+  rows?: number;
+  /** The container (`?container=`); default the workload's. */
+  container?: string;
+}
+
+/** A text frame of the shell: `exit` when the shell exited, `session_end` before the gateway closes. */
+export type ShellControl = { type: 'exit'; code: number } | { type: 'session_end'; reason: string };
+
+/**
+ * The shell of a shell ticket's `url`, of `columns` x `rows`: binary frames carry the terminal's bytes
+ * both ways; resize with `resizeShell`; text frames from the gateway are ShellControl JSON.
+ */
+export function openShellSocket(url: string, options: ShellOptions = {}): Promise<WebSocket> {
+  const target = new URL(url);
+  target.searchParams.set('columns', String(options.columns ?? 80));
+  target.searchParams.set('rows', String(options.rows ?? 24));
+  return openSocket(target.toString(), [PTY_SUBPROTOCOL], options);
+}
+
+/** Sends the resize control frame (a size out of range ends the session). */
+export function resizeShell(ws: WebSocket, columns: number, rows: number): void {
+  ws.send(JSON.stringify({ type: 'resize', columns, rows }));
+}
+
+/** `client.openShell`: a shell ticket, then its socket. */
+export async function openShellWith(
+  call: Call,
+  instanceId: string,
+  resourceId: string,
+  options: ShellOptions = {},
+): Promise<WebSocket> {
+  const ticket = (await call('shellTicketCreate', {
+    path: { id: instanceId, resource_id: resourceId },
+    ...(options.container ? { query: { container: options.container } } : {}),
+  })) as { url: string };
+  return openShellSocket(ticket.url, options);
+}

@@ -177,7 +177,7 @@ describe('the console socket', () => {
     const { url } = await ticketOf(owner);
     const ticket = new URL(url).searchParams.get('ticket')!;
     const base = url.slice(0, url.indexOf('/console'));
-    expect(await refusedStatus(`${base}/shell?ticket=${ticket}&columns=80&rows=24`)).toBe(404);
+    expect(await refusedStatus(`${base}/shell?ticket=${ticket}&columns=80&rows=24`, { protocols: ["svc-pty-v1"] })).toBe(401);
     expect(await refusedStatus(`${base}/nowhere?ticket=${ticket}`)).toBe(404);
     // An access token is no ticket, though both are EdDSA JWTs of this platform.
     expect(await refusedStatus(`${base}/console?ticket=${owner.token}`)).toBe(401);

@@ -29,8 +29,10 @@
 //                               (run-services.ts)
 //   power start | stop | restart ID   the action is the command's word (serviceInstancePower); an
 //                               Idempotency-Key always; --wait follows the operation (run-services.ts)
-//   console ID RESOURCE_ID      attaches the terminal to the workload's console through the gateway (raw
+//   console SERVICE_ID RESOURCE_ID attaches the terminal to the workload's console through the gateway (raw
 //                               mode, Ctrl-] leaves); --ticket prints the ticket (run-console.ts)
+//   shell SERVICE_ID RESOURCE_ID   a shell on a PTY of the terminal's size, resized on SIGWINCH, exiting with
+//                               the shell's code; --container, --ticket (run-console.ts)
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -661,22 +663,45 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   consoleTicketCreate: {
-    term: (word) => `${word} [options] <id> <resource_id>`,
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
     runnable: command<typeof RunConsole>(
       [
-        "Attaches this terminal to the command console of the workload RESOURCE_ID (see svcctl resources list ID), like telnet: what you type goes to the program's stdin, its output comes back, shared with everyone else attached. The last 64 KiB of output come first. On a terminal it runs in raw mode and Ctrl-] leaves; without one, stdin is sent as it comes and the command leaves a second after stdin ends (echo list | svcctl console ID RESOURCE_ID).",
+        "Attaches this terminal to the command console of the workload RESOURCE_ID (see svcctl resources list SERVICE_ID), like telnet: what you type goes to the program's stdin, its output comes back, shared with everyone else attached. The last 64 KiB of output come first. On a terminal it runs in raw mode and Ctrl-] leaves; without one, stdin is sent as it comes and the command leaves a second after stdin ends (echo list | svcctl console SERVICE_ID RESOURCE_ID).",
         '',
         '--ticket prints the single-use ticket ({expires_at, url}) instead of attaching: open url as a WebSocket within 60 seconds.',
         '',
         'Exits 0 when you leave or the console ends, 4 when your access to it ended meanwhile.',
       ].join('\n'),
       [
-        { name: 'id', required: true, description: "the service instance's id (uuid)" },
-        { name: 'resource_id', required: true, description: "the workload's resource id (uuid)" },
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the workload's resource id (uuid)" },
       ],
       [option('--ticket', 'print the ticket instead of attaching')],
       consoles,
       (m, _op, input) => m.runConsole(input),
+    ),
+  },
+
+  shellTicketCreate: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
+    runnable: command<typeof RunConsole>(
+      [
+        'Opens a shell in the workload or machine RESOURCE_ID (see svcctl resources list SERVICE_ID), confined to it: its volume is the root directory, nothing of the host is visible. On a terminal it runs in raw mode at the terminal\'s size and follows its resizes (SIGWINCH); leave with exit (or Ctrl-D). Without a terminal, stdin is sent as it comes (echo "ls /" | svcctl shell SERVICE_ID RESOURCE_ID).',
+        '',
+        '--ticket prints the single-use ticket ({container, expires_at, shells, url}) instead: open url with &columns=C&rows=R appended, subprotocol svc-pty-v1, within 10 seconds.',
+        '',
+        "Exits with the shell's exit code; 4 when your access to it ended meanwhile.",
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the workload's or machine's resource id (uuid)" },
+      ],
+      [
+        option('--container', "the container (default the workload's)", { value: '<name>' }),
+        option('--ticket', 'print the ticket instead of opening the shell'),
+      ],
+      consoles,
+      (m, _op, input) => m.runShell(input),
     ),
   },
 

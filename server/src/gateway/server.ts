@@ -19,6 +19,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import { CLOSE } from './close-codes.js';
 import { bridgeConsole } from './console-bridge.js';
+import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty } from './shell-bridge.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
 import {
@@ -60,13 +61,23 @@ export interface Gateway {
 interface Open {
   ticket: RedeemedTicket;
   ws: WebSocket;
+  end: EndSession;
 }
 
-/** What a purpose opens before the ticket is spent; null when it is not there (503). */
-type Opener = (claim: { resourceId: string }, request: URL) => Promise<Session | null>;
+/** Ends a session from the gateway's side (a shell first sends its `session_end` frame). */
+type EndSession = (reason: 'access_ended' | 'gateway_shutdown' | 'stopped', code: number) => void;
+
+/**
+ * A purpose's door: `check` refuses a malformed request before the ticket is spent (its HTTP status),
+ * `open` opens what the redeemed ticket names (null when it is not there: 503).
+ */
+interface Opener {
+  check?(url: URL, req: IncomingMessage): number | null;
+  open(ticket: RedeemedTicket, url: URL): Promise<Session | null>;
+}
 interface Session {
-  /** Bridges the accepted socket. */
-  attach(ws: WebSocket, ticket: RedeemedTicket): void;
+  /** Bridges the accepted socket; answers how the gateway ends it. */
+  attach(ws: WebSocket, ticket: RedeemedTicket): EndSession;
   /** The upgrade was refused after opening: let go of what was opened. */
   abort(): void;
 }
@@ -90,10 +101,32 @@ export function createGateway(options: GatewayOptions): Gateway {
   let closing = false;
 
   const openers: Partial<Record<TicketPurpose, Opener>> = {
-    console: async ({ resourceId }) => {
-      const stream: Duplex | null = await substrate.openConsole(resourceId).catch(() => null);
-      if (!stream) return null;
-      return { attach: (ws) => bridgeConsole(ws, stream), abort: () => stream.destroy() };
+    console: {
+      async open({ resource_id }) {
+        const stream: Duplex | null = await substrate.openConsole(resource_id).catch(() => null);
+        if (!stream) return null;
+        return {
+          attach: (ws) => {
+            bridgeConsole(ws, stream);
+            return (reason, code) => ws.close(code, reason.replace('_', ' '));
+          },
+          abort: () => stream.destroy(),
+        };
+      },
+    },
+    shell: {
+      check: (url, req) => (sizeOf(url) && offersSubprotocol(req, PTY_SUBPROTOCOL) ? null : 400),
+      async open({ resource_id, details }, url) {
+        const shells = Array.isArray(details.shells) ? (details.shells as string[]) : [];
+        const command = await substrate.shellCommand(resource_id, shells).catch(() => null);
+        if (!command) return null;
+        const pty = startPty(command, sizeOf(url)!);
+        return {
+          attach: (ws) =>
+            bridgeShell(ws, pty, { idleSeconds: config.shellIdleSeconds, maxSeconds: config.shellMaxSeconds }),
+          abort: () => pty.kill(),
+        };
+      },
     },
   };
 
@@ -123,14 +156,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (!originAllowed(req.headers.origin)) return refuse(socket, 403, 'Forbidden');
     const claim = await verifyTicket(keys, url.searchParams.get('ticket') ?? '', purpose, clock.now());
     if (!claim) return refuse(socket, 401, 'Unauthorized');
+    const malformed = opener.check?.(url, req) ?? null;
+    if (malformed !== null) return refuse(socket, malformed, 'Bad Request');
     if (!limits.take(claim.userId, claim.resourceId)) return refuse(socket, 429, 'Too Many Requests');
     let session: Session | null = null;
     let handedOver = false;
     try {
-      session = await opener(claim, url);
-      if (!session) return refuse(socket, 503, 'Service Unavailable');
       const ticket = await redeemTicket(sql, claim, id, clock.now());
       if (!ticket) return refuse(socket, 401, 'Unauthorized');
+      session = await opener.open(ticket, url);
+      if (!session) return refuse(socket, 503, 'Service Unavailable');
       const ready = session;
       handedOver = true;
       let connected = false;
@@ -142,14 +177,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         connected = true;
-        const entry: Open = { ticket, ws };
+        ws.on('error', () => ws.terminate());
+        const entry: Open = { ticket, ws, end: ready.attach(ws, ticket) };
         open.add(entry);
         ws.once('close', () => {
           open.delete(entry);
           limits.give(claim.userId, claim.resourceId);
         });
-        ws.on('error', () => ws.terminate());
-        ready.attach(ws, ticket);
       });
     } finally {
       if (!handedOver) {
@@ -168,7 +202,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       clock.now(),
     );
     for (const entry of entries) {
-      if (!allowed.has(entry.ticket.id)) entry.ws.close(CLOSE.accessEnded, 'access ended');
+      const running = allowed.get(entry.ticket.id);
+      if (running === undefined) entry.end('access_ended', CLOSE.accessEnded);
+      else if (!running && entry.ticket.purpose === 'shell') entry.end('stopped', CLOSE.ended);
     }
   }
 
@@ -205,13 +241,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       closing = true;
       for (const timer of timers) clearInterval(timer);
       timers = [];
-      for (const { ws } of open) ws.close(CLOSE.goingAway, 'gateway shutting down');
+      for (const { end } of open) end('gateway_shutdown', CLOSE.goingAway);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       for (const { ws } of open) ws.terminate();
       await unregisterGateway(sql, id).catch(() => undefined);
     },
   };
+}
+
+function offersSubprotocol(req: IncomingMessage, protocol: string): boolean {
+  const header = req.headers['sec-websocket-protocol'];
+  return (header ?? '').split(',').some((p) => p.trim() === protocol);
 }
 
 function refuse(socket: Duplex, status: number, text: string): void {

@@ -62,12 +62,16 @@ export async function redeemTicket(
   return row;
 }
 
-/** Of these redeemed tickets, the ones whose caller may still hold the socket. */
-export async function ticketsStillAllowed(db: Db, ids: string[], now: Date): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
-    select t.id from gateway_tickets t where t.id = any(${ids}::uuid[]) and ${stillAllowed(db, now)}`;
-  return new Set(rows.map((r) => r.id));
+/**
+ * Of these redeemed tickets, the ones whose caller may still hold the socket, each with whether its
+ * service runs (a shell is the gateway's process, so a stopped unit does not end it by itself).
+ */
+export async function ticketsStillAllowed(db: Db, ids: string[], now: Date): Promise<Map<string, boolean>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; running: boolean }[]>`
+    select t.id, exists (select 1 from service_instances s where s.id = t.service_instance_id and s.status = 'running') as running
+    from gateway_tickets t where t.id = any(${ids}::uuid[]) and ${stillAllowed(db, now)}`;
+  return new Map(rows.map((r) => [r.id, r.running]));
 }
 
 export async function registerGateway(

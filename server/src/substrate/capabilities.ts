@@ -2,6 +2,7 @@
 // seeds' 404s for a missing gateway or framebuffer from this (SUBSTRATE.md "Two drivers, one interface").
 import type { DriverName, SubstrateCapabilities } from './driver.js';
 import { localCapabilities } from './local/capabilities.js';
+import { offeredShells } from './local/shell.js';
 
 export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
   switch (name) {
@@ -10,4 +11,14 @@ export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
     case 'kubernetes':
       return { snapshots: false, gateway: false, framebuffer: false };
   }
+}
+
+/** The shells units' images offer on this substrate, in the order tried (a shell ticket's `shells`). */
+export function substrateShells(name: DriverName): string[] {
+  return name === 'local' ? offeredShells() : [];
+}
+
+/** The containers a unit runs on this substrate, the default first (a shell ticket's `container`). */
+export function substrateContainers(name: DriverName): string[] {
+  return name === 'local' ? ['main'] : [];
 }

@@ -41,6 +41,12 @@ export interface UnitSpec {
   address?: string | null;
 }
 
+export interface ShellCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
 export interface UnitSignalError {
   pointer: string;
   message: string;
@@ -94,6 +100,13 @@ export interface SubstrateDriver {
    * null when the unit runs no program or is not running. Every caller shares the one session.
    */
   openConsole(unitId: string): Promise<Duplex | null>;
+  /** The shells the units' images offer, in the order they are tried (empty: no shell). */
+  offeredShells(): string[];
+  /**
+   * How to run the first of `shells` the image offers confined to the running unit (its files as the root
+   * directory, nothing of the host), for the gateway to start on a PTY; null when the unit does not run.
+   */
+  shellCommand(unitId: string, shells: readonly string[]): Promise<ShellCommand | null>;
 
   /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
   writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;

@@ -4,7 +4,7 @@ import { createSocket } from 'node:dgram';
 import { listenAddress, logLine, runConsole } from './console-loop.js';
 
 logLine('Arena game dedicated server starting');
-const at = listenAddress();
+const at = listenAddress('udp', 27960);
 if (at) {
   const socket = createSocket('udp4');
   socket.on('error', (err: NodeJS.ErrnoException) =>

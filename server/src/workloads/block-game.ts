@@ -7,7 +7,7 @@ import { listenAddress, logLine, runConsole } from './console-loop.js';
 const started = Date.now();
 const players = new Set<string>();
 logLine('Starting block game server');
-const at = listenAddress();
+const at = listenAddress('tcp', 25565);
 if (at) {
   const server = createServer((socket) => socket.end());
   server.on('error', (err: NodeJS.ErrnoException) =>

@@ -10,10 +10,12 @@ export const WORKLOAD_PROGRAMS = ['block-game', 'arena-game', 'web-app'] as cons
 export type WorkloadProgram = (typeof WORKLOAD_PROGRAMS)[number];
 
 /**
- * The environment seam: `SVC_LISTEN_ADDRESS` (default 127.0.0.1) and `SVC_LISTEN_PORT` (none: the
- * program listens nowhere), set by whoever gives the unit its address (the local edge).
+ * The environment seam the agent sets (agent.ts workloadEnv): `SVC_BIND_ADDRESS`, the unit's own
+ * loopback address (none: the program listens nowhere, so two units never contend for one port), and
+ * `SVC_PUBLIC_ENDPOINTS`, whose `internal_port` (the catalog's `endpoints`) is where the local edge
+ * forwards the unit's allocations.
  */
-export const LISTEN_ENV = { address: 'SVC_LISTEN_ADDRESS', port: 'SVC_LISTEN_PORT' } as const;
+export const LISTEN_ENV = { address: 'SVC_BIND_ADDRESS', endpoints: 'SVC_PUBLIC_ENDPOINTS' } as const;
 
 /** The command of a workload running `program`; null when the product has none (an unknown name too). */
 export function workloadCommand(program: string | null | undefined): string[] | null {

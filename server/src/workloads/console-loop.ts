@@ -11,11 +11,29 @@ export function logLine(message: string, level = 'INFO', thread = 'Server thread
   process.stdout.write(`[${time}] [${thread}/${level}]: ${message}\n`);
 }
 
-/** Where the environment says to listen, or null for nowhere. */
-export function listenAddress(): { host: string; port: number } | null {
-  const port = Number(process.env[LISTEN_ENV.port]);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) return null;
-  return { host: process.env[LISTEN_ENV.address] || '127.0.0.1', port };
+/**
+ * Where to listen for `protocol`: the unit's address, at the internal port of its first endpoint of
+ * that protocol, else at `defaultPort` (the catalog's); null (nowhere) when the unit has no address.
+ */
+export function listenAddress(protocol: string, defaultPort: number): { host: string; port: number } | null {
+  const host = process.env[LISTEN_ENV.address];
+  if (!host) return null;
+  let port = defaultPort;
+  try {
+    const endpoints = JSON.parse(process.env[LISTEN_ENV.endpoints] ?? '[]') as unknown;
+    const found = Array.isArray(endpoints)
+      ? (endpoints as { protocols?: unknown; internal_port?: unknown }[]).find(
+          (e) =>
+            Array.isArray(e?.protocols) &&
+            e.protocols.includes(protocol) &&
+            Number.isInteger(e.internal_port),
+        )
+      : undefined;
+    if (found) port = found.internal_port as number;
+  } catch {
+    // Not JSON: the catalog's port.
+  }
+  return { host, port };
 }
 
 export function runConsole(name: string, commands: Record<string, Command>, onStop?: () => void): void {

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import { listenAddress, logLine, runConsole } from './console-loop.js';
 
-const at = listenAddress();
+const at = listenAddress('http', 8080);
 if (at) {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });

@@ -5,6 +5,8 @@ import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
+import { offeredShells, shellCommand } from './shell.js';
+import { readUnit } from '../../agent/unit.js';
 import { installedImage, installImage } from './images.js';
 import { localLayout } from './layout.js';
 import { localUnits, type DriverLog } from './units.js';
@@ -43,6 +45,12 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     deleteUnit: (unitId) => units.delete(unitId),
     unitStatus: (unitId) => units.status(unitId),
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
+    offeredShells,
+    shellCommand: async (unitId, shells) => {
+      if ((await units.status(unitId)).state !== 'running') return null;
+      const unit = await readUnit(layout.unitDir(unitId));
+      return shellCommand(layout, unit, shells);
+    },
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 
