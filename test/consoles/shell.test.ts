@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { openShellSocket, resizeShell, type ShellControl } from '@svcplatform/sdk';
 import { createGateway, type Gateway } from '../../server/src/gateway/server.js';
@@ -236,6 +236,15 @@ describe('the shell socket', () => {
     });
     afterAll(async () => second?.close());
     const onSecond = (url: string) => `${base}${url.slice(url.indexOf('/shell'))}`;
+
+    let before = 0;
+    beforeEach(() => {
+      before = processesNaming(volumeDir()).length;
+    });
+    // No sandbox outlives its session, whichever way it ended.
+    afterEach(async () => {
+      await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBe(before);
+    });
 
     it('ends an idle shell after SHELL_IDLE_SECONDS', async () => {
       const shell = new ShellReader(await openShellSocket(onSecond((await ticketOf(owner)).url)));

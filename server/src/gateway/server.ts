@@ -19,7 +19,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import { CLOSE } from './close-codes.js';
 import { bridgeConsole } from './console-bridge.js';
-import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty } from './shell-bridge.js';
+import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty, stopPty } from './shell-bridge.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
 import {
@@ -124,7 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         return {
           attach: (ws) =>
             bridgeShell(ws, pty, { idleSeconds: config.shellIdleSeconds, maxSeconds: config.shellMaxSeconds }),
-          abort: () => pty.kill(),
+          abort: () => stopPty(pty),
         };
       },
     },

@@ -45,8 +45,11 @@ export function sizeOf(url: URL): { columns: number; rows: number } | null {
   return sizeInRange(columns, rows) ? { columns, rows } : null;
 }
 
+/** Shells that exited: their pid may be another process's by now, never to be signalled. */
+const exitedPtys = new WeakSet<IPty>();
+
 export function startPty(command: ShellCommand, size: { columns: number; rows: number }): IPty {
-  return spawn(command.file, command.args, {
+  const pty = spawn(command.file, command.args, {
     name: 'xterm-256color',
     cols: size.columns,
     rows: size.rows,
@@ -55,6 +58,27 @@ export function startPty(command: ShellCommand, size: { columns: number; rows: n
     // Bytes, not strings: a character split across two reads must reach the terminal whole.
     encoding: null,
   });
+  pty.onExit(() => exitedPtys.add(pty));
+  return pty;
+}
+
+/** How long a shell has to go after SIGHUP before it is killed (bubblewrap then takes its sandbox along). */
+const HANGUP_GRACE_MS = 2_000;
+
+/**
+ * Hangs the shell up, and kills it if it is still there after the grace: a sandbox caught in its set-up
+ * by the hangup must not outlive its session.
+ */
+export function stopPty(pty: IPty): void {
+  const signal = (name: string) => {
+    try {
+      if (!exitedPtys.has(pty)) process.kill(pty.pid, name);
+    } catch {
+      // gone already
+    }
+  };
+  signal('SIGHUP');
+  setTimeout(() => signal('SIGKILL'), HANGUP_GRACE_MS);
 }
 
 export function bridgeShell(
@@ -72,11 +96,7 @@ export function bridgeShell(
       ws.send(JSON.stringify({ type: 'session_end', reason }));
       ws.close(code, reason);
     }
-    try {
-      pty.kill('SIGHUP');
-    } catch {
-      // gone already
-    }
+    stopPty(pty);
   };
   let idle = setTimeout(() => end('idle', CLOSE.idle), limits.idleSeconds * 1000);
   const max = setTimeout(() => end('max_length', CLOSE.maxLength), limits.maxSeconds * 1000);
