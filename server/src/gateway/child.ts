@@ -5,9 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
+import { CHILD_STDIO, WITH_PARENT_ARG } from '../process/parent-pipe.js';
 
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RESTART_MS = 2_000;
 const STOP_GRACE_MS = 5_000;
 
@@ -23,9 +25,11 @@ export function startGatewayChild(databaseUrl: string, log: Logger): GatewayChil
   const launch = () => {
     restart = null;
     if (stopping) return;
-    const proc = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
+    // stdin a pipe the child watches: a parent killed with SIGKILL takes its gateway with it.
+    const proc = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, WITH_PARENT_ARG], {
+      cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: CHILD_STDIO,
     });
     child = proc;
     proc.once('exit', (code, signal) => {
@@ -34,6 +38,7 @@ export function startGatewayChild(databaseUrl: string, log: Logger): GatewayChil
       log.warn({ code, signal }, `gateway exited; starting it again in ${RESTART_MS} ms`);
       restart = setTimeout(launch, RESTART_MS);
     });
+    proc.once('error', () => log.warn('gateway could not be started'));
   };
   launch();
 
@@ -42,7 +47,7 @@ export function startGatewayChild(databaseUrl: string, log: Logger): GatewayChil
       stopping = true;
       if (restart) clearTimeout(restart);
       const proc = child;
-      if (!proc) return;
+      if (!proc || proc.exitCode !== null) return;
       const exited = new Promise((resolve) => proc.once('exit', resolve));
       proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS);

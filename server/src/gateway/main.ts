@@ -1,8 +1,13 @@
 // `npm run gateway`: the edge gateway on GATEWAY_PORT, on the PostgreSQL of DATABASE_URL (npm start
-// starts one as its child and hands it the embedded database's URL). Any number may run on one
-// database. SIGTERM/SIGINT close every socket (1001) and exit 0; it exits 1 when it cannot start.
+// starts one as its child and hands it the embedded database's URL; alone, it finds the embedded database a
+// running `npm start` keeps in DATA_DIR). Any number may run on one database; started by `npm start`, it
+// stops when its parent is gone, however it went. SIGTERM/SIGINT close every socket (1001) and exit 0; it exits 1 when it cannot start.
 import { once } from 'node:events';
-import { ConfigError, loadConfig } from '../config.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { findRunningCluster } from '../../../scripts/admin/database.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { stopWithParent } from '../process/parent-pipe.js';
 import { connect } from '../db/client.js';
 import { systemClock } from '../clock.js';
 import { createLogger } from '../http/logging.js';
@@ -11,7 +16,7 @@ import { createSubstrate } from '../substrate/index.js';
 import { createGateway } from './server.js';
 
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
@@ -21,14 +26,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  if (config.databaseUrl === null) {
-    process.stderr.write(
-      'gateway: DATABASE_URL is required (npm start passes the embedded database to the gateway it starts)\n',
-    );
-    process.exit(2);
-  }
   const log = createLogger(config.logLevel).child({ program: 'gateway' });
-  const sql = connect(config.databaseUrl, { max: 5 });
+  const sql = connect(await databaseUrl(config), { max: 5, timeoutMs: config.dbTimeoutMs });
   const substrate = createSubstrate(config.substrate, { dataDir: config.dataDir });
   const gateway = createGateway({
     sql,
@@ -57,6 +56,19 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  stopWithParent((reason) => void stop(reason));
+}
+
+/** DATABASE_URL, else the embedded database of DATA_DIR that a running `npm start` keeps (as the edge finds it). */
+async function databaseUrl(config: Config): Promise<string> {
+  if (config.databaseUrl !== null) return config.databaseUrl;
+  const dir = join(config.dataDir, 'postgres');
+  const running = await findRunningCluster(join(dir, 'pgdata'));
+  if (!running)
+    throw new Error(`the embedded database in ${dir} is not running: start npm start or set DATABASE_URL`);
+  const password = (await readFile(join(dir, 'password'), 'utf8')).trim();
+  const host = running.host.includes(':') ? `[${running.host}]` : running.host;
+  return `postgres://postgres:${encodeURIComponent(password)}@${host}:${running.port}/postgres`;
 }
 
 main().catch((err: unknown) => {
