@@ -2974,6 +2974,99 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/console/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to a workload's command console
+         * @description A single-use ticket to the command console of the service's workload: the program's own stdin and
+         *     stdout, held by the unit's agent and shared by every viewer (no new process per viewer). Owners,
+         *     Admins and Members of the service's organization (for a token, `orders.manage`); anyone else, a
+         *     product without a console, a resource that is not the service's workload, and a substrate without
+         *     an edge gateway all get the 404 of an unknown id. A suspended or ended service is 422
+         *     `subscription-not-serviceable`; a stopped one (or one still provisioning) has no running console:
+         *     404 `not-found` whose detail says so (start it with the power route). The audit entry `console.ticket_issued` is written in the
+         *     transaction that mints the ticket, before the answer.
+         *
+         *     Redeem it by opening `url` as a WebSocket within 60 seconds (`expires_at`); it is spent at the
+         *     first upgrade (a second one, on any gateway, is refused) and checked only then. The gateway
+         *     refuses an upgrade before it happens with HTTP 401 (a ticket unknown, spent, expired or of
+         *     another purpose), 403 (a browser `Origin` other than `PUBLIC_BASE_URL`'s or one of
+         *     `ALLOWED_ORIGINS`), 404 (no such path), 429 (too many open sockets of the user, default 32, or
+         *     of the resource, default 256: `GATEWAY_MAX_CONNECTIONS_PER_USER`, `..._PER_RESOURCE`) or 503 (the
+         *     workload is not running).
+         *
+         *     Frames: binary both ways, the console's bytes; text frames are dropped; a client frame over
+         *     64 KiB closes the socket (1009). On attach the gateway first sends the scrollback, the last
+         *     64 KiB of output, prefixed with `ESC [ ! p` (soft reset) when older output was dropped, then the
+         *     live output. Close codes: 1000 the console ended (the workload's unit stopped), 1001 the gateway
+         *     is shutting down, 1009 a frame too large, 1011 an internal failure, 4001 the caller's access ended
+         *     (removed from the organization, role lowered, session or token revoked, service suspended or
+         *     ended: within 2 seconds, not at the ticket's expiry).
+         *
+         *     No `Idempotency-Key`: a ticket is a single-use credential valid for a minute, never stored to be
+         *     answered again; a client that timed out asks for a new one (each answer is its own ticket and
+         *     its own audit entry).
+         */
+        post: operations["consoleTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/shell/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to a shell in a workload or machine
+         * @description A single-use ticket to a shell running in the resource (a workload, or a VPS's machine), confined
+         *     to it: its volume is the root directory, nothing of the host is visible (bubblewrap; processes,
+         *     network, IPC and hostname unshared), the environment is the shell's own (`TERM`, `HOME`, `PATH`,
+         *     `LANG`), never the platform's secrets. Owners, Admins and Members of the service's organization
+         *     (for a token, `orders.manage`); anyone else, a product without a shell, a resource that is not the
+         *     service's workload or machine, an unknown `container`, a substrate without an edge gateway, and a
+         *     host without bubblewrap (the image offers no shell then) all get the 404 of an unknown id. A
+         *     suspended or ended service is 422 `subscription-not-serviceable`; a stopped one has no running
+         *     unit: 404 `not-found` whose detail says so. The audit entry `shell.ticket_issued` is written in
+         *     the transaction that mints the ticket, before the answer. No `Idempotency-Key` (as the console
+         *     ticket: ask for a new one).
+         *
+         *     Open `url` as a WebSocket with the subprotocol `svc-pty-v1`, appending `&columns=C&rows=R`
+         *     (columns 1-500, rows 1-200), within 10 seconds (`expires_at`); the ticket is spent at the first
+         *     upgrade and must not be retried. Refusals before the upgrade: 400 (size missing or out of range,
+         *     or the subprotocol not offered; the ticket is not spent), 401 (unknown, spent, expired or of
+         *     another purpose), 403 (a browser `Origin` not allowed), 429 (too many sockets), 503 (nothing runs).
+         *     The first shell of `shells` the image has is started on a PTY of that size.
+         *
+         *     Frames: binary both ways are the terminal's bytes; text frames are JSON control messages. The
+         *     client sends `{"type": "resize", "columns": C, "rows": R}`; a size out of range, or any other text
+         *     frame, ends the session (`session_end` reason `invalid_control`, close 4004). The gateway sends
+         *     `{"type": "exit", "code": N}` when the shell exits, then `{"type": "session_end", "reason": R}`
+         *     before it closes, with R one of `exited` (close 1000), `idle` (no input for `SHELL_IDLE_SECONDS`,
+         *     default 900: close 4002), `max_length` (open `SHELL_MAX_SECONDS`, default 28800: close 4003),
+         *     `invalid_control` (4004), `access_ended` (4001: as the console, within 2 seconds), `stopped`
+         *     (1000: the service was stopped, within 2 seconds) or `gateway_shutdown` (1001). A client frame over 64 KiB closes with 1009.
+         */
+        post: operations["shellTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -4639,6 +4732,36 @@ export type components = {
             backup: components["schemas"]["Backup"];
             /** Format: uuid */
             operation_id: string;
+        };
+        /**
+         * @description A single-use ticket to the workload's command console, redeemed by opening `url` as a WebSocket
+         *     (no subprotocol) before `expires_at`. See the operation for the protocol and close codes.
+         */
+        ConsoleTicket: {
+            /**
+             * Format: date-time
+             * @description The redemption deadline (60 seconds); a socket opened in time stays open past it.
+             */
+            expires_at: string;
+            /** @description `ws://` or `wss://` URL of the edge gateway's `/console`, carrying the ticket. */
+            url: string;
+        };
+        /**
+         * @description A single-use ticket to a shell, redeemed by opening `url` with `&columns=C&rows=R` appended as a
+         *     WebSocket of subprotocol `svc-pty-v1` before `expires_at`. See the operation for the protocol.
+         */
+        ShellTicket: {
+            /** @description The container the shell runs in (`main` on the local substrate). */
+            container: string;
+            /**
+             * Format: date-time
+             * @description The redemption deadline (10 seconds); a session opened in time lasts past it.
+             */
+            expires_at: string;
+            /** @description The shells the image offers, in the order they are tried (`bash`, then `sh`). */
+            shells: string[];
+            /** @description `ws://` or `wss://` URL of the edge gateway's `/shell`, carrying the ticket. */
+            url: string;
         };
     };
     responses: {
@@ -9363,6 +9486,77 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consoleTicketCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shellTicketCreate: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The container to open the shell in; default the workload's configured container, else its
+                 *     primary one. Units of the local substrate run one container, `main`; another name is the 404
+                 *     of an unknown id.
+                 */
+                container?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShellTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

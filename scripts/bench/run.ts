@@ -6,12 +6,13 @@
 // --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts), the
 // refusal of an image bomb (scripts/bench/image-bomb.ts), and provisioning, reinstall and the operation
 // poll under load on the local substrate (scripts/bench/services.ts), and the local edge's forwarding
-// and firewall cost (scripts/bench/edge.ts), and backup and restore throughput against tar and the
-// memory a backup takes (scripts/bench/backups.ts).
+// and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
+// memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
+// (scripts/bench/console.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups]
+//                    [--skip-edge] [--skip-backups] [--skip-console]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -81,6 +82,7 @@ const { values: args } = parseArgs({
     'skip-services': { type: 'boolean', default: false },
     'skip-edge': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
+    'skip-console': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
@@ -440,6 +442,7 @@ async function main(): Promise<number> {
   if (!args['skip-services'] && !quick) await services();
   if (!args['skip-edge'] && !quick) await edgeSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
+  if (!args['skip-console'] && !quick) await consoleSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -827,6 +830,20 @@ async function backupsSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('backups (not measured)');
+  }
+}
+
+/** scripts/bench/console.ts: console throughput and keystroke round trip against a direct pipe. */
+async function consoleSection(): Promise<void> {
+  lines.push('The command console through the gateway (scripts/bench/console.ts)');
+  try {
+    const { describeConsole, measureConsole } = await import('./console.js');
+    const report = describeConsole(await measureConsole());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('console (not measured)');
   }
 }
 

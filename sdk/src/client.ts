@@ -16,6 +16,8 @@ import type {
 import { paginate, type PageItem, type PagedOperationId, type PaginateArgs } from './paginate.js';
 import { DEFAULT_RETRY_POLICY, sleep } from './retry.js';
 import { fileForm, requestOptionsOf, type UploadFile, type UploadOptions } from './upload.js';
+import type WebSocket from 'ws';
+import { openConsoleWith, openShellWith, type ShellOptions, type SocketOptions } from './sockets.js';
 import { SDK_VERSION } from './version.js';
 import {
   waitForOperation,
@@ -106,6 +108,19 @@ export interface SvcClientCore {
     operationId: string,
     options?: WaitForOperationOptions,
   ): Promise<FinishedOperation>;
+  /**
+   * Attaches to the command console of a workload (`POST .../console/ticket`, then the ticket's
+   * WebSocket on the edge gateway): resolves with the open `ws` socket, whose binary frames carry the
+   * console's bytes both ways (the scrollback arrives first). An upgrade the gateway refuses rejects
+   * with SvcSocketRefused.
+   */
+  openConsole(instanceId: string, resourceId: string, options?: SocketOptions): Promise<WebSocket>;
+  /**
+   * Opens a shell in a workload or machine (`POST .../shell/ticket`, then its `svc-pty-v1` WebSocket,
+   * of `columns` x `rows`): binary frames are the terminal's bytes, text frames ShellControl JSON
+   * (`exit`, `session_end`); resize with resizeShell(). A refused upgrade rejects with SvcSocketRefused.
+   */
+  openShell(instanceId: string, resourceId: string, options?: ShellOptions): Promise<WebSocket>;
 }
 
 export type SvcClient = SvcClientCore & OperationMethods;
@@ -164,6 +179,10 @@ export function createClient(options: ClientOptions): SvcClient {
       paginate(call, operationId, params, pageOptions),
     waitForOperation: (instanceId: string, operationId: string, waitOptions?: WaitForOperationOptions) =>
       waitForOperation(call, instanceId, operationId, waitOptions),
+    openConsole: (instanceId: string, resourceId: string, socketOptions?: SocketOptions) =>
+      openConsoleWith(call, instanceId, resourceId, socketOptions),
+    openShell: (instanceId: string, resourceId: string, shellOptions?: ShellOptions) =>
+      openShellWith(call, instanceId, resourceId, shellOptions),
     actingAs: (userId: string) =>
       createClient({ ...options, headers: { ...options.headers, 'X-Acting-As-User': userId } }),
   } as unknown as SvcClient;

@@ -2,6 +2,15 @@
 export { createClient, DEFAULT_TIMEOUT_MS } from './client.js';
 export type { ClientOptions, SvcClient, SvcClientCore } from './client.js';
 export type { TokenSource } from './auth.js';
+export {
+  openConsoleSocket,
+  openShellSocket,
+  openSocket,
+  PTY_SUBPROTOCOL,
+  resizeShell,
+  SvcSocketRefused,
+} from './sockets.js';
+export type { ShellControl, ShellOptions, SocketOptions } from './sockets.js';
 export { createSessionClient, DEFAULT_REFRESH_AHEAD_MS } from './session.js';
 export type {
   SessionClient,

@@ -7,6 +7,7 @@
 // Elevation (sudo) hands out a new access token of the same session without rotating the refresh
 // token: the client holds it from then on, and every refresh presents the held access token in
 // Authorization, which is how the server carries the elevated window over to the next token.
+import { openConsoleWith, openShellWith, type ShellOptions, type SocketOptions } from './sockets.js';
 import { createClient, type ClientOptions, type SvcClient } from './client.js';
 import { isSvcApiError, isSvcError, type SvcApiError } from './errors.js';
 import type { components } from './generated/api.js';
@@ -377,6 +378,10 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     // Each poll goes through `call` too: a long wait outlives the access token.
     waitForOperation: (instanceId: string, operationId: string, waitOptions?: WaitForOperationOptions) =>
       waitForOperation((id, p, o) => call(id, p, o), instanceId, operationId, waitOptions),
+    openConsole: (instanceId: string, resourceId: string, socketOptions?: SocketOptions) =>
+      openConsoleWith((id, p) => call(id, p), instanceId, resourceId, socketOptions),
+    openShell: (instanceId: string, resourceId: string, shellOptions?: ShellOptions) =>
+      openShellWith((id, p) => call(id, p), instanceId, resourceId, shellOptions),
     ...session,
   } as unknown as SessionClient;
 }

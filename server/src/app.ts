@@ -11,6 +11,8 @@ import { systemClock, type Clock } from './clock.js';
 import type { Deps, Handlers } from './http/handler.js';
 import { getOrCreateSecret, SECRET_NAMES, type PepperName } from './auth/crypto/server-secrets.js';
 import { KeyRing } from './auth/crypto/signing-keys.js';
+import { liveGateways } from './gateway/store.js';
+import { ticketKeyRing } from './gateway/tickets.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { requestLog } from './http/logging.js';
@@ -55,6 +57,7 @@ export function createApp(options: AppOptions): App {
     clock,
     box,
     keys: new KeyRing(sql, clock, box),
+    ticketKeys: ticketKeyRing(sql, clock, box),
     // Each read once per process, on first use, and kept (a failed read is tried again next time).
     pepper: (name = 'refreshSuccessor') => {
       let secret = peppers.get(name);
@@ -97,13 +100,18 @@ export function createApp(options: AppOptions): App {
   app.get('/readyz', async (_req, res) => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        sql`select 1`,
-        new Promise((_resolve, reject) => {
+      // The gateway runs as its own program (gateway/): it is reported, and its absence does not make
+      // the API unready. A gateway counts while its heartbeat (every 5 s) is under 15 s old.
+      const gateways = (await Promise.race([
+        liveGateways(sql, new Date(clock.now().getTime() - 15_000)),
+        new Promise<never>((_resolve, reject) => {
           timer = setTimeout(() => reject(new Error('no answer within 1 s')), READY_TIMEOUT_MS);
         }),
-      ]);
-      res.json({ status: 'ok' });
+      ])) as number;
+      res.json({
+        status: 'ok',
+        gateway: { status: gateways > 0 ? 'ok' : 'unavailable', instances: gateways },
+      });
     } catch {
       res.status(503).set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS)).json({ status: 'database unreachable' });
     } finally {

@@ -24,6 +24,14 @@ export interface Config {
   host: string;
   port: number;
   gatewayPort: number;
+  /** GATEWAY_PUBLIC_URL: where ticket URLs point (default http://{HOST}:{GATEWAY_PORT}), without a trailing slash. */
+  gatewayPublicUrl: string;
+  /** SHELL_IDLE_SECONDS (default 900) and SHELL_MAX_SECONDS (default 28800): the gateway's shell lengths. */
+  shellIdleSeconds: number;
+  shellMaxSeconds: number;
+  /** GATEWAY_MAX_CONNECTIONS_PER_USER / _PER_RESOURCE: open sockets one gateway accepts (defaults 32, 256). */
+  gatewayMaxConnectionsPerUser: number;
+  gatewayMaxConnectionsPerResource: number;
   publicBaseUrl: string;
   databaseUrl: string | null;
   dataDir: string;
@@ -74,6 +82,8 @@ export interface Config {
   portPool: { from: number; to: number };
   /** FIREWALL_RECONCILE_SECONDS: the longest a firewall change takes to reach the edge (default 60). */
   firewallReconcileSeconds: number;
+  /** GATEWAY: whether `npm start` runs the edge gateway as its child process (on) or leaves it to `npm run gateway`. */
+  gateway: boolean;
   /** EDGE: whether `npm start` runs the local edge as its child process (on) or leaves it to `npm run edge`. */
   edge: boolean;
   /** EDGE_ID: the name this edge reports what it applied under (default `local-{HOST}`). */
@@ -141,6 +151,13 @@ export function loadConfig(env: Env = process.env): Config {
   const host = str('HOST', '127.0.0.1');
   const port = int('PORT', 8080, 0, 65535);
   const gatewayPort = int('GATEWAY_PORT', 8081, 0, 65535);
+  const gatewayPublicUrl = (
+    url('GATEWAY_PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`, ['http:', 'https:']) ?? ''
+  ).replace(/\/+$/, '');
+  const shellIdleSeconds = int('SHELL_IDLE_SECONDS', 900, 1, 7 * 24 * 3600);
+  const shellMaxSeconds = int('SHELL_MAX_SECONDS', 28_800, 1, 7 * 24 * 3600);
+  const gatewayMaxConnectionsPerUser = int('GATEWAY_MAX_CONNECTIONS_PER_USER', 32, 1, 100_000);
+  const gatewayMaxConnectionsPerResource = int('GATEWAY_MAX_CONNECTIONS_PER_RESOURCE', 256, 1, 100_000);
   const publicBaseUrl = (url('PUBLIC_BASE_URL', `http://127.0.0.1:${port}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
   const databaseUrl = url('DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const smtpUrl = url('SMTP_URL', null, ['smtp:', 'smtps:']);
@@ -250,6 +267,8 @@ export function loadConfig(env: Env = process.env): Config {
     } else Object.assign(portPool, { from, to });
   }
   const firewallReconcileSeconds = int('FIREWALL_RECONCILE_SECONDS', 60, 1, 3600);
+  const gatewayRaw = str('GATEWAY', 'on').toLowerCase();
+  if (gatewayRaw !== 'on' && gatewayRaw !== 'off') problems.push(`GATEWAY must be on or off, got "${gatewayRaw}"`);
   const edgeRaw = str('EDGE', 'on').toLowerCase();
   if (edgeRaw !== 'on' && edgeRaw !== 'off') problems.push(`EDGE must be on or off, got "${edgeRaw}"`);
   const edgeId = str('EDGE_ID', `local-${host}`);
@@ -262,6 +281,11 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port,
     gatewayPort,
+    gatewayPublicUrl,
+    shellIdleSeconds,
+    shellMaxSeconds,
+    gatewayMaxConnectionsPerUser,
+    gatewayMaxConnectionsPerResource,
     publicBaseUrl,
     databaseUrl,
     dataDir: resolve(str('DATA_DIR', './.data')),
@@ -294,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
     oauthRedirectAllowlist,
     portPool,
     firewallReconcileSeconds,
+    gateway: gatewayRaw !== 'off',
     edge: edgeRaw !== 'off',
     edgeId,
   };

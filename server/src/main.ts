@@ -15,6 +15,7 @@ import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
 import { startEdgeChild } from './edge/child.js';
+import { startGatewayChild } from './gateway/child.js';
 import { startWorker } from './jobs/worker.js';
 import { TASKS } from './tasks.js';
 import { secretBoxFor } from './secrets/key-file.js';
@@ -76,6 +77,8 @@ async function main(): Promise<void> {
   if (worker) lifecycle.onStop('job worker', () => worker.stop(), 30_000);
   const edge = config.edge ? startEdgeChild(databaseUrl, log) : null;
   if (edge) lifecycle.onStop('edge', () => edge.stop(), 10_000);
+  const gateway = config.gateway ? startGatewayChild(databaseUrl, log) : null;
+  if (gateway) lifecycle.onStop('gateway', () => gateway.stop(), 10_000);
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -86,7 +89,8 @@ async function main(): Promise<void> {
     `control plane listening\n  API   ${base}/api/v2\n  docs  ${base}/docs\n  spec  ${base}/api/v2/openapi.json\n` +
       `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
       `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n` +
-      `  edge  ${edge ? `a child process forwarding ports ${config.portPool.from}-${config.portPool.to} on ${config.host}` : 'EDGE=off: run npm run edge'}\n`,
+      `  edge  ${edge ? `a child process forwarding ports ${config.portPool.from}-${config.portPool.to} on ${config.host}` : 'EDGE=off: run npm run edge'}\n` +
+      `  gateway ${gateway ? `${config.gatewayPublicUrl}, a child process (consoles, shells)` : 'GATEWAY=off: run npm run gateway'}\n`,
   );
 }
 

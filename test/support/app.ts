@@ -20,6 +20,7 @@ import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
 import { createSubstrate } from '../../server/src/substrate/index.js';
 import { secretBoxFor } from '../../server/src/secrets/key-file.js';
 import { SecretBox } from '../../server/src/secrets/secret-box.js';
+import { createGateway, type Gateway } from '../../server/src/gateway/server.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
 
 /** A box with a key of its own, for tests that build parts without an app. */
@@ -68,6 +69,8 @@ export interface TestApp {
   /** The worker's substrate (this app's own directory under DATA_DIR/substrate), null with WORKER=off. */
   substrate: SubstrateDriver | null;
   substrateDir: string;
+  /** The edge gateway on its own loopback port (with `gateway: true`), on this app's substrate and clock. */
+  gateway: Gateway | null;
   close(): Promise<void>;
 }
 
@@ -107,12 +110,14 @@ export async function startTestApp(
      * app mails open the app itself, as on the embedded default.
      */
     ownBaseUrl?: boolean;
+    /** Start the edge gateway too (its own HTTP server; ticket URLs point at it). */
+    gateway?: boolean;
   } = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const url = options.databaseUrl ?? db!.url;
   const port = options.ownBaseUrl ? await freePort() : 0;
-  const config = loadConfig({
+  const env = {
     ...(options.ownBaseUrl ? { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {}),
     NODE_ENV: 'test',
     DATA_DIR: join(process.cwd(), '.tmp', 'test-data'),
@@ -122,7 +127,8 @@ export async function startTestApp(
     // wait longer than 5 s for one of its 5 connections (test/faults sets its own).
     DB_TIMEOUT_MS: '30000',
     ...options.env,
-  });
+  };
+  let config = loadConfig(env);
   // The pools main.ts makes, with the same bounded waits.
   const sql = connect(url, { max: 5, timeoutMs: config.dbTimeoutMs });
   const logs: Record<string, unknown>[] = [];
@@ -134,6 +140,26 @@ export async function startTestApp(
   });
   const clock = options.clock ?? new TestClock();
   const box = secretBoxFor(config);
+  const substrateDir = join(config.dataDir, 'substrate', randomUUID());
+  const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
+  let gateway: Gateway | null = null;
+  let gatewaySql: Sql | null = null;
+  if (options.gateway) {
+    gatewaySql = connect(url, { max: 3, timeoutMs: config.dbTimeoutMs });
+    gateway = createGateway({
+      sql: gatewaySql,
+      config,
+      log: createLogger(config.logLevel, sink),
+      clock,
+      box,
+      substrate: substrate ?? createSubstrate(config.substrate, { dataDir: substrateDir }),
+    });
+    gateway.server.listen(0, '127.0.0.1');
+    await once(gateway.server, 'listening');
+    const gatewayUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
+    config = loadConfig({ ...env, GATEWAY_PUBLIC_URL: gatewayUrl });
+    await gateway.start(gatewayUrl);
+  }
   const app = createApp({
     sql,
     config,
@@ -144,8 +170,6 @@ export async function startTestApp(
     contract: options.contract,
   });
   const workerSql = config.worker ? connect(url, { max: 3, timeoutMs: config.dbTimeoutMs, statementTimeoutMs: 60_000 }) : null;
-  const substrateDir = join(config.dataDir, 'substrate', randomUUID());
-  const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
   const worker = workerSql
     ? await startWorker({
         sql: workerSql,
@@ -178,9 +202,12 @@ export async function startTestApp(
     worker,
     substrate,
     substrateDir,
+    gateway,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
+      await gateway?.close();
+      await gatewaySql?.end({ timeout: 1 });
       await app.docsReady;
       await worker?.stop();
       await rm(substrateDir, { recursive: true, force: true });

@@ -29,9 +29,13 @@
 //                               (run-services.ts)
 //   power start | stop | restart ID   the action is the command's word (serviceInstancePower); an
 //                               Idempotency-Key always; --wait follows the operation (run-services.ts)
-//   backups create ID RESOURCE_ID   an Idempotency-Key always; --name; --wait follows the operation
-//   backups restore ID RESOURCE_ID BACKUP_ID   asks y/N on a terminal unless --yes (required without
+//   backups create SERVICE_ID RESOURCE_ID   an Idempotency-Key always; --name; --wait follows the operation
+//   backups restore SERVICE_ID RESOURCE_ID BACKUP_ID   asks y/N on a terminal unless --yes (required without
 //                               one); an Idempotency-Key always; --wait shows the restore's phases
+//   console SERVICE_ID RESOURCE_ID attaches the terminal to the workload's console through the gateway (raw
+//                               mode, Ctrl-] leaves); --ticket prints the ticket (run-console.ts)
+//   shell SERVICE_ID RESOURCE_ID   a shell on a PTY of the terminal's size, resized on SIGWINCH, exiting with
+//                               the shell's code; --container, --ticket (run-console.ts)
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -57,6 +61,7 @@ import type * as RunMe from '../run-me.js';
 import type * as RunOrgs from '../run-orgs.js';
 import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
+import type * as RunConsole from '../run-console.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -93,6 +98,7 @@ const me = () => import('../run-me.js');
 const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
+const consoles = () => import('../run-console.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -647,35 +653,35 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   serviceInstancePower: {
-    term: (word) => `${word} [options] <id>`,
+    term: (word) => `${word} [options] <SERVICE_ID>`,
     runnable: powerCommand('start', 'Start a service'),
     beside: {
       stop: {
         summary: 'Stop a service',
-        term: (word) => `${word} [options] <id>`,
+        term: (word) => `${word} [options] <SERVICE_ID>`,
         runnable: powerCommand('stop', 'Stop a service'),
       },
       restart: {
         summary: 'Restart a service',
-        term: (word) => `${word} [options] <id>`,
+        term: (word) => `${word} [options] <SERVICE_ID>`,
         runnable: powerCommand('restart', 'Restart a service'),
       },
     },
   },
 
   backupCreate: {
-    term: (word) => `${word} [options] <id> <resource_id>`,
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
     runnable: command<typeof RunServices>(
       [
-        'Backs up the volume RESOURCE_ID of the service ID (see svcctl resources list ID) while the service keeps running. The backup is listed at once as creating, then ready (svcctl backups list ID RESOURCE_ID).',
+        'Backs up the volume RESOURCE_ID of the service SERVICE_ID (see svcctl resources list SERVICE_ID) while the service keeps running. The backup is listed at once as creating, then ready (svcctl backups list SERVICE_ID RESOURCE_ID).',
         '',
         `Prints the accepted answer (backup, operation_id). ${WAIT_OUTPUT}`,
         '',
         'Each run sends an Idempotency-Key (a new one unless --idempotency-key gives it). At the ceiling of 5 backups, exit 6 (quota-exceeded): delete one first.',
       ].join('\n'),
       [
-        { name: 'id', required: true, description: "the service instance's id (uuid)" },
-        { name: 'resource_id', required: true, description: "the volume's resource id (uuid)" },
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the volume's resource id (uuid)" },
       ],
       [
         option('--name', "the backup's name (default backup-YYYYMMDD-HHMMSS, UTC)", { value: '<name>' }),
@@ -688,7 +694,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   },
 
   backupRestore: {
-    term: (word) => `${word} [options] <id> <resource_id> <backup_id>`,
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> <BACKUP_ID>`,
     runnable: command<typeof RunServices>(
       [
         "Puts the volume RESOURCE_ID back as it was when BACKUP_ID was made, replacing everything on it: the service's machines and workloads are stopped, the data reverted, and what ran is started again. Irreversible.",
@@ -698,9 +704,9 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         `Prints the accepted answer (backup, operation_id). ${WAIT_OUTPUT} The phase shown is the restore's: stopping, reverting (with the bytes done), starting.`,
       ].join('\n'),
       [
-        { name: 'id', required: true, description: "the service instance's id (uuid)" },
-        { name: 'resource_id', required: true, description: "the volume's resource id (uuid)" },
-        { name: 'backup_id', required: true, description: "the backup's id (uuid)" },
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the volume's resource id (uuid)" },
+        { name: 'BACKUP_ID', required: true, description: "the backup's id (uuid)" },
       ],
       [
         option('--yes', 'confirm that everything on the volume is replaced, without being asked'),
@@ -709,6 +715,49 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       ],
       services,
       (m, _op, input) => m.runBackupRestore(input),
+    ),
+  },
+
+  consoleTicketCreate: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
+    runnable: command<typeof RunConsole>(
+      [
+        "Attaches this terminal to the command console of the workload RESOURCE_ID (see svcctl resources list SERVICE_ID), like telnet: what you type goes to the program's stdin, its output comes back, shared with everyone else attached. The last 64 KiB of output come first. On a terminal it runs in raw mode and Ctrl-] leaves; without one, stdin is sent as it comes and the command leaves a second after stdin ends (echo list | svcctl console SERVICE_ID RESOURCE_ID).",
+        '',
+        '--ticket prints the single-use ticket ({expires_at, url}) instead of attaching: open url as a WebSocket within 60 seconds.',
+        '',
+        'Exits 0 when you leave or the console ends, 4 when your access to it ended meanwhile.',
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the workload's resource id (uuid)" },
+      ],
+      [option('--ticket', 'print the ticket instead of attaching')],
+      consoles,
+      (m, _op, input) => m.runConsole(input),
+    ),
+  },
+
+  shellTicketCreate: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
+    runnable: command<typeof RunConsole>(
+      [
+        'Opens a shell in the workload or machine RESOURCE_ID (see svcctl resources list SERVICE_ID), confined to it: its volume is the root directory, nothing of the host is visible. On a terminal it runs in raw mode at the terminal\'s size and follows its resizes (SIGWINCH); leave with exit (or Ctrl-D). Without a terminal, stdin is sent as it comes (echo "ls /" | svcctl shell SERVICE_ID RESOURCE_ID).',
+        '',
+        '--ticket prints the single-use ticket ({container, expires_at, shells, url}) instead: open url with &columns=C&rows=R appended, subprotocol svc-pty-v1, within 10 seconds.',
+        '',
+        "Exits with the shell's exit code; 4 when your access to it ended meanwhile.",
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the workload's or machine's resource id (uuid)" },
+      ],
+      [
+        option('--container', "the container (default the workload's)", { value: '<name>' }),
+        option('--ticket', 'print the ticket instead of opening the shell'),
+      ],
+      consoles,
+      (m, _op, input) => m.runShell(input),
     ),
   },
 

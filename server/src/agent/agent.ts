@@ -8,6 +8,7 @@ import { readIfPresent } from '../substrate/local/atomic-file.js';
 import { readImageFile } from '../substrate/local/images.js';
 import { layoutOfUnitDir, UNIT_FILES } from '../substrate/local/layout.js';
 import { runsWithArg, waitUntil } from '../substrate/local/proc.js';
+import { startConsoleHub, type ConsoleHub } from './console.js';
 import { decide } from './contract.js';
 import { agentLog, type AgentLog } from './log.js';
 import { loadState, writeApplied, writeStatus } from './state.js';
@@ -88,10 +89,13 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
   if (lastText === null) await report();
 
   let workload: Workload | null = null;
+  let hub: ConsoleHub | null = null;
   if (unit.command) {
     const workloadPid = join(unitDir, UNIT_FILES.workloadPid);
     await endOrphan(workloadPid, log);
+    hub = await startConsoleHub(unitDir);
     workload = superviseWorkload({
+      console: hub,
       command: unit.command,
       cwd: volumeDir,
       env: () => workloadEnv(unit, state.applied, volumeDir),
@@ -116,6 +120,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
       watch.close();
       await workload?.stop().catch(() => undefined);
       await ssh?.close().catch(() => undefined);
+      await hub?.close().catch(() => undefined);
       done();
     })());
   const watch = watchUnitDir(unitDir, UNIT_FILES.signal, {

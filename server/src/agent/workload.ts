@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { readIfPresent, writeJsonAtomic } from '../substrate/local/atomic-file.js';
 import { processGroup, signal, signalGroup, waitUntil } from '../substrate/local/proc.js';
+import type { ConsoleHub } from './console.js';
 import type { AgentLog } from './log.js';
 
 /** A run this long counts as healthy: the next exit starts the backoff over. */
@@ -20,6 +21,8 @@ export interface WorkloadOptions {
   /** Where the running process is recorded (workload.pid). */
   pidFile: string;
   log: AgentLog;
+  /** The command console: stdin and stdout/stderr go through it (without one they are the agent's log). */
+  console?: ConsoleHub;
   /** Restart delays: doubling from firstMs up to maxMs. */
   backoff?: { firstMs: number; maxMs: number };
 }
@@ -34,7 +37,7 @@ interface PidRecord {
 }
 
 export function superviseWorkload(options: WorkloadOptions): Workload {
-  const { command, cwd, env, pidFile, log, backoff = BACKOFF } = options;
+  const { command, cwd, env, pidFile, log, backoff = BACKOFF, console: hub } = options;
   let child: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();
   let restart: NodeJS.Timeout | null = null;
@@ -50,9 +53,20 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
     const proc = spawn(command[0]!, command.slice(1), {
       cwd,
       env: env(),
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: hub ? ['pipe', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
     });
     child = proc;
+    if (hub) {
+      // Output waits while a viewer is full, so a fast printer goes at the pace of its viewers.
+      for (const out of [proc.stdout!, proc.stderr!]) {
+        out.on('data', (chunk: Buffer) => {
+          hub.output(chunk);
+          if (hub.paused) out.pause();
+        });
+        out.on('error', () => undefined);
+      }
+      hub.attachInput(proc.stdin);
+    }
     let done!: () => void;
     exited = new Promise((resolve) => (done = resolve));
     let ended = false;
@@ -60,6 +74,7 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
       if (ended) return;
       ended = true;
       child = null;
+      if (hub) hub.attachInput(null);
       done();
       if (stopping) return;
       if (Date.now() - startedAt >= HEALTHY_MS) failures = 0;
@@ -77,6 +92,10 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
     }
   }
 
+  hub?.onResume(() => {
+    child?.stdout?.resume();
+    child?.stderr?.resume();
+  });
   launch();
   return {
     async stop() {

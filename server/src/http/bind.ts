@@ -26,6 +26,7 @@ class HttpContext implements RequestContext {
   readonly clock: Deps['clock'];
   readonly log: Deps['log'];
   readonly keys: Deps['keys'];
+  readonly ticketKeys: Deps['ticketKeys'];
   readonly pepper: Deps['pepper'];
   readonly box: Deps['box'];
   readonly requestId: string;
@@ -40,6 +41,7 @@ class HttpContext implements RequestContext {
     this.clock = deps.clock;
     this.log = deps.log;
     this.keys = deps.keys;
+    this.ticketKeys = deps.ticketKeys;
     this.pepper = deps.pepper;
     this.box = deps.box;
     this.requestId = requestId;

@@ -20,6 +20,8 @@ export interface Deps {
   log: Logger;
   /** Access-token signing keys, shared by every API process through the database. */
   keys: KeyRing;
+  /** Keys signing the edge gateway's tickets (gateway/tickets.ts), shared through the database too. */
+  ticketKeys: KeyRing;
   /** A server pepper for keyed digests, shared through the database (auth/crypto/server-secrets.ts). */
   pepper: (name?: PepperName) => Promise<Buffer>;
   /** Seals and opens secrets kept at rest (ENCRYPTION_KEY). */

@@ -10,6 +10,7 @@ import type { Db } from '../db/client.js';
 import type { TaskContext } from '../jobs/context.js';
 import type { ConvergePayload } from '../jobs/payloads.js';
 import type { UnitSpec } from '../substrate/driver.js';
+import { workloadCommand } from '../workloads/command.js';
 import { writeContract, type Draining } from './contract.js';
 
 interface ResourceRow {
@@ -25,11 +26,11 @@ interface ResourceRow {
 /** Unit statuses a converge acts on: not one an operation is changing, nor a failed one. */
 const CONVERGED = ['running', 'stopped'];
 
-export const specOf = (u: ResourceRow): UnitSpec => ({
+export const specOf = (u: ResourceRow, workloadProgram: string | null): UnitSpec => ({
   id: u.id,
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
   volumeId: u.volume_id!,
-  command: null,
+  command: u.kind === 'virtual_machine' ? null : workloadCommand(workloadProgram),
   address: u.address,
 });
 
@@ -38,9 +39,16 @@ export const specOf = (u: ResourceRow): UnitSpec => ({
 export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<number> {
   return ctx.sql.begin(async (tx) => {
     const [service] = await tx<
-      { id: string; slug: string; status: string; product_kind: string; busy: boolean }[]
+      {
+        id: string;
+        slug: string;
+        status: string;
+        product_kind: string;
+        workload_program: string | null;
+        busy: boolean;
+      }[]
     >`
-      select s.id, s.slug, s.status, cp.kind as product_kind,
+      select s.id, s.slug, s.status, cp.kind as product_kind, cp.workload_program,
              exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
       from service_instances s join catalog_products cp on cp.id = s.product_id
       where s.id = ${payload.service_instance_id}
@@ -65,7 +73,7 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
       const { state } = await ctx.substrate.unitStatus(unit.id);
       if (shouldRun && state !== 'running') {
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
-        await ctx.substrate.startUnit(specOf(unit));
+        await ctx.substrate.startUnit(specOf(unit, service.workload_program));
         changed += 1;
       } else if (!shouldRun && state === 'running') {
         await contract(unit, 'stop');

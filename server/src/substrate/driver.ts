@@ -2,6 +2,7 @@
 // records intent in PostgreSQL and calls a driver from its jobs; it never touches machines itself.
 // Every call is idempotent: a job that died half way runs again and converges instead of doing the
 // work twice. The interface speaks the platform's nouns, never a driver's.
+import type { Duplex } from 'node:stream';
 import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
 
 export type DriverName = 'local' | 'kubernetes';
@@ -9,8 +10,13 @@ export type DriverName = 'local' | 'kubernetes';
 /** What a driver can do; routes of a missing feature answer what the seeds say for it. */
 export interface SubstrateCapabilities {
   snapshots: boolean;
+  /** An edge gateway runs beside this substrate (consoles, shells, screens through tickets). */
   gateway: boolean;
-  framebuffer: boolean;
+  /**
+   * How a machine's screen is shown: `xvnc` a real X server (Debian's tigervnc-standalone-server), `text`
+   * the gateway's own RFB server drawing the machine's text console, false none (the screen routes 404).
+   */
+  framebuffer: false | 'xvnc' | 'text';
 }
 
 export interface VolumeSpec {
@@ -33,6 +39,12 @@ export interface UnitSpec {
    * loopback address, handed to the program as SVC_BIND_ADDRESS); null: the host's.
    */
   address?: string | null;
+}
+
+export interface ShellCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
 }
 
 export interface UnitSignalError {
@@ -126,6 +138,19 @@ export interface SubstrateDriver {
   restoreSnapshot(snapshot: SnapshotRef, expected: SnapshotInfo, options?: TransferOptions): Promise<void>;
   /** Removes the snapshot; absent is fine. */
   deleteSnapshot(snapshot: SnapshotRef): Promise<void>;
+
+  /**
+   * The workload's command console: a stream of its output (the scrollback first) that takes its input;
+   * null when the unit runs no program or is not running. Every caller shares the one session.
+   */
+  openConsole(unitId: string): Promise<Duplex | null>;
+  /** The shells the units' images offer, in the order they are tried (empty: no shell). */
+  offeredShells(): string[];
+  /**
+   * How to run the first of `shells` the image offers confined to the running unit (its files as the root
+   * directory, nothing of the host), for the gateway to start on a PTY; null when the unit does not run.
+   */
+  shellCommand(unitId: string, shells: readonly string[]): Promise<ShellCommand | null>;
 
   /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
   writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;

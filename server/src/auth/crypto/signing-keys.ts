@@ -16,6 +16,7 @@ import {
   findSigningKey,
   insertSigningKey,
   lockSigningKeyCreation,
+  type KeyTable,
   type SigningKeyRow,
 } from './store.js';
 
@@ -31,6 +32,8 @@ export interface KeyRingOptions {
    * key deleted by hand (compromise) stops verifying everywhere within this time.
    */
   cacheTtlSeconds: number;
+  /** Where the keys live: access-token keys, or the edge gateway's ticket keys (never each other's). */
+  table: KeyTable;
 }
 
 export const DEFAULT_KEY_RING_OPTIONS: Readonly<KeyRingOptions> = {
@@ -38,6 +41,7 @@ export const DEFAULT_KEY_RING_OPTIONS: Readonly<KeyRingOptions> = {
   maxTokenTtlSeconds: 60 * 60,
   rotateAfterSeconds: 30 * 24 * 60 * 60,
   cacheTtlSeconds: 60,
+  table: 'signing_keys',
 };
 
 export const SIGNING_ALG = 'EdDSA';
@@ -119,19 +123,19 @@ export class KeyRing {
 
   /** Deletes keys past expires_at (they verify nothing any more); returns how many. */
   async deleteExpiredKeys(now: Date = this.clock.now()): Promise<number> {
-    return deleteExpiredSigningKeys(this.sql, now);
+    return deleteExpiredSigningKeys(this.sql, now, this.options.table);
   }
 
   async #loadSigningKey(now: Date): Promise<SigningKey> {
     const row =
-      (await findCurrentSigningKey(this.sql, now)) ??
+      (await findCurrentSigningKey(this.sql, now, this.options.table)) ??
       (await this.sql.begin(async (tx) => {
-        await lockSigningKeyCreation(tx);
+        await lockSigningKeyCreation(tx, this.options.table);
         // Read again under the lock: a process that held it before us may have made the key.
-        const existing = await findCurrentSigningKey(tx, now);
+        const existing = await findCurrentSigningKey(tx, now, this.options.table);
         if (existing) return existing;
         const created = await newSigningKeyRow(now, this.options, this.box);
-        await insertSigningKey(tx, created);
+        await insertSigningKey(tx, created, this.options.table);
         return created;
       }));
     const key: SigningKey = {
@@ -144,7 +148,7 @@ export class KeyRing {
   }
 
   async #loadVerificationKey(kid: string, now: Date): Promise<VerificationKey | null> {
-    const row = await findSigningKey(this.sql, kid);
+    const row = await findSigningKey(this.sql, kid, this.options.table);
     if (!row) {
       this.#verifying.delete(kid);
       return null;

@@ -6,6 +6,10 @@ import type { Db } from '../../db/client.js';
 // Serialises signing-key creation across processes (pg_advisory_xact_lock). An arbitrary constant of
 // this application, distinct from the migration lock (db/migrate.ts).
 const SIGNING_KEY_LOCK = 7_315_004_001;
+const TICKET_KEY_LOCK = 7_315_020_001;
+
+/** signing_keys sign access tokens; ticket_signing_keys the edge gateway's tickets (migration 0020). */
+export type KeyTable = 'signing_keys' | 'ticket_signing_keys';
 
 // --- server_secrets -------------------------------------------------------------------------------
 
@@ -37,9 +41,13 @@ export interface SigningKeyRow {
  * The newest key that may still sign at `now`. No lower bound on created_at: a key made by a process
  * whose clock runs ahead must still be found, or this process would make a second one.
  */
-export async function findCurrentSigningKey(db: Db, now: Date): Promise<SigningKeyRow | undefined> {
+export async function findCurrentSigningKey(
+  db: Db,
+  now: Date,
+  table: KeyTable = 'signing_keys',
+): Promise<SigningKeyRow | undefined> {
   const [row]: [SigningKeyRow?] = await db`
-    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from signing_keys
+    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from ${db(table)}
     where retire_after > ${now}
     order by created_at desc, kid
     limit 1`;
@@ -47,28 +55,40 @@ export async function findCurrentSigningKey(db: Db, now: Date): Promise<SigningK
 }
 
 /** A key by kid, whatever its age: the caller decides whether it still verifies. */
-export async function findSigningKey(db: Db, kid: string): Promise<SigningKeyRow | undefined> {
+export async function findSigningKey(
+  db: Db,
+  kid: string,
+  table: KeyTable = 'signing_keys',
+): Promise<SigningKeyRow | undefined> {
   const [row]: [SigningKeyRow?] = await db`
-    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from signing_keys
+    select kid, alg, public_jwk, private_jwk, private_jwk_sealed, created_at, retire_after, expires_at from ${db(table)}
     where kid = ${kid}`;
   return row;
 }
 
-export async function insertSigningKey(db: Db, row: SigningKeyRow): Promise<void> {
+export async function insertSigningKey(
+  db: Db,
+  row: SigningKeyRow,
+  table: KeyTable = 'signing_keys',
+): Promise<void> {
   await db`
-    insert into signing_keys (kid, alg, public_jwk, private_jwk_sealed, created_at, retire_after, expires_at)
+    insert into ${db(table)} (kid, alg, public_jwk, private_jwk_sealed, created_at, retire_after, expires_at)
     values (${row.kid}, ${row.alg}, ${db.json(row.public_jwk as JSONValue)}, ${row.private_jwk_sealed},
       ${row.created_at}, ${row.retire_after}, ${row.expires_at})`;
 }
 
 /** Within a transaction: waits until no other process is creating a signing key. */
-export async function lockSigningKeyCreation(db: Db): Promise<void> {
-  await db`select pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`;
+export async function lockSigningKeyCreation(db: Db, table: KeyTable = 'signing_keys'): Promise<void> {
+  await db`select pg_advisory_xact_lock(${table === 'signing_keys' ? SIGNING_KEY_LOCK : TICKET_KEY_LOCK})`;
 }
 
 /** Removes keys that no longer verify anything; returns how many went. */
-export async function deleteExpiredSigningKeys(db: Db, now: Date): Promise<number> {
-  const rows = await db`delete from signing_keys where expires_at <= ${now} returning kid`;
+export async function deleteExpiredSigningKeys(
+  db: Db,
+  now: Date,
+  table: KeyTable = 'signing_keys',
+): Promise<number> {
+  const rows = await db`delete from ${db(table)} where expires_at <= ${now} returning kid`;
   return rows.length;
 }
 

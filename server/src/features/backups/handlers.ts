@@ -10,7 +10,7 @@ import { enqueue } from '../../jobs/queue.js';
 import { startOperation } from '../../operations/engine.js';
 import type { BackupOperationInput } from '../../operations/kinds/backup.js';
 import { idempotent } from '../../operations/idempotency.js';
-import { substrateCapabilities } from '../../substrate/index.js';
+import { substrateCapabilities } from '../../substrate/capabilities.js';
 import { findProduct } from '../catalog/store.js';
 import { requireService, serviceable, serviceNotFound } from '../services/access.js';
 import { findResource, type ResourceRow, type ServiceAccessRow } from '../services/store.js';

@@ -13,6 +13,8 @@ import type { OperationRow } from '../store.js';
 export interface PowerState {
   service: { id: string; slug: string };
   productKind: string;
+  /** The catalog's workload_program (what a workload runs; null for a VPS). */
+  workloadProgram: string | null;
   units: (ContractSubject['unit'] & {
     kind: 'virtual_machine' | 'workload' | 'volume';
     volume_id: string | null;
@@ -22,8 +24,10 @@ export interface PowerState {
 }
 
 export async function loadPowerState(ctx: TaskContext, op: OperationRow): Promise<PowerState> {
-  const [service] = await ctx.sql<{ id: string; slug: string; product_kind: string }[]>`
-    select s.id, s.slug, cp.kind as product_kind
+  const [service] = await ctx.sql<
+    { id: string; slug: string; product_kind: string; workload_program: string | null }[]
+  >`
+    select s.id, s.slug, cp.kind as product_kind, cp.workload_program
     from service_instances s join catalog_products cp on cp.id = s.product_id
     where s.id = ${op.service_instance_id}`;
   if (!service) throw new Error(`operation ${op.id}: its service is gone`);
@@ -31,7 +35,12 @@ export async function loadPowerState(ctx: TaskContext, op: OperationRow): Promis
     select id, kind, volume_id, status, unit_key, public_endpoints, host(address) as address from service_resources
     where service_instance_id = ${service.id} and deleted_at is null and kind in ('virtual_machine', 'workload')
     order by created_at, id`;
-  return { service: { id: service.id, slug: service.slug }, productKind: service.product_kind, units };
+  return {
+    service: { id: service.id, slug: service.slug },
+    productKind: service.product_kind,
+    workloadProgram: service.workload_program,
+    units,
+  };
 }
 
 const subjectOf = (s: PowerState, unit: PowerState['units'][number]): ContractSubject => ({
@@ -61,7 +70,7 @@ export async function stopUnits(s: PowerState, ctx: TaskContext): Promise<void> 
 export async function startUnits(s: PowerState, ctx: TaskContext): Promise<void> {
   for (const unit of s.units) {
     const generation = await writeContract(ctx, subjectOf(s, unit), false);
-    await ctx.substrate.startUnit(specOf(unit));
+    await ctx.substrate.startUnit(specOf(unit, s.workloadProgram));
     await awaitAcknowledgement(ctx, unit.id, generation);
     await setStatus(ctx, unit.id, 'running');
   }

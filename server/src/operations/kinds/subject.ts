@@ -2,11 +2,14 @@
 import type { TaskContext } from '../../jobs/context.js';
 import type { ResourceRow } from '../../features/services/store.js';
 import type { UnitSpec } from '../../substrate/driver.js';
+import { workloadCommand } from '../../workloads/command.js';
 import type { OperationRow } from '../store.js';
 
 export interface ServiceSubject {
   service: { id: string; slug: string; status: string; subscription_status: string };
   productKind: string;
+  /** The catalog's workload_program of the product (null: none, as for a VPS). */
+  workloadProgram: string | null;
   /** The machine or workload (the primary resource the operation names). */
   unit: ResourceRow;
   /** The volume it runs on. */
@@ -14,8 +17,11 @@ export interface ServiceSubject {
 }
 
 export async function loadSubject(ctx: TaskContext, op: OperationRow): Promise<ServiceSubject> {
-  const [service] = await ctx.sql<(ServiceSubject['service'] & { product_kind: string })[]>`
-    select s.id, s.slug, s.status, sub.status as subscription_status, cp.kind as product_kind
+  const [service] = await ctx.sql<
+    (ServiceSubject['service'] & { product_kind: string; workload_program: string | null })[]
+  >`
+    select s.id, s.slug, s.status, sub.status as subscription_status, cp.kind as product_kind,
+           cp.workload_program
     from service_instances s
     join subscriptions sub on sub.id = s.subscription_id
     join catalog_products cp on cp.id = s.product_id
@@ -28,16 +34,17 @@ export async function loadSubject(ctx: TaskContext, op: OperationRow): Promise<S
   const unit = resources.find((r) => r.id === op.resource_id);
   const volume = resources.find((r) => r.id === unit?.volume_id);
   if (!unit || !volume) throw new Error(`operation ${op.id}: its resource or volume is gone`);
-  const { product_kind: productKind, ...rest } = service;
-  return { service: rest, productKind, unit, volume };
+  const { product_kind: productKind, workload_program: workloadProgram, ...rest } = service;
+  return { service: rest, productKind, workloadProgram, unit, volume };
 }
 
 export function unitSpecOf(subject: ServiceSubject): UnitSpec {
+  const machine = subject.unit.kind === 'virtual_machine';
   return {
     id: subject.unit.id,
-    kind: subject.unit.kind === 'virtual_machine' ? 'machine' : 'workload',
+    kind: machine ? 'machine' : 'workload',
     volumeId: subject.volume.id,
-    command: null,
+    command: machine ? null : workloadCommand(subject.workloadProgram),
     address: subject.unit.address,
   };
 }

@@ -1,19 +1,17 @@
 // The local substrate (SUBSTRATE=local): everything on this machine, no root needed. Volumes are
 // directories, machines and workloads are agent processes, images are small root filesystems. It is
 // real, not a mock: units outlive the control plane and are adopted by the next one.
-import type { SubstrateCapabilities, SubstrateDriver } from '../driver.js';
+import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
+import { localCapabilities } from './capabilities.js';
+import { openConsole } from './console.js';
+import { offeredShells, shellCommand } from './shell.js';
+import { readUnit } from '../../agent/unit.js';
 import { installedImage, installImage } from './images.js';
 import { localLayout } from './layout.js';
 import { createSnapshot, deleteSnapshot, restoreSnapshot } from './snapshots.js';
 import { localUnits, type DriverLog } from './units.js';
 import { deleteVolume, ensureVolume, wipeVolume } from './volumes.js';
-
-export const LOCAL_CAPABILITIES: SubstrateCapabilities = {
-  snapshots: true,
-  gateway: false,
-  framebuffer: false,
-};
 
 export interface LocalDriverOptions {
   /** DATA_DIR: volumes/ and units/ live under it. */
@@ -32,8 +30,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
   const units = localUnits(layout, options.log);
   return {
     name: 'local',
-    // TODO(gateway, framebuffer): each arrives with the issue that builds it.
-    capabilities: () => LOCAL_CAPABILITIES,
+    capabilities: localCapabilities,
 
     ensureVolume: (volume) => ensureVolume(layout, volume),
     deleteVolume: (volumeId) => deleteVolume(layout, volumeId),
@@ -52,6 +49,13 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     stopUnit: (unitId) => units.stop(unitId),
     deleteUnit: (unitId) => units.delete(unitId),
     unitStatus: (unitId) => units.status(unitId),
+    openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
+    offeredShells,
+    shellCommand: async (unitId, shells) => {
+      if ((await units.status(unitId)).state !== 'running') return null;
+      const unit = await readUnit(layout.unitDir(unitId));
+      return shellCommand(layout, unit, shells);
+    },
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 

@@ -8,7 +8,7 @@
 //                          unit-signal.json  the contract (UnitSignal spec), written by the platform
 //                          status.json    the agent's acknowledgement (AgentStatus)
 //                          applied/       what the agent last accepted: contract.json, public-endpoints.json
-//                          agent.pid, agent.log, workload.pid
+//                          agent.pid, agent.log, workload.pid, console.json
 import { join, resolve } from 'node:path';
 import type { UnitSignalError } from '../driver.js';
 
@@ -20,6 +20,8 @@ export const UNIT_FILES = {
   agentLog: 'agent.log',
   /** The workload process and its process group, so a successor agent can end an orphan. */
   workloadPid: 'workload.pid',
+  /** Where the workload's console is reached (agent/console.ts), mode 0600. */
+  console: 'console.json',
   appliedDir: 'applied',
   appliedContract: join('applied', 'contract.json'),
   appliedEndpoints: join('applied', 'public-endpoints.json'),

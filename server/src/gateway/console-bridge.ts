@@ -1,0 +1,37 @@
+// A viewer's socket on the workload's command console (DECISIONS.md §6): binary frames carry the console's
+// bytes both ways, text frames are dropped. The stream from the substrate starts with the scrollback (the
+// agent keeps it, so every viewer of every gateway sees the same session).
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
+import { CLOSE } from './close-codes.js';
+
+/** Output waits while this much is queued for the viewer, and goes on below the low mark. */
+const HIGH_WATER = 1024 * 1024;
+const LOW_WATER = 256 * 1024;
+
+export function bridgeConsole(ws: WebSocket, stream: Duplex): void {
+  let paused = false;
+  const sent = () => {
+    if (paused && ws.bufferedAmount < LOW_WATER) {
+      paused = false;
+      stream.resume();
+    }
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    ws.send(chunk, { binary: true }, sent);
+    if (!paused && ws.bufferedAmount > HIGH_WATER) {
+      paused = true;
+      stream.pause();
+    }
+  });
+  stream.on('error', () => undefined);
+  stream.once('close', () => {
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE.ended, 'console ended');
+  });
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    // Seed: "non-binary frames are dropped".
+    if (isBinary && !stream.destroyed) stream.write(data);
+  });
+  ws.once('close', () => stream.destroy());
+}

@@ -1,0 +1,24 @@
+// What the configured substrate can do, known without starting its driver: the API answers the
+// seeds' 404s for a missing gateway or framebuffer from this (SUBSTRATE.md "Two drivers, one interface").
+import type { DriverName, SubstrateCapabilities } from './driver.js';
+import { localCapabilities } from './local/capabilities.js';
+import { offeredShells } from './local/shell.js';
+
+export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
+  switch (name) {
+    case 'local':
+      return localCapabilities();
+    case 'kubernetes':
+      return { snapshots: false, gateway: false, framebuffer: false };
+  }
+}
+
+/** The shells units' images offer on this substrate, in the order tried (a shell ticket's `shells`). */
+export function substrateShells(name: DriverName): string[] {
+  return name === 'local' ? offeredShells() : [];
+}
+
+/** The containers a unit runs on this substrate, the default first (a shell ticket's `container`). */
+export function substrateContainers(name: DriverName): string[] {
+  return name === 'local' ? ['main'] : [];
+}

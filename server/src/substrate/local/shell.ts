@@ -1,0 +1,65 @@
+// A shell in a unit of the local substrate (DECISIONS.md §6 "Shell"): confined with bubblewrap to the
+// unit's own files, never the host's. Its root directory is the volume (a machine's: its rootfs/), with
+// the image's programs read-only at /usr (the local substrate's units run on this machine's Debian
+// userland, which is their image) and fresh /proc, /dev and /tmp; no network but loopback, no other
+// process visible. What it writes lands on the volume; so do the empty mount points bubblewrap makes
+// at its top (usr, bin, sbin, lib, lib64, proc, dev, tmp), as a machine's root file system has them. Without bubblewrap there is no shell (the
+// ticket route's 404 "offers no shell"): a chroot fallback would need root, and tests could not reach it.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ShellCommand } from '../driver.js';
+import { ROOTFS, type LocalLayout } from './layout.js';
+
+const BWRAP = '/usr/bin/bwrap';
+/** What a unit's image offers, tried in order (the ticket's `shells`). */
+const SHELLS = ['bash', 'sh'] as const;
+const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The shells the unit's image offers, in the order they are tried; none without bubblewrap. */
+export function offeredShells(): string[] {
+  if (!existsSync(BWRAP)) return [];
+  return SHELLS.filter((name) => existsSync(join('/usr/bin', name)));
+}
+
+/** The confined command running the first offered shell of `shells` in the unit's files, or null. */
+export function shellCommand(
+  layout: LocalLayout,
+  unit: { kind: 'machine' | 'workload'; volumeId: string },
+  shells: readonly string[],
+): ShellCommand | null {
+  const offered = offeredShells();
+  const shell = shells.find((name) => offered.includes(name));
+  if (!shell) return null;
+  const volume = layout.volumeDir(unit.volumeId);
+  const root = unit.kind === 'machine' ? join(volume, ROOTFS) : volume;
+  if (!existsSync(root)) return null;
+  return {
+    file: BWRAP,
+    // prettier-ignore
+    args: [
+      '--bind', root, '/',
+      '--ro-bind', '/usr', '/usr',
+      // Binds, not symlinks: bubblewrap 0.8 refuses to make a symlink where the last shell left one.
+      '--ro-bind', '/usr/bin', '/bin',
+      '--ro-bind', '/usr/sbin', '/sbin',
+      '--ro-bind', '/usr/lib', '/lib',
+      '--ro-bind-try', '/usr/lib64', '/lib64',
+      '--proc', '/proc',
+      '--dev', '/dev',
+      '--tmpfs', '/tmp',
+      '--unshare-all',
+      '--cap-drop', 'ALL',
+      '--die-with-parent',
+      '--hostname', 'unit',
+      '--chdir', '/',
+      '--clearenv',
+      '--setenv', 'TERM', 'xterm-256color',
+      '--setenv', 'HOME', '/',
+      '--setenv', 'PATH', PATH,
+      '--setenv', 'LANG', 'C.UTF-8',
+      `/usr/bin/${shell}`,
+    ],
+    // The environment is set inside (--clearenv): nothing of the gateway's reaches the shell.
+    env: { PATH },
+  };
+}
