@@ -8948,12 +8948,23 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessAllocationCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
                 id: components["parameters"]["ServiceInstanceIdPath"];
@@ -8981,6 +8992,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessLiveGet: {
@@ -9009,6 +9021,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessProtectionModesGet: {
@@ -9037,6 +9050,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessAllocationDelete: {
@@ -9066,6 +9080,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessAllocationProtectionModeSet: {
@@ -9101,6 +9116,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     externalAccessDedicatedIpProtectionModeSet: {
@@ -9134,6 +9150,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     firewallRuleList: {
@@ -9164,6 +9181,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     firewallRulesReplace: {
@@ -9199,12 +9217,23 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     firewallRuleCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
                 id: components["parameters"]["ServiceInstanceIdPath"];
@@ -9234,6 +9263,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     firewallRuleDelete: {
@@ -9264,6 +9294,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     firewallRuleUpdate: {
@@ -9301,6 +9332,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminServiceExtraSlotsSet: {
@@ -9334,6 +9366,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     backupList: {

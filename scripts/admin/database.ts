@@ -9,6 +9,7 @@ import type { Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
+import { findRunningCluster as findCluster, type RunningCluster } from '../../server/src/db/running-cluster.js';
 
 /** An expected failure: its message is printed as it is, exit code 1. */
 export class AdminError extends Error {
@@ -22,35 +23,13 @@ export interface AdminDatabase {
   close(): Promise<void>;
 }
 
-interface RunningCluster {
-  pid: number;
-  port: number;
-  host: string;
-}
-
-/** The cluster a live postmaster.pid names (line 1 the pid, 4 the port, 6 the listen address), else null. */
+/** The running cluster of `pgdata` (server/src/db/running-cluster.ts), its failures as the operator's. */
 export async function findRunningCluster(pgdata: string): Promise<RunningCluster | null> {
-  let text: string;
   try {
-    text = await readFile(join(pgdata, 'postmaster.pid'), 'utf8');
+    return await findCluster(pgdata);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new AdminError(`cannot read ${join(pgdata, 'postmaster.pid')}: ${(err as Error).message}`);
+    throw new AdminError((err as Error).message);
   }
-  const lines = text.split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: alive, but another user's (the cluster runs as `postgres` when started as root).
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null; // a stale file from a crash
-  }
-  const listen = (lines[5] ?? '').split(/[\s,]+/)[0] ?? '';
-  const host =
-    listen === '' || listen === '*' || listen === '0.0.0.0' ? '127.0.0.1' : listen === '::' ? '::1' : listen;
-  return { pid, port, host };
 }
 
 export async function openDatabase(config: Config, notice: (line: string) => void): Promise<AdminDatabase> {

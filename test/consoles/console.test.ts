@@ -206,7 +206,10 @@ describe('the console socket', () => {
     await owner.api.memberRemove({ path: { id: orgId, user_id: viewer.userId } });
     const { code } = await closed;
     expect(code).toBe(4001);
-    expect(Date.now() - removedAt).toBeLessThan(2_000);
+    // The gateway checks every socket's access each second (gateway/server.ts): on an idle machine the
+    // close comes within about 1 s. The bound here only tells that periodic check from waiting for the
+    // ticket or token to expire (minutes), with room for a loaded machine.
+    expect(Date.now() - removedAt).toBeLessThan(10_000);
     // The owner's socket stays.
     expect(other.readyState).toBe(WebSocket.OPEN);
     other.close();

@@ -278,13 +278,15 @@ describe('a stopped service', () => {
       'succeeded',
     );
     const rows = (await app.sql`select 1 from gateway_tickets`).length;
+    // One call at a time: a refusal made before it is awaited would be an unhandled rejection meanwhile.
     for (const refused of [
-      ticketOf(owner),
-      owner.api.consoleTicketCreate({
-        path: { id: game.serviceInstanceId, resource_id: game.primaryResourceId },
-      }),
+      () => ticketOf(owner),
+      () =>
+        owner.api.consoleTicketCreate({
+          path: { id: game.serviceInstanceId, resource_id: game.primaryResourceId },
+        }),
     ]) {
-      const err = await refusal(refused);
+      const err = await refusal(refused());
       expect([err.status, err.code]).toEqual([404, 'not-found']);
       expect(err.detail).toMatch(/is stopped.*Start it first/);
     }

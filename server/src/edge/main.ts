@@ -1,25 +1,12 @@
 // `npm run edge`: the local edge alone (edge.ts). Same environment as `npm start`: DATABASE_URL, or else
 // the embedded database of DATA_DIR that a running `npm start` serves. `npm start` runs one as its child
 // (EDGE=on, child.ts). SIGTERM/SIGINT close its ports and exit 0; 1 on failure, 2 on a configuration error.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { findRunningCluster } from '../../../scripts/admin/database.js';
+import { runningDatabaseUrl } from '../db/running-cluster.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { connect } from '../db/client.js';
 import { createLogger } from '../http/logging.js';
 import { stopWithParent } from '../process/parent-pipe.js';
 import { startEdge } from './edge.js';
-
-async function databaseUrl(config: Config): Promise<string> {
-  if (config.databaseUrl !== null) return config.databaseUrl;
-  const dir = join(config.dataDir, 'postgres');
-  const running = await findRunningCluster(join(dir, 'pgdata'));
-  if (!running)
-    throw new Error(`the embedded database in ${dir} is not running: start npm start or set DATABASE_URL`);
-  const password = (await readFile(join(dir, 'password'), 'utf8')).trim();
-  const host = running.host.includes(':') ? `[${running.host}]` : running.host;
-  return `postgres://postgres:${encodeURIComponent(password)}@${host}:${running.port}/postgres`;
-}
 
 async function main(): Promise<void> {
   let config: Config;
@@ -32,7 +19,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   // Two connections: one held by LISTEN, one for reads and reports.
-  const sql = connect(await databaseUrl(config), { max: 2 });
+  const sql = connect(await runningDatabaseUrl(config), { max: 2 });
   const edge = await startEdge({
     sql,
     host: config.host,

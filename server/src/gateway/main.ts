@@ -3,9 +3,7 @@
 // running `npm start` keeps in DATA_DIR). Any number may run on one database; started by `npm start`, it
 // stops when its parent is gone, however it went. SIGTERM/SIGINT close every socket (1001) and exit 0; it exits 1 when it cannot start.
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { findRunningCluster } from '../../../scripts/admin/database.js';
+import { runningDatabaseUrl } from '../db/running-cluster.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { stopWithParent } from '../process/parent-pipe.js';
 import { connect } from '../db/client.js';
@@ -27,7 +25,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel).child({ program: 'gateway' });
-  const sql = connect(await databaseUrl(config), { max: 5, timeoutMs: config.dbTimeoutMs });
+  const sql = connect(await runningDatabaseUrl(config), { max: 5, timeoutMs: config.dbTimeoutMs });
   const substrate = createSubstrate(config.substrate, { dataDir: config.dataDir });
   const gateway = createGateway({
     sql,
@@ -57,18 +55,6 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   stopWithParent((reason) => void stop(reason));
-}
-
-/** DATABASE_URL, else the embedded database of DATA_DIR that a running `npm start` keeps (as the edge finds it). */
-async function databaseUrl(config: Config): Promise<string> {
-  if (config.databaseUrl !== null) return config.databaseUrl;
-  const dir = join(config.dataDir, 'postgres');
-  const running = await findRunningCluster(join(dir, 'pgdata'));
-  if (!running)
-    throw new Error(`the embedded database in ${dir} is not running: start npm start or set DATABASE_URL`);
-  const password = (await readFile(join(dir, 'password'), 'utf8')).trim();
-  const host = running.host.includes(':') ? `[${running.host}]` : running.host;
-  return `postgres://postgres:${encodeURIComponent(password)}@${host}:${running.port}/postgres`;
 }
 
 main().catch((err: unknown) => {
