@@ -241,9 +241,12 @@ describe('the shell socket', () => {
     beforeEach(() => {
       before = processesNaming(volumeDir()).length;
     });
-    // No sandbox outlives its session, whichever way it ended.
+    // No sandbox outlives its session, whichever way it ended (one an earlier test left ending may go
+    // meanwhile: fewer is fine, more is a leak).
     afterEach(async () => {
-      await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBe(before);
+      await expect
+        .poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 })
+        .toBeLessThanOrEqual(before);
     });
 
     it('ends an idle shell after SHELL_IDLE_SECONDS', async () => {
