@@ -5,7 +5,8 @@
 // Stale means: an input file is newer than the output. The SDK's output is sdk/dist/index.js (its
 // build script empties dist/ and writes every file); svcctl's is dist/svcctl.cjs, which bundles the
 // SDK's dist/ and so is also stale when that is newer. package-lock.json counts for both: the bundle
-// holds its dependencies' code. A lock directory keeps concurrent runs (parallel test files, two
+// holds its dependencies' code. The bin itself needs only the bundle and makes it straight from both
+// sources (buildForRun, RUN_INPUTS). A lock directory keeps concurrent runs (parallel test files, two
 // shells) from building at once; whoever waited checks again before building.
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- CommonJS: loaded by the CommonJS bin */
@@ -31,10 +32,13 @@ const CLI_INPUTS = [
   'cli/tsconfig.build.json',
   'cli/scripts/build.mjs',
   'cli/scripts/module-url.mjs',
+  'cli/scripts/bundle.cjs',
   // The bundle includes the SDK's build.
   'sdk/dist/index.js',
   ...SHARED_INPUTS,
 ];
+// What the bin's own bundle (from the sources of both, bundle.cjs) is made of.
+const RUN_INPUTS = [...CLI_INPUTS.filter((input) => input !== 'sdk/dist/index.js'), ...SDK_INPUTS];
 const LOCK = join(REPO, '.tmp', 'svcctl-build.lock');
 const LOCK_STALE_MS = 180_000;
 
@@ -76,14 +80,21 @@ function ensureBuilt(options = {}) {
   });
 }
 
-/** For bin/svcctl.cjs: build what is stale, saying so on stderr; a failed build ends the run. */
+/**
+ * For bin/svcctl.cjs: when the bundle is missing or older than the sources of svcctl and the SDK, bundles
+ * them straight from TypeScript (a second; `npm run build` also type-checks and emits the packages'
+ * dist/). A failed bundle ends the run.
+ */
 function buildForRun() {
-  if (staleParts().length === 0) return;
+  if (!isStale(CLI_OUT, RUN_INPUTS)) return;
   process.stderr.write(
-    'svcctl: building the SDK and svcctl from this checkout (their output is missing or older than their sources); once, a few seconds...\n',
+    'svcctl: building the SDK and svcctl from this checkout (the bundle is missing or older than their sources)...\n',
   );
   try {
-    ensureBuilt();
+    withLock(() => {
+      // Someone else may have built while this waited for the lock.
+      if (isStale(CLI_OUT, RUN_INPUTS)) require('../scripts/bundle.cjs').bundleSvcctl({ fromSource: true });
+    });
   } catch (err) {
     process.stderr.write(
       `svcctl: ${err instanceof Error ? err.message : String(err)}\nsvcctl: fix the error above, or build by hand: npm run build -w sdk && npm run build -w cli\n`,

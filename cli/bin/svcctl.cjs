@@ -4,8 +4,9 @@
 // package of that name. The program itself is dist/svcctl.cjs (scripts/build.mjs: the CLI and the SDK
 // in one CommonJS file, for start-up time), loaded from here.
 //
-// In a checkout (src/ beside dist/), the SDK and svcctl are built first when the bundle is missing or
-// older than their sources: on the first run after `npm ci`, after a pull, after an edit. The check
+// In a checkout (src/ beside dist/), svcctl is bundled first from its and the SDK's sources (about a
+// second, build-checkout.cjs) when the bundle is missing or older than their sources: on the first run
+// after `npm ci`, after a pull, after an edit. The check
 // stats the source files (under a millisecond); an installed package has no src/ and checks nothing.
 'use strict';
 /* eslint-disable @typescript-eslint/no-require-imports -- CommonJS on purpose: it starts faster */

@@ -9,7 +9,7 @@
 // stays the bundle's first line.
 import { spawnSync } from 'node:child_process';
 import process from 'node:process';
-import { chmodSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,26 +24,5 @@ const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.
 });
 if (status !== 0) process.exit(status ?? 1);
 
-const { buildSync } = require('esbuild');
-const bin = join(root, 'dist/svcctl.cjs');
-buildSync({
-  entryPoints: [join(root, 'dist/bin.js')],
-  outfile: bin,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20.19',
-  // Without the paths that point type checking at the SDK's source: the bundle takes the SDK's built
-  // dist/, as an installed svcctl resolves it.
-  tsconfig: join(root, 'tsconfig.build.json'),
-  // The modules read files beside themselves through import.meta.url (cli-version.ts: ../package.json);
-  // the bundle sits in dist/ as they do, so its own URL resolves the same paths.
-  define: { 'import.meta.url': '__svcctl_module_url' },
-  inject: [join(root, 'scripts/module-url.mjs')],
-  // yaml is two thirds of the bundle and only -o yaml and YAML files need it (imported when used): left
-  // out, it is loaded from the package's dependencies then, and start-up does not compile it. qrcode
-  // likewise: only `sudo totp enroll` on a terminal draws one.
-  external: ['yaml', 'qrcode'],
-  logLevel: 'warning',
-});
-chmodSync(bin, 0o755);
+// The bundle (bundle.cjs), from tsc's dist/bin.js against the SDK's dist/.
+require('./bundle.cjs').bundleSvcctl();
