@@ -2,14 +2,13 @@
 // operations"), as the reinstall does (test/services/kill-9.test.ts, whose harness this is): a real server
 // parked in a phase by FAILPOINT_HOLD is killed with SIGKILL, and the next one finishes the operation; the
 // volume holds the old data or the backup's, never a mix, and the snapshot is whole or absent.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { startJobServer, type ServerProcess } from '../support/job-server.js';
 import { outcome } from '../support/refusal.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -31,85 +30,14 @@ let substrate: SubstrateDriver;
 /** The server process running now, if any: one at a time, so none but the one meant takes the job. */
 let server: ServerProcess | null = null;
 
-interface ServerProcess {
-  pid: number;
-  output(): string;
-  /** Resolves once the output matches; rejects when the process exits or the deadline passes. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  kill9(): Promise<void>;
-  /** SIGTERM, as an operator stops it; resolves with the exit code. */
-  stop(): Promise<number | null>;
-}
-
-async function startServer(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const { FAILPOINT_HOLD: _inherited, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-    env: {
-      ...inherited,
-      PORT: '0',
-      DATABASE_URL: app.databaseUrl,
-      DATA_DIR: dataDir,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      WORKER: 'on',
-      ENCRYPTION_KEY,
-      SMTP_URL: smtp.url,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startServer = (env: Record<string, string> = {}): Promise<ServerProcess> =>
+  startJobServer({
+    databaseUrl: app.databaseUrl,
+    dataDir,
+    encryptionKey: ENCRYPTION_KEY,
+    smtpUrl: smtp.url,
+    env,
   });
-  let out = '';
-  const listeners = new Set<() => void>();
-  const heard = (d: Buffer) => {
-    out += d.toString();
-    for (const listener of listeners) listener();
-  };
-  child.stdout!.on('data', heard);
-  child.stderr!.on('data', heard);
-  const exited = once(child, 'exit');
-  const running = () => child.exitCode === null && child.signalCode === null;
-
-  const waitFor = (pattern: RegExp, timeoutMs = 30_000) =>
-    new Promise<void>((resolve, reject) => {
-      const done = (err?: Error) => {
-        listeners.delete(check);
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve();
-      };
-      const check = () => {
-        if (pattern.test(out)) done();
-        else if (!running())
-          done(new Error(`server exited (${child.exitCode ?? child.signalCode}) before ${pattern}:\n${out}`));
-      };
-      const timer = setTimeout(
-        () => done(new Error(`no ${pattern} from the server in ${timeoutMs} ms:\n${out}`)),
-        timeoutMs,
-      );
-      listeners.add(check);
-      void exited.then(check);
-      check();
-    });
-
-  const handle: ServerProcess = {
-    pid: child.pid!,
-    output: () => out,
-    waitFor,
-    async kill9() {
-      if (!running()) return;
-      process.kill(child.pid!, 'SIGKILL');
-      await exited;
-    },
-    async stop() {
-      if (running()) child.kill('SIGTERM');
-      const [code] = (await exited) as [number | null];
-      return code;
-    },
-  };
-  // Starting takes long on a loaded machine (tsx compiles the server first).
-  await waitFor(/API\s+http:\/\/[\d.:]+\/api\/v2/, 90_000);
-  return handle;
-}
 
 /** Stops the running server, if any: gracefully, or with -9 when it will not finish (a held job). */
 async function stopServer(): Promise<void> {
@@ -281,31 +209,35 @@ it.each([
   },
 );
 
-it('a reinstall queues behind a backup (no 409) and runs once the backup is made', { timeout: 300_000 }, async () => {
-  await stopServer();
-  server = await startServer({ FAILPOINT_HOLD: 'backup:snapshot' });
-  const on = { id: vps.serviceInstanceId, resource_id: vps.volumeResourceId };
-  const backup = await staff.plain.backupCreate({ path: on });
-  await heldIn(backup.operation_id, 'backup', 'snapshot', vps);
-  const reinstall = await staff.plain.vpsReinstall({
-    path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
-    body: { os_image: 'debian-12', confirm: true },
-  });
-  const queued = await staff.plain.serviceOperationGet({
-    path: { id: vps.serviceInstanceId, operation_id: reinstall.operation_id },
-  });
-  expect(queued).toMatchObject({ kind: 'reinstall', status: 'queued', phase: null });
-  // A backup of the VPS meanwhile is still 409: only a reinstall waits.
-  expect(await outcome(staff.plain.backupCreate({ path: on }))).toEqual([409, 'operation-in-progress']);
+it(
+  'a reinstall queues behind a backup (no 409) and runs once the backup is made',
+  { timeout: 300_000 },
+  async () => {
+    await stopServer();
+    server = await startServer({ FAILPOINT_HOLD: 'backup:snapshot' });
+    const on = { id: vps.serviceInstanceId, resource_id: vps.volumeResourceId };
+    const backup = await staff.plain.backupCreate({ path: on });
+    await heldIn(backup.operation_id, 'backup', 'snapshot', vps);
+    const reinstall = await staff.plain.vpsReinstall({
+      path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
+      body: { os_image: 'debian-12', confirm: true },
+    });
+    const queued = await staff.plain.serviceOperationGet({
+      path: { id: vps.serviceInstanceId, operation_id: reinstall.operation_id },
+    });
+    expect(queued).toMatchObject({ kind: 'reinstall', status: 'queued', phase: null });
+    // A backup of the VPS meanwhile is still 409: only a reinstall waits.
+    expect(await outcome(staff.plain.backupCreate({ path: on }))).toEqual([409, 'operation-in-progress']);
 
-  const made = await finishAfterKill(backup.operation_id, vps);
-  expect(made).toMatchObject({ kind: 'backup', status: 'succeeded' });
-  const rebuilt = await awaitOperation(staff.plain, vps.serviceInstanceId, reinstall.operation_id, 120_000);
-  expect(rebuilt).toMatchObject({ kind: 'reinstall', status: 'succeeded' });
-  expect(new Date(rebuilt.created_at) < new Date(made.completed_at!)).toBe(true);
-  expect((await staff.plain.backupList({ path: on })).backups).toEqual([
-    expect.objectContaining({ id: backup.backup.id, status: 'ready' }),
-  ]);
-  expect(await server!.stop()).toBe(0);
-  server = null;
-});
+    const made = await finishAfterKill(backup.operation_id, vps);
+    expect(made).toMatchObject({ kind: 'backup', status: 'succeeded' });
+    const rebuilt = await awaitOperation(staff.plain, vps.serviceInstanceId, reinstall.operation_id, 120_000);
+    expect(rebuilt).toMatchObject({ kind: 'reinstall', status: 'succeeded' });
+    expect(new Date(rebuilt.created_at) < new Date(made.completed_at!)).toBe(true);
+    expect((await staff.plain.backupList({ path: on })).backups).toEqual([
+      expect.objectContaining({ id: backup.backup.id, status: 'ready' }),
+    ]);
+    expect(await server!.stop()).toBe(0);
+    server = null;
+  },
+);

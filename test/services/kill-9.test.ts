@@ -3,14 +3,13 @@
 // server processes (server/src/main.ts as `npm start` runs it) run the jobs on a data directory of their
 // own; one parked in a phase by FAILPOINT_HOLD is killed with SIGKILL, and the next finishes the rebuild.
 // The API is a test app with WORKER=off, so only the spawned servers run jobs.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { startJobServer, type ServerProcess } from '../support/job-server.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
@@ -31,84 +30,14 @@ let server: ServerProcess | null = null;
 /** Reinstall operations of the service, in the order the attempts created them. */
 const reinstalls: string[] = [];
 
-interface ServerProcess {
-  pid: number;
-  output(): string;
-  /** Resolves once the output matches; rejects when the process exits or the deadline passes. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  kill9(): Promise<void>;
-  /** SIGTERM, as an operator stops it; resolves with the exit code. */
-  stop(): Promise<number | null>;
-}
-
-async function startServer(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const { FAILPOINT_HOLD: _inherited, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-    env: {
-      ...inherited,
-      PORT: '0',
-      DATABASE_URL: app.databaseUrl,
-      DATA_DIR: dataDir,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      WORKER: 'on',
-      ENCRYPTION_KEY,
-      SMTP_URL: smtp.url,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startServer = (env: Record<string, string> = {}): Promise<ServerProcess> =>
+  startJobServer({
+    databaseUrl: app.databaseUrl,
+    dataDir,
+    encryptionKey: ENCRYPTION_KEY,
+    smtpUrl: smtp.url,
+    env,
   });
-  let out = '';
-  const listeners = new Set<() => void>();
-  const heard = (d: Buffer) => {
-    out += d.toString();
-    for (const listener of listeners) listener();
-  };
-  child.stdout!.on('data', heard);
-  child.stderr!.on('data', heard);
-  const exited = once(child, 'exit');
-  const running = () => child.exitCode === null && child.signalCode === null;
-
-  const waitFor = (pattern: RegExp, timeoutMs = 30_000) =>
-    new Promise<void>((resolve, reject) => {
-      const done = (err?: Error) => {
-        listeners.delete(check);
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve();
-      };
-      const check = () => {
-        if (pattern.test(out)) done();
-        else if (!running())
-          done(new Error(`server exited (${child.exitCode ?? child.signalCode}) before ${pattern}:\n${out}`));
-      };
-      const timer = setTimeout(
-        () => done(new Error(`no ${pattern} from the server in ${timeoutMs} ms:\n${out}`)),
-        timeoutMs,
-      );
-      listeners.add(check);
-      void exited.then(check);
-      check();
-    });
-
-  const handle: ServerProcess = {
-    pid: child.pid!,
-    output: () => out,
-    waitFor,
-    async kill9() {
-      if (!running()) return;
-      process.kill(child.pid!, 'SIGKILL');
-      await exited;
-    },
-    async stop() {
-      if (running()) child.kill('SIGTERM');
-      const [code] = (await exited) as [number | null];
-      return code;
-    },
-  };
-  await waitFor(/API\s+http:\/\/[\d.:]+\/api\/v2/);
-  return handle;
-}
 
 /** Stops the running server, if any: gracefully, or with -9 when it will not finish (a held job). */
 async function stopServer(): Promise<void> {
