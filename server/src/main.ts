@@ -14,8 +14,7 @@ import { migrate } from './db/migrate.js';
 import { stdoutLogDestination } from './http/log-format.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer } from './http/server.js';
-import { startEdgeChild } from './edge/child.js';
-import { startGatewayChild } from './gateway/child.js';
+import { startChildProgram } from './process/child-program.js';
 import { startWorker } from './jobs/worker.js';
 import { TASKS } from './tasks.js';
 import { secretBoxFor } from './secrets/key-file.js';
@@ -75,9 +74,12 @@ async function main(): Promise<void> {
   if (workerSql) lifecycle.onStop('worker database pool', () => workerSql.end({ timeout: 5 }));
   const worker = workerSql ? await startWorker({ sql: workerSql, databaseUrl, config, log, box, tasks: TASKS }) : null;
   if (worker) lifecycle.onStop('job worker', () => worker.stop(), 30_000);
-  const edge = config.edge ? startEdgeChild(databaseUrl, log) : null;
+  // The edge (EDGE=on) and the gateway (GATEWAY=on), each its own process (process/child-program.ts).
+  const child = (name: string, main: string, restartMs: number) =>
+    startChildProgram({ name, main: new URL(main, import.meta.url).href, databaseUrl, restartMs, log });
+  const edge = config.edge ? child('edge', './edge/main.ts', 1_000) : null;
   if (edge) lifecycle.onStop('edge', () => edge.stop(), 10_000);
-  const gateway = config.gateway ? startGatewayChild(databaseUrl, log) : null;
+  const gateway = config.gateway ? child('gateway', './gateway/main.ts', 2_000) : null;
   if (gateway) lifecycle.onStop('gateway', () => gateway.stop(), 10_000);
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
