@@ -19,7 +19,11 @@ beforeAll(async () => {
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
   app.clock.set(new Date());
   // The process under test: main.ts as `npm start` runs it, on this test's database.
-  server = await startSecondProcess(app, { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', WORKER: 'off' });
+  server = await startSecondProcess(app, {
+    SMTP_URL: smtp.url,
+    SOURCE_RATE_LIMIT_SCALE: '1000',
+    WORKER: 'off',
+  });
   callers = [];
   for (let i = 0; i < 4; i += 1) callers.push(await signedIn(app, smtp, `fault${i}`));
 }, 120_000);
@@ -58,7 +62,11 @@ describe('backends terminated during 100 concurrent writes', () => {
           headers: { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ name: `Cut ${i}`, slug }),
         }).catch(() => null);
-        return { slug, status: res?.status ?? 0, code: res && res.status >= 400 ? ((await res.json()) as { code: string }).code : null };
+        return {
+          slug,
+          status: res?.status ?? 0,
+          code: res && res.status >= 400 ? ((await res.json()) as { code: string }).code : null,
+        };
       }),
     );
     stop = true;
@@ -68,12 +76,21 @@ describe('backends terminated during 100 concurrent writes', () => {
     for (const r of results) expect([201, 503]).toContain(r.status);
     expect(results.filter((r) => r.status === 503).every((r) => r.code === 'service-unavailable')).toBe(true);
     // The rows: one per success answer, none for a refusal.
-    const rows = await app.sql<{ slug: string }[]>`select slug from organizations where slug like ${`${tag}-%`}`;
-    expect(rows.map((r) => r.slug).sort()).toEqual(results.filter((r) => r.status === 201).map((r) => r.slug).sort());
+    const rows = await app.sql<
+      { slug: string }[]
+    >`select slug from organizations where slug like ${`${tag}-%`}`;
+    expect(rows.map((r) => r.slug).sort()).toEqual(
+      results
+        .filter((r) => r.status === 201)
+        .map((r) => r.slug)
+        .sort(),
+    );
     // The process lived through it and recovered by itself.
     const health = await fetch(`${server.baseUrl}/readyz`);
     expect(health.status).toBe(200);
-    const me = await fetch(`${server.baseUrl}/api/v2/me`, { headers: { authorization: `Bearer ${callers[0]!.token}` } });
+    const me = await fetch(`${server.baseUrl}/api/v2/me`, {
+      headers: { authorization: `Bearer ${callers[0]!.token}` },
+    });
     expect(me.status).toBe(200);
   }, 120_000);
 });
@@ -100,24 +117,35 @@ describe('the job queue after its connections are terminated', () => {
 describe('the driver after its connection is terminated', () => {
   it('a reserved connection whose backend died rejects, then works again; the process lives (#1208)', async () => {
     const sql = connect(app.databaseUrl, { max: 2, timeoutMs: 5000 });
+    // Rounds, because the socket's error and close events race the next query: a query written
+    // between the two once waited forever (closed() failed in-flight queries only without an error).
     try {
-      const reserved = await sql.reserve();
-      const [{ pid }] = (await reserved`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
-      await app.sql`select pg_terminate_backend(${pid})`;
-      const first = await reserved`select 1`.then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(isDatabaseUnavailable(first)).toBe(true);
-      const second = await reserved`select 1`.then(
-        () => null,
-        (e: unknown) => e,
-      );
-      // Unpatched, this second query threw from a timer callback and ended the process.
-      expect(second === null || isDatabaseUnavailable(second)).toBe(true);
-      reserved.release();
-      const [row] = await sql<{ one: number }[]>`select 1 as one`;
-      expect(row!.one).toBe(1);
+      for (let round = 0; round < 5; round += 1) {
+        const reserved = await sql.reserve();
+        const [{ pid }] = (await reserved`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
+        await app.sql`select pg_terminate_backend(${pid})`;
+        const first = await reserved`select 1`.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(isDatabaseUnavailable(first)).toBe(true);
+        const second = await reserved`select 1`.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        // Unpatched, this second query threw from a timer callback and ended the process.
+        expect(second === null || isDatabaseUnavailable(second)).toBe(true);
+        reserved.release();
+        // Released before its close event, the dead connection may go back to the pool once: the
+        // query that meets it fails as unavailable (a 503 to a client), and the next one is served.
+        const once = await sql<{ one: number }[]>`select 1 as one`.then(
+          (rows) => rows,
+          (e: unknown) => e,
+        );
+        if (!Array.isArray(once)) expect(isDatabaseUnavailable(once)).toBe(true);
+        const [row] = await sql<{ one: number }[]>`select 1 as one`;
+        expect(row!.one).toBe(1);
+      }
     } finally {
       await sql.end({ timeout: 1 });
     }
