@@ -57,14 +57,20 @@ export function openFileLimit(): number | null {
   }
 }
 
-export function createHttpServer(app: Express): Server {
-  const server = createBareHttpServer(app);
+/** `limits` other than SERVER_LIMITS only for tests that must see a deadline pass in a second. */
+export function createHttpServer(app: Express, limits: ServerLimits = SERVER_LIMITS): Server {
+  const server = createBareHttpServer(app, limits);
   server.maxConnections = maxConnectionsFor(openFileLimit());
   return server;
 }
 
-function createBareHttpServer(app: Express): Server {
-  if (!constructorsCallable) return createServer(SERVER_LIMITS, app);
+export type ServerLimits = Pick<
+  ServerOptions,
+  'headersTimeout' | 'requestTimeout' | 'connectionsCheckingInterval'
+>;
+
+function createBareHttpServer(app: Express, limits: ServerLimits): Server {
+  if (!constructorsCallable) return createServer(limits, app);
   // `new AppRequest(socket)` makes an object whose prototype is app.request (which inherits from
   // IncomingMessage.prototype) and runs Node's constructor on it; the same for responses.
   function AppRequest(this: IncomingMessage, socket: Socket): void {
@@ -84,7 +90,7 @@ function createBareHttpServer(app: Express): Server {
   Object.setPrototypeOf(AppResponse, ServerResponse);
   return createServer(
     {
-      ...SERVER_LIMITS,
+      ...limits,
       IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
       ServerResponse: AppResponse as unknown as typeof ServerResponse,
     },
