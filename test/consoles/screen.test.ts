@@ -51,6 +51,9 @@ beforeAll(async () => {
     await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Main', slug: 'main' } })
   ).id;
   vps = await provisionService(staff.elevated, { projectId, name: 'Machine' });
+  // Names of their own, so that a holder_name says who.
+  await owner.api.meUpdate({ body: { name: 'Ada Owner' } });
+  await member.api.meUpdate({ body: { name: 'Max Member' } });
   for (const caller of [owner, member]) {
     const [row] = await app.sql<{ name: string }[]>`select name from users where id = ${caller.userId}`;
     names[caller.userId] = row!.name;
@@ -163,7 +166,7 @@ describe.skipIf(!hasXvnc)('the exclusive hold', () => {
     const [tickets, audit] = [await screenTickets(), (await auditEntries(app, orgId)).length];
     const err = await refusal(ticketOf(member));
     expect([err.status, err.code]).toEqual([409, 'screen-held']);
-    expect(err.details).toEqual({ holder_name: names[owner.userId] });
+    expect(err.details).toEqual({ holder_name: 'Ada Owner' });
     // The holder's own second ticket without force is a 409 too.
     expect(await outcome(ticketOf(owner, false))).toEqual([409, 'screen-held']);
     expect(await holdRow()).toEqual(row);
@@ -239,7 +242,7 @@ describe.skipIf(!hasXvnc)('the exclusive hold', () => {
     rfb.ws.close();
   });
 
-  it('of parallel requests for a free screen exactly one gets it, on two API connections at once', async () => {
+  it('of parallel requests for a free screen exactly one gets it (each on its own database connection)', async () => {
     lapse();
     const callers = Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? owner : member));
     const tickets = await screenTickets();

@@ -123,7 +123,11 @@ export const consoleHandlers: AreaHandlers<
         expiresAt: holdExpiry(now),
       });
       if (expiresAt) return { status: 200 as const, body: { held: true, expires_at: expiresAt.toISOString() } };
-      const holder = await screenHolderName(tx, resource.id, { now, exceptDigest: sessionDigest, lapsed: true });
+      const holder = await screenHolderName(tx, resource.id, {
+        now,
+        except: { sessionDigest, userId: auth.userId },
+        lapsed: true,
+      });
       return { status: 200 as const, body: holder === null ? { held: false } : { held: false, holder_name: holder } };
     });
   },

@@ -94,18 +94,19 @@ export async function releaseScreenHold(
 }
 
 /**
- * The name of whoever holds the machine's screen with a session other than `exceptDigest`: unexpired
- * at `now`, or (`lapsed`) whoever last took it from that session.
+ * The name of whoever holds the machine's screen: unexpired at `now`, or (`lapsed`) whoever last took it,
+ * unless that is the session `except` of its own user.
  */
 export async function screenHolderName(
   db: Db,
   resourceId: string,
-  options: { now: Date; exceptDigest?: string; lapsed?: boolean },
+  options: { now: Date; except?: { sessionDigest: string; userId: string }; lapsed?: boolean },
 ): Promise<string | null> {
   const [row] = await db<{ name: string }[]>`
     select u.name from screen_holds h join users u on u.id = h.user_id
     where h.resource_id = ${resourceId}
-      and h.session_digest <> ${options.exceptDigest ?? ''}
+      and not (h.session_digest = ${options.except?.sessionDigest ?? ''}
+        and h.user_id = ${options.except?.userId ?? '00000000-0000-0000-0000-000000000000'})
       and (${options.lapsed ?? false} or h.expires_at > ${options.now})`;
   return row?.name ?? null;
 }
