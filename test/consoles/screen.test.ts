@@ -244,11 +244,11 @@ describe.skipIf(!hasXvnc)('the exclusive hold', () => {
 
   it('of parallel requests for a free screen exactly one gets it (each on its own database connection)', async () => {
     lapse();
-    const callers = Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? owner : member));
+    const callers = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? owner : member));
     const tickets = await screenTickets();
     const answers = await Promise.all(callers.map((c) => outcome(ticketOf(c))));
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
-    expect(answers.filter((a) => a !== 'ok')).toEqual(Array(7).fill([409, 'screen-held']));
+    expect(answers.filter((a) => a !== 'ok')).toEqual(Array(11).fill([409, 'screen-held']));
     expect(await screenTickets()).toBe(tickets + 1);
   });
 });

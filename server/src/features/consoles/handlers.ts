@@ -7,7 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import { holdExpiry, newScreenSession, SCREEN_PROTOCOLS, screenSessionDigest } from './screen.js';
 import { refreshScreenHold, releaseScreenHold, screenHolderName, takeScreenHold } from './store.js';
 import { featureTarget, ticketTarget } from './target.js';
-import { mintTicket } from './tickets.js';
+import { mintTicket, ticketSigningKey } from './tickets.js';
 
 const SCREEN = { feature: 'screen' as const, kinds: ['virtual_machine' as const] };
 
@@ -15,6 +15,7 @@ export const consoleHandlers: AreaHandlers<
   'consoleTicketCreate' | 'shellTicketCreate' | 'screenTicketCreate' | 'screenHoldRefresh' | 'screenHoldRelease'
 > = {
   async consoleTicketCreate({ path, auth, ctx }) {
+    const key = await ticketSigningKey(ctx);
     return ctx.sql.begin(async (tx) => {
       const access = await requireService(tx, { serviceId: path.id }, auth, 'services.manage');
       const resource = await ticketTarget(tx, access, path.resource_id, {
@@ -22,7 +23,7 @@ export const consoleHandlers: AreaHandlers<
         kinds: ['workload'],
         substrate: ctx.config.substrate,
       });
-      const ticket = await mintTicket(tx, ctx, auth, {
+      const ticket = await mintTicket(tx, ctx, auth, key, {
         purpose: 'console',
         access,
         resourceId: resource.id,
@@ -33,6 +34,7 @@ export const consoleHandlers: AreaHandlers<
   },
 
   async shellTicketCreate({ path, query, auth, ctx }) {
+    const key = await ticketSigningKey(ctx);
     return ctx.sql.begin(async (tx) => {
       const access = await requireService(tx, { serviceId: path.id }, auth, 'services.manage');
       const resource = await ticketTarget(tx, access, path.resource_id, {
@@ -46,7 +48,7 @@ export const consoleHandlers: AreaHandlers<
       const container = query.container ?? containers[0];
       const shells = substrateShells(ctx.config.substrate);
       if (!container || !containers.includes(container) || shells.length === 0) throw serviceNotFound();
-      const ticket = await mintTicket(tx, ctx, auth, {
+      const ticket = await mintTicket(tx, ctx, auth, key, {
         purpose: 'shell',
         access,
         resourceId: resource.id,
@@ -61,6 +63,7 @@ export const consoleHandlers: AreaHandlers<
   },
 
   async screenTicketCreate({ path, query, auth, ctx }) {
+    const key = await ticketSigningKey(ctx);
     return ctx.sql.begin(async (tx) => {
       const access = await requireService(tx, { serviceId: path.id }, auth, 'services.manage');
       const resource = await ticketTarget(tx, access, path.resource_id, {
@@ -87,7 +90,7 @@ export const consoleHandlers: AreaHandlers<
           { details: { holder_name: holder } },
         );
       }
-      const ticket = await mintTicket(tx, ctx, auth, {
+      const ticket = await mintTicket(tx, ctx, auth, key, {
         purpose: 'screen',
         access,
         resourceId: resource.id,
