@@ -3067,6 +3067,91 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/screen/ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to a machine's screen and take its exclusive hold
+         * @description A single-use ticket to the screen (framebuffer) of the service's virtual machine, as RFB 3.8 over a
+         *     binary WebSocket (what noVNC speaks), and the machine's exclusive hold: only the holder's socket
+         *     types and points; every other socket keeps watching read-only (the gateway drops its KeyEvent,
+         *     PointerEvent, ClientCutText, QEMU key, SetDesktopSize and XVP messages; its screen updates flow as
+         *     before). Owners, Admins and Members of the service's organization (for a token, `orders.manage`);
+         *     anyone else, a product without a screen, a resource that is not the service's machine, and a
+         *     substrate without a framebuffer or edge gateway (the local substrate has one where Debian's
+         *     `tigervnc-standalone-server` is installed) all get the 404 of an unknown id. A suspended or ended
+         *     service is 422 `subscription-not-serviceable`; a stopped one has no screen: 404 `not-found` whose
+         *     detail says so.
+         *
+         *     The hold lasts 60 seconds (`hold_expires_at`) from the ticket or the last refresh (`POST
+         *     .../screen/hold` with `session_id`). While another caller's hold runs, the answer is 409
+         *     `screen-held` with `details.holder_name` (the holder's name), and nothing is handed out nor
+         *     written; `force=true` takes the hold over instead: the previous holder's socket stays open (now
+         *     read-only, within a second) and their next refresh answers `{held: false, holder_name}`. A lapsed
+         *     hold is taken without `force`. The hold is decided by one conditional write in PostgreSQL, so of
+         *     two callers asking at once (on any API process) exactly one gets it. The audit entry
+         *     `screen.ticket_issued` is written in the transaction that takes the hold and mints the ticket,
+         *     before the answer. No `Idempotency-Key` (as the console ticket: ask for a new one; a second
+         *     ticket of the same caller while its own hold runs is a 409 too unless `force`).
+         *
+         *     Open `url` as a WebSocket with the subprotocol of `protocols` (`binary`) within 60 seconds
+         *     (`expires_at`); the ticket is spent at the first upgrade, on any gateway, and checked only then.
+         *     Refusals before the upgrade are those of the console ticket: 401, 403, 429, 503 (the machine's
+         *     screen is not there). The socket then speaks RFB 3.8 with the machine's display (security type
+         *     None: the gateway reached the display where only it can). Every socket is shared: a client's
+         *     non-shared ClientInit never disconnects the others. Text frames are dropped. A client frame over
+         *     64 KiB, or one RFB message over 1 MiB (a clipboard), closes with 1009; a client that does not
+         *     speak RFB 3.8 (another version, an unknown message type) with 1002; otherwise the close codes are
+         *     the console's (1000 the machine stopped, 1001, 1011, 4001 access ended). A release or a takeover
+         *     closes no socket.
+         */
+        post: operations["screenTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/screen/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refresh the hold on a machine's screen
+         * @description Extends the hold of `session_id` (the screen ticket's) by 60 seconds from now. Losing the screen
+         *     is not an error: when another caller took the hold over, the answer is 200 `{held: false,
+         *     holder_name}`; when the hold lapsed and nobody else claimed it, the refresh takes it again
+         *     (`held: true`). A session that is not the caller's, or that never held this machine's screen,
+         *     answers `{held: false}` (with the current holder's name when someone holds it). Decided by one
+         *     conditional write, as the ticket. Access, and every 404, as the screen ticket's; a stopped
+         *     machine's hold may still be refreshed. Not audited (it hands out nothing).
+         */
+        post: operations["screenHoldRefresh"];
+        /**
+         * Release the hold on a machine's screen
+         * @description Best effort: when `session_id` is the caller's and holds the screen now, the hold lapses at once
+         *     (anyone may take it without `force`; the same session may re-take it by a refresh while nobody
+         *     else has) and the answer is `{released: true}`; otherwise nothing changes and the answer is
+         *     `{released: false}`. Releasing closes no socket: a viewer stays connected, read-only once someone
+         *     else holds the screen. Access, and every 404, as the screen ticket's. Not audited.
+         */
+        delete: operations["screenHoldRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -4762,6 +4847,48 @@ export type components = {
             shells: string[];
             /** @description `ws://` or `wss://` URL of the edge gateway's `/shell`, carrying the ticket. */
             url: string;
+        };
+        /**
+         * @description A single-use ticket to a machine's screen, redeemed by opening `url` as a WebSocket with a
+         *     subprotocol of `protocols` before `expires_at`, and the exclusive hold it took (refresh it with
+         *     `session_id` before `hold_expires_at`). See the operation for the protocol.
+         */
+        ScreenTicket: {
+            /**
+             * Format: date-time
+             * @description The redemption deadline (60 seconds); a socket opened in time stays open past it.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When the hold lapses unless refreshed (60 seconds from the ticket).
+             */
+            hold_expires_at: string;
+            /** @description The WebSocket subprotocols to request (`["binary"]`, as noVNC does). */
+            protocols: string[];
+            /** @description The hold's session, minted by the service; refresh and release name it. Keep it secret. */
+            session_id: string;
+            /** @description `ws://` or `wss://` URL of the edge gateway's `/screen`, carrying the ticket. */
+            url: string;
+        };
+        ScreenHoldRefreshRequest: {
+            /** @description The screen ticket's `session_id`. */
+            session_id: string;
+        };
+        /** @description Whether the caller's session holds the screen after the refresh. */
+        ScreenHold: {
+            held: boolean;
+            /**
+             * Format: date-time
+             * @description Present only when held; when the hold lapses unless refreshed again.
+             */
+            expires_at?: string;
+            /** @description Present only when the screen is held by somebody else; their name. */
+            holder_name?: string;
+        };
+        ScreenRelease: {
+            /** @description False when the session did not hold the screen (nothing changed). */
+            released: boolean;
         };
     };
     responses: {
@@ -9591,6 +9718,112 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    screenTicketCreate: {
+        parameters: {
+            query?: {
+                /** @description Take the hold over from its current holder instead of the 409. */
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket, and the hold taken. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreenTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    screenHoldRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScreenHoldRefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description Whether the caller holds the screen now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreenHold"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    screenHoldRelease: {
+        parameters: {
+            query: {
+                /** @description The screen ticket's `session_id`. */
+                session_id: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the hold was released. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreenRelease"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

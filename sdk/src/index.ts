@@ -4,6 +4,7 @@ export type { ClientOptions, SvcClient, SvcClientCore } from './client.js';
 export type { TokenSource } from './auth.js';
 export {
   openConsoleSocket,
+  openScreenSocket,
   openShellSocket,
   openSocket,
   PTY_SUBPROTOCOL,

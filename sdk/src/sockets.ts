@@ -126,3 +126,15 @@ export async function openShellWith(
   })) as { url: string };
   return openShellSocket(ticket.url, options);
 }
+
+/**
+ * The screen of a screen ticket: RFB 3.8 in binary frames both ways (the server speaks first), opened
+ * with the ticket's `protocols` (`["binary"]`). Only the hold's sockets type and point; keep the hold
+ * with `screenHoldRefresh` every few seconds (it lasts 60 s).
+ */
+export function openScreenSocket(
+  ticket: { url: string; protocols: string[] },
+  options?: SocketOptions,
+): Promise<WebSocket> {
+  return openSocket(ticket.url, ticket.protocols, options);
+}

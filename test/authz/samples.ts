@@ -141,6 +141,8 @@ const PATTERNS: Record<string, () => string> = {
   [String.raw`^(?:_platform|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)$`]:
     () => `m-${unique()}.example`,
   '^#[0-9A-Fa-f]{6}$': () => '#123456',
+  // A screen hold's session id (base64url); one nobody minted is simply not held.
+  '^[A-Za-z0-9_-]+$': () => `session-${unique()}`,
   // A name that is not blank (a service's).
   '\\S': () => `Sample ${unique()}`,
   '^-?[0-9]{1,12}(\\.[0-9]{1,2})?$': () => '0.00',

@@ -36,6 +36,9 @@
 //                               mode, Ctrl-] leaves); --ticket prints the ticket (run-console.ts)
 //   shell SERVICE_ID RESOURCE_ID   a shell on a PTY of the terminal's size, resized on SIGWINCH, exiting with
 //                               the shell's code; --container, --ticket (run-console.ts)
+//   screen SERVICE_ID RESOURCE_ID  takes the machine's screen hold, prints the screen's URL for noVNC and
+//                               holds it while it runs (refreshing), releasing on exit; --force, --ticket
+//                               (run-screen.ts)
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -62,6 +65,7 @@ import type * as RunOrgs from '../run-orgs.js';
 import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
 import type * as RunConsole from '../run-console.js';
+import type * as RunScreen from '../run-screen.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -99,6 +103,7 @@ const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
 const consoles = () => import('../run-console.js');
+const screens = () => import('../run-screen.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -758,6 +763,29 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       ],
       consoles,
       (m, _op, input) => m.runShell(input),
+    ),
+  },
+
+  screenTicketCreate: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
+    runnable: command<typeof RunScreen>(
+      [
+        "Takes the exclusive hold on the screen of the machine RESOURCE_ID (see svcctl resources list SERVICE_ID) and prints the screen's WebSocket URL on stdout, for noVNC (RFB 3.8, subprotocol binary; stderr shows the vnc.html parameters). Open it within 60 seconds. While this runs it keeps the hold (refreshing it every 20 seconds): only your screen types and points, everyone else's watches. Ctrl-C (or SIGTERM) releases the hold; the open screen stays connected.",
+        '',
+        'Held by someone else: exit 6 naming them, unless --force takes it over (their screen stays open, read-only). Losing it to someone else\'s --force ends this with exit 6 naming them.',
+        '',
+        '--ticket prints the ticket ({expires_at, hold_expires_at, protocols, session_id, url}) instead; refresh the hold yourself with svcctl screen-hold refresh.',
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the machine's resource id (uuid)" },
+      ],
+      [
+        option('--force', 'take the screen over from its current holder'),
+        option('--ticket', 'print the ticket instead of holding the screen'),
+      ],
+      screens,
+      (m, _op, input) => m.runScreen(input),
     ),
   },
 

@@ -13,6 +13,7 @@ import { decide } from './contract.js';
 import { agentLog, type AgentLog } from './log.js';
 import { loadState, writeApplied, writeStatus } from './state.js';
 import { startMachineSsh } from './ssh.js';
+import { startMachineScreen } from './screen.js';
 import { readUnit, type AgentUnit } from './unit.js';
 import { watchUnitDir } from './watch.js';
 import { endOrphan, superviseWorkload, type Workload } from './workload.js';
@@ -112,6 +113,21 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
         })
       : null;
 
+  const screen =
+    unit.kind === 'machine'
+      ? await startMachineScreen(
+          {
+            id: unit.id,
+            unitDir,
+            consoleText: `machine ${unit.id} (local substrate)\nimage: ${(await readImageFile(volumeDir)) ?? 'none'}`,
+          },
+          log,
+        ).catch((err: unknown) => {
+          log.warn(`screen could not start: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+          return null;
+        })
+      : null;
+
   let done!: () => void;
   const stopped = new Promise<void>((resolve) => (done = resolve));
   let stopping: Promise<void> | null = null;
@@ -120,6 +136,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
       watch.close();
       await workload?.stop().catch(() => undefined);
       await ssh?.close().catch(() => undefined);
+      await screen?.close().catch(() => undefined);
       await hub?.close().catch(() => undefined);
       done();
     })());

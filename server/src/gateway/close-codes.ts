@@ -4,6 +4,8 @@ export const CLOSE = {
   ended: 1000,
   /** The gateway is shutting down. */
   goingAway: 1001,
+  /** A screen client that does not speak RFB 3.8. */
+  protocol: 1002,
   /** A frame over the size cap (ws sends it itself). */
   tooLarge: 1009,
   internal: 1011,

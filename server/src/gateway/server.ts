@@ -1,6 +1,7 @@
 // The edge gateway (SUBSTRATE.md "The edge gateway"; DECISIONS.md §6): an HTTP server whose WebSocket
-// upgrades redeem tickets the API minted and bridge them to the workload's console (and, with their
-// slices, shells and screens). Bytes never pass through the API process. Any number of gateways share
+// upgrades redeem tickets the API minted and bridge them to a workload's console, a shell, or a machine's
+// screen (whose watchers' input is dropped: only the hold's sockets type). Bytes never pass through the
+// API process. Any number of gateways share
 // one PostgreSQL: a ticket is spent by one conditional write, so only one of them accepts it.
 //
 // An upgrade is checked in this order, each refusal an HTTP answer before the socket exists: the path
@@ -19,6 +20,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import { CLOSE } from './close-codes.js';
 import { bridgeConsole } from './console-bridge.js';
+import { bridgeScreen } from './screen-bridge.js';
 import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty, stopPty } from './shell-bridge.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
@@ -26,6 +28,7 @@ import {
   heartbeat,
   redeemTicket,
   registerGateway,
+  screenTicketsHolding,
   ticketsStillAllowed,
   unregisterGateway,
   type RedeemedTicket,
@@ -92,6 +95,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     config.gatewayMaxConnectionsPerResource,
   );
   const open = new Set<Open>();
+  /** Screen sockets (by ticket) whose session holds the screen now: only they type and point. */
+  const holding = new Map<string, boolean>();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_MESSAGE_BYTES,
@@ -125,6 +130,28 @@ export function createGateway(options: GatewayOptions): Gateway {
           attach: (ws) =>
             bridgeShell(ws, pty, { idleSeconds: config.shellIdleSeconds, maxSeconds: config.shellMaxSeconds }),
           abort: () => stopPty(pty),
+        };
+      },
+    },
+    screen: {
+      async open({ id: ticketId, resource_id }) {
+        const stream: Duplex | null = await substrate.openScreen(resource_id).catch(() => null);
+        if (!stream) return null;
+        const holds = await screenTicketsHolding(sql, [ticketId], clock.now()).catch((err: unknown) => {
+          stream.destroy();
+          throw err;
+        });
+        holding.set(ticketId, holds.has(ticketId));
+        return {
+          attach: (ws) => {
+            bridgeScreen(ws, stream, () => holding.get(ticketId) === true);
+            ws.once('close', () => holding.delete(ticketId));
+            return (reason, code) => ws.close(code, reason.replace('_', ' '));
+          },
+          abort: () => {
+            holding.delete(ticketId);
+            stream.destroy();
+          },
         };
       },
     },
@@ -201,6 +228,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       [...new Set(entries.map((e) => e.ticket.id))],
       clock.now(),
     );
+    const screens = entries.filter((e) => e.ticket.purpose === 'screen').map((e) => e.ticket.id);
+    if (screens.length > 0) {
+      // A takeover, a lapse or a release turns the socket read-only (and a refresh back) within a tick.
+      const holds = await screenTicketsHolding(sql, screens, clock.now());
+      for (const ticketId of screens) if (holding.has(ticketId)) holding.set(ticketId, holds.has(ticketId));
+    }
     for (const entry of entries) {
       const running = allowed.get(entry.ticket.id);
       if (running === undefined) entry.end('access_ended', CLOSE.accessEnded);

@@ -74,6 +74,19 @@ export async function ticketsStillAllowed(db: Db, ids: string[], now: Date): Pro
   return new Map(rows.map((r) => [r.id, r.running]));
 }
 
+/**
+ * Of these screen tickets, those whose session holds their machine's screen at `now` (the hold's session
+ * digest is the one the ticket was minted with, unexpired): their sockets' input goes through.
+ */
+export async function screenTicketsHolding(db: Db, ids: string[], now: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`
+    select t.id from gateway_tickets t
+    join screen_holds h on h.resource_id = t.resource_id and h.session_digest = t.details->>'session_digest'
+    where t.id = any(${ids}::uuid[]) and t.purpose = 'screen' and h.expires_at > ${now}`;
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function registerGateway(
   db: Db,
   row: { id: string; url: string; pid: number; now: Date },

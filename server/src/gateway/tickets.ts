@@ -8,7 +8,7 @@ import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Sql } from '../db/client.js';
 import type { Clock } from '../clock.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { KeyRing, SIGNING_ALG } from '../auth/crypto/signing-keys.js';
+import { KeyRing, SIGNING_ALG, type SigningKey } from '../auth/crypto/signing-keys.js';
 
 export const TICKET_PURPOSES = ['console', 'shell', 'screen'] as const;
 export type TicketPurpose = (typeof TICKET_PURPOSES)[number];
@@ -39,8 +39,8 @@ export interface TicketClaims {
   expiresAt: Date;
 }
 
-export async function signTicket(ring: KeyRing, claims: TicketClaims, now: Date): Promise<string> {
-  const key = await ring.currentSigningKey(now);
+/** Signs with `key`: the ring's current signing key, read by the caller (see features/consoles/tickets.ts). */
+export async function signTicket(key: SigningKey, claims: TicketClaims, now: Date): Promise<string> {
   return new SignJWT({ pur: claims.purpose, res: claims.resourceId })
     .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: TICKET_TYPE })
     .setIssuer(TICKET_ISSUER)

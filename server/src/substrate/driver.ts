@@ -144,6 +144,11 @@ export interface SubstrateDriver {
    * null when the unit runs no program or is not running. Every caller shares the one session.
    */
   openConsole(unitId: string): Promise<Duplex | null>;
+  /**
+   * A machine's screen: a stream of its RFB 3.8 server (the server speaks first), one per viewer; null when
+   * the machine shows none (not running, or no framebuffer on this substrate).
+   */
+  openScreen(unitId: string): Promise<Duplex | null>;
   /** The shells the units' images offer, in the order they are tried (empty: no shell). */
   offeredShells(): string[];
   /**

@@ -17,17 +17,7 @@ export async function ticketTarget(
   resourceId: string,
   need: { feature: 'console' | 'shell' | 'screen'; kinds: ResourceRow['kind'][]; substrate: DriverName },
 ): Promise<ResourceRow> {
-  const capabilities = substrateCapabilities(need.substrate);
-  const resource = await findResource(tx, access.service.id, resourceId);
-  if (
-    !resource ||
-    !need.kinds.includes(resource.kind) ||
-    !capabilities.gateway ||
-    (need.feature === 'screen' && !capabilities.framebuffer) ||
-    !(await productFeatures(tx, access.service.product_id)).includes(need.feature)
-  ) {
-    throw serviceNotFound();
-  }
+  const resource = await featureTarget(tx, access, resourceId, need);
   if (access.subscription_status !== 'active' || !['running', 'stopped'].includes(access.service.status)) {
     throw unprocessable(
       'subscription-not-serviceable',
@@ -41,6 +31,30 @@ export async function ticketTarget(
       `The ${what} is ${status}: nothing runs to attach a ${need.feature} to.` +
         (status === 'stopped' ? ' Start it first (POST /service-instances/{id}/power).' : ''),
     );
+  }
+  return resource;
+}
+
+/**
+ * The resource when the product has the feature, the substrate what it takes, and the resource is of
+ * one of `kinds`, whatever its state (a screen hold may be refreshed or released on a stopped machine).
+ */
+export async function featureTarget(
+  tx: Db,
+  access: ServiceAccessRow,
+  resourceId: string,
+  need: { feature: 'console' | 'shell' | 'screen'; kinds: ResourceRow['kind'][]; substrate: DriverName },
+): Promise<ResourceRow> {
+  const capabilities = substrateCapabilities(need.substrate);
+  const resource = await findResource(tx, access.service.id, resourceId);
+  if (
+    !resource ||
+    !need.kinds.includes(resource.kind) ||
+    !capabilities.gateway ||
+    (need.feature === 'screen' && !capabilities.framebuffer) ||
+    !(await productFeatures(tx, access.service.product_id)).includes(need.feature)
+  ) {
+    throw serviceNotFound();
   }
   return resource;
 }

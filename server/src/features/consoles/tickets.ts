@@ -4,11 +4,21 @@
 // is handed over").
 import { randomUUID } from 'node:crypto';
 import { actorOf, recordAudit } from '../../audit/record.js';
+import type { SigningKey } from '../../auth/crypto/signing-keys.js';
 import type { Db } from '../../db/client.js';
 import type { RequestContext, UserAuth } from '../../http/handler.js';
 import { signTicket, TICKET_TTL_SECONDS, ticketUrl, type TicketPurpose } from '../../gateway/tickets.js';
 import type { ServiceAccessRow } from '../services/store.js';
 import { insertTicket } from './store.js';
+
+/**
+ * The key that signs tickets now, read before the minting transaction begins: the ring reads it with a
+ * connection of the pool, and a transaction that waited for one while holding its own (and a screen
+ * hold's row lock others wait on) could starve the pool under a burst of requests.
+ */
+export function ticketSigningKey(ctx: RequestContext): Promise<SigningKey> {
+  return ctx.ticketKeys.currentSigningKey(ctx.clock.now());
+}
 
 export interface MintedTicket {
   id: string;
@@ -20,6 +30,7 @@ export async function mintTicket(
   tx: Db,
   ctx: RequestContext,
   auth: UserAuth,
+  key: SigningKey,
   input: {
     purpose: TicketPurpose;
     access: ServiceAccessRow;
@@ -53,7 +64,7 @@ export async function mintTicket(
     serviceInstanceId: input.access.service.id,
   });
   const token = await signTicket(
-    ctx.ticketKeys,
+    key,
     { id, purpose: input.purpose, resourceId: input.resourceId, userId: auth.userId, expiresAt },
     now,
   );

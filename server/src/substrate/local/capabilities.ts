@@ -1,8 +1,9 @@
 // The local substrate's capabilities. The gateway program always runs beside it (npm start starts it);
-// snapshots are archives under DATA_DIR/snapshots (snapshots.ts).
+// snapshots are archives under DATA_DIR/snapshots (snapshots.ts); a machine's screen is a real X server,
+// Xvnc, where Debian's tigervnc-standalone-server is installed (agent/screen.ts), and none otherwise.
 import type { SubstrateCapabilities } from '../driver.js';
+import { findProgram } from './programs.js';
 
 export function localCapabilities(): SubstrateCapabilities {
-  // TODO(framebuffer): arrives with the screen slice.
-  return { snapshots: true, gateway: true, framebuffer: false };
+  return { snapshots: true, gateway: true, framebuffer: findProgram('Xvnc') ? 'xvnc' : false };
 }

@@ -5,6 +5,7 @@ import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
+import { openScreen } from './screen.js';
 import { offeredShells, shellCommand } from './shell.js';
 import { readUnit } from '../../agent/unit.js';
 import { installedImage, installImage } from './images.js';
@@ -50,6 +51,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     deleteUnit: (unitId) => units.delete(unitId),
     unitStatus: (unitId) => units.status(unitId),
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
+    openScreen: (unitId) => openScreen(layout.unitDir(unitId)),
     offeredShells,
     shellCommand: async (unitId, shells) => {
       if ((await units.status(unitId)).state !== 'running') return null;

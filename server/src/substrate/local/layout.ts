@@ -9,6 +9,7 @@
 //                          status.json    the agent's acknowledgement (AgentStatus)
 //                          applied/       what the agent last accepted: contract.json, public-endpoints.json
 //                          agent.pid, agent.log, workload.pid, console.json
+//                          screen.json (a machine's Xvnc)
 import { join, resolve } from 'node:path';
 import type { UnitSignalError } from '../driver.js';
 
@@ -22,6 +23,8 @@ export const UNIT_FILES = {
   workloadPid: 'workload.pid',
   /** Where the workload's console is reached (agent/console.ts), mode 0600. */
   console: 'console.json',
+  /** A machine's screen: where its Xvnc's RFB socket is, and Xvnc's pid (agent/screen.ts), mode 0600. */
+  screen: 'screen.json',
   appliedDir: 'applied',
   appliedContract: join('applied', 'contract.json'),
   appliedEndpoints: join('applied', 'public-endpoints.json'),

@@ -1,0 +1,18 @@
+// Programs of this host the local substrate runs, found on PATH as a shell would (so a host without
+// Debian's tigervnc-standalone-server, or a PATH without it, is a host without screens).
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+export function findProgram(name: string, path = process.env.PATH ?? ''): string | null {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
