@@ -1,0 +1,10 @@
+export { FileLayerError, type FileLayerCode } from './errors.js';
+export { parseVolumePath, type VolumePath } from './path.js';
+export {
+  MAX_FILE_BYTES,
+  MAX_LIST_ENTRIES,
+  VolumeFiles,
+  type FileContent,
+  type FileEntry,
+  type Listing,
+} from './volume-files.js';

@@ -1,0 +1,78 @@
+// Resolution that cannot leave the volume. Every step is relative to an open directory descriptor: a
+// name inside directory descriptor N is reached as /proc/self/fd/N/name, which the kernel resolves from
+// the directory N refers to (the magic link is the descriptor itself, not a path read again), so it is
+// openat(2) in all but name. Each component is opened with O_NOFOLLOW | O_DIRECTORY: a symbolic link is
+// never followed, whatever it points at, and a link swapped in after any earlier step is met by the
+// open itself, not by a check before it; there is no check-then-use window. `..` never reaches here
+// (path.ts refuses it), so a walk only goes down from the volume's root.
+import { constants } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { errnoOf, FileLayerError } from './errors.js';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | (O_CLOEXEC ?? 0);
+
+/** The name `name` inside the directory open as `dir`, for a call that must not resolve it by path. */
+export function at(dir: FileHandle, name: string): string {
+  return `/proc/self/fd/${dir.fd}/${name}`;
+}
+
+/** The volume's root directory, opened; the caller closes it. */
+export async function openRoot(root: string): Promise<FileHandle> {
+  return open(root, DIR_FLAGS);
+}
+
+/**
+ * The directory at `parts` below `root` (a handle the caller owns and closes). A missing component, a
+ * file or a symbolic link on the way is not-found; with `create`, missing directories are made (a file
+ * or link in the way is then not-a-directory).
+ */
+export async function openDir(
+  root: FileHandle,
+  parts: readonly string[],
+  shown: string,
+  options: { create?: boolean } = {},
+): Promise<FileHandle> {
+  let dir = root;
+  try {
+    for (const part of parts) {
+      const next = await openChildDir(dir, part, shown, options.create ?? false);
+      if (dir !== root) await dir.close();
+      dir = next;
+    }
+    // The caller owns what it gets; it never gets the root's own handle, which it may close separately.
+    return dir === root ? await open(at(root, '.'), DIR_FLAGS) : dir;
+  } catch (err) {
+    if (dir !== root) await dir.close();
+    throw err;
+  }
+}
+
+async function openChildDir(
+  dir: FileHandle,
+  name: string,
+  shown: string,
+  create: boolean,
+): Promise<FileHandle> {
+  try {
+    return await open(at(dir, name), DIR_FLAGS);
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT' && create) {
+      try {
+        await mkdir(at(dir, name), { mode: 0o755 });
+      } catch (made) {
+        if (errnoOf(made) !== 'EEXIST') throw made;
+      }
+      return openChildDir(dir, name, shown, false);
+    }
+    if (code === 'ENOENT') throw new FileLayerError('not-found', `${shown} does not exist.`);
+    // A link (ELOOP) or a file (ENOTDIR) where a directory must be.
+    if (code === 'ELOOP' || code === 'ENOTDIR') {
+      throw create
+        ? new FileLayerError('not-a-directory', `Something other than a directory is in the way of ${shown}.`)
+        : new FileLayerError('not-found', `${shown} does not exist.`);
+    }
+    throw err;
+  }
+}
