@@ -8,11 +8,12 @@
 // poll under load on the local substrate (scripts/bench/services.ts), and the local edge's forwarding
 // and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
-// (scripts/bench/console.ts).
+// (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
+// (scripts/bench/files.ts, reported only).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console]
+//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -82,6 +83,7 @@ const { values: args } = parseArgs({
     'skip-services': { type: 'boolean', default: false },
     'skip-edge': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
+    'skip-files': { type: 'boolean', default: false },
     'skip-console': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -443,6 +445,7 @@ async function main(): Promise<number> {
   if (!args['skip-edge'] && !quick) await edgeSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
   if (!args['skip-console'] && !quick) await consoleSection();
+  if (!args['skip-files'] && !quick) await filesSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -844,6 +847,17 @@ async function consoleSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('console (not measured)');
+  }
+}
+
+/** scripts/bench/files.ts: the confined file layer per operation against plain fs calls (reported). */
+async function filesSection(): Promise<void> {
+  lines.push('The confined file layer against plain fs calls (scripts/bench/files.ts)');
+  try {
+    const { measureFiles } = await import('./files.js');
+    lines.push(...(await measureFiles()).lines);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
   }
 }
 

@@ -131,6 +131,11 @@ describe('operations', () => {
     await files.chmod('/sub/b.txt', 0o4755);
     expect((await stat(join(box.volume, 'sub', 'b.txt'))).mode & 0o7777).toBe(0o755);
     expect(await refusal(files.rename('/', '/x'))).toBe('mount-root');
+    // A file nobody may read can still be re-moded, as chmod(1) can.
+    await files.write('/locked', 'x');
+    await chmod(join(box.volume, 'locked'), 0);
+    await files.chmod('/locked', 0o640);
+    expect((await stat(join(box.volume, 'locked'))).mode & 0o7777).toBe(0o640);
   });
 });
 

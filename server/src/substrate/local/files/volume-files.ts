@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { at, openDir, openRoot } from './walk.js';
@@ -15,6 +15,8 @@ import { at, openDir, openRoot } from './walk.js';
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY, O_CLOEXEC } =
   constants;
 const CLOEXEC = O_CLOEXEC ?? 0;
+/** Linux's O_PATH, which Node does not export. */
+const O_PATH = 0o10000000;
 
 /** Reads and writes through the API: one mebibyte each (seed §8). */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -91,16 +93,25 @@ export class VolumeFiles {
         if (stats.isDirectory()) throw isDirectory(target.path);
         if (!stats.isFile()) throw absent(target.path);
         if (stats.size > MAX_FILE_BYTES) throw tooLarge(target.path);
-        // The file may grow after fstat: read one byte past the cap to know.
-        const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
+        // The file may grow after fstat: read on until its end, never keeping more than the cap.
+        const chunks: Buffer[] = [];
         let length = 0;
+        let buffer = Buffer.allocUnsafe(stats.size + 1);
+        let filled = 0;
         for (;;) {
-          const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+          const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, null);
           if (bytesRead === 0) break;
+          filled += bytesRead;
           length += bytesRead;
           if (length > MAX_FILE_BYTES) throw tooLarge(target.path);
+          if (filled === buffer.length) {
+            chunks.push(buffer);
+            buffer = Buffer.allocUnsafe(Math.min(64 * 1024, MAX_FILE_BYTES + 1 - length));
+            filled = 0;
+          }
         }
-        const bytes = buffer.subarray(0, length);
+        chunks.push(buffer.subarray(0, filled));
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
         if (!isUtf8(bytes)) {
           throw new FileLayerError('file-not-text', `${target.path} is not UTF-8 text.`);
         }
@@ -220,12 +231,22 @@ export class VolumeFiles {
   /** Sets permission bits (no set-id or sticky bits) on a file or directory; a link is not followed. */
   async chmod(raw: string, mode: number): Promise<void> {
     const target = parseVolumePath(raw);
-    const apply = async (handle: FileHandle) => handle.chmod(mode & 0o777);
-    if (target.parts.length === 0) return this.inDir([], '/', apply);
+    if (target.parts.length === 0) return this.inDir([], '/', (dir) => dir.chmod(mode & 0o777));
     await this.inParent(target, async (dir, name) => {
-      const handle = await openFile(dir, name, target.path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+      // An O_PATH descriptor pins the entry without needing to read it (a mode-000 file can still be
+      // re-moded); changing the mode through its /proc link acts on that inode, and a link itself is
+      // refused before, so nothing a link points at is ever changed (glibc's fchmodat does the same).
+      let handle: FileHandle;
       try {
-        await apply(handle);
+        handle = await open(at(dir, name), O_PATH | O_NOFOLLOW | CLOEXEC);
+      } catch (err) {
+        if (errnoOf(err) === 'ENOENT') throw absent(target.path);
+        throw err;
+      }
+      try {
+        const stats = await handle.stat();
+        if (!stats.isFile() && !stats.isDirectory()) throw absent(target.path);
+        await chmod(`/proc/self/fd/${handle.fd}`, mode & 0o777);
       } finally {
         await handle.close();
       }
