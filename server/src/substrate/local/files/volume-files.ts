@@ -12,9 +12,8 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { at, openDir, openRoot } from './walk.js';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY, O_CLOEXEC } =
-  constants;
-const CLOEXEC = O_CLOEXEC ?? 0;
+// libuv opens every descriptor close-on-exec already.
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 /** Linux's O_PATH, which Node does not export. */
 const O_PATH = 0o10000000;
 
@@ -136,7 +135,7 @@ export class VolumeFiles {
       target,
       async (dir, name) => {
         const temp = `.svc-write-${randomBytes(8).toString('hex')}.tmp`;
-        const file = await open(at(dir, temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | CLOEXEC, 0o644);
+        const file = await open(at(dir, temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
         let stats: Stats;
         try {
           await file.writeFile(bytes);
@@ -238,7 +237,7 @@ export class VolumeFiles {
       // refused before, so nothing a link points at is ever changed (glibc's fchmodat does the same).
       let handle: FileHandle;
       try {
-        handle = await open(at(dir, name), O_PATH | O_NOFOLLOW | CLOEXEC);
+        handle = await open(at(dir, name), O_PATH | O_NOFOLLOW);
       } catch (err) {
         if (errnoOf(err) === 'ENOENT') throw absent(target.path);
         throw err;
@@ -290,7 +289,7 @@ export class VolumeFiles {
 /** Opens a non-directory or directory entry without following a link (a link reads as absent). */
 async function openFile(dir: FileHandle, name: string, shown: string, flags: number): Promise<FileHandle> {
   try {
-    return await open(at(dir, name), flags | O_NOFOLLOW | CLOEXEC);
+    return await open(at(dir, name), flags | O_NOFOLLOW);
   } catch (err) {
     const code = errnoOf(err);
     if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENXIO') throw absent(shown);
@@ -333,7 +332,7 @@ async function unlinkEntry(dir: FileHandle, name: string, shown: string, recursi
 async function removeTree(parent: FileHandle, name: string): Promise<void> {
   let dir: FileHandle;
   try {
-    dir = await open(at(parent, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | CLOEXEC);
+    dir = await open(at(parent, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   } catch (err) {
     const code = errnoOf(err);
     if (code === 'ENOENT') return;

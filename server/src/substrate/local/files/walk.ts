@@ -9,8 +9,9 @@ import { constants } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC } = constants;
-const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | (O_CLOEXEC ?? 0);
+// libuv opens every descriptor close-on-exec already.
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 
 /** The name `name` inside the directory open as `dir`, for a call that must not resolve it by path. */
 export function at(dir: FileHandle, name: string): string {
