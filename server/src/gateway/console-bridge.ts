@@ -9,10 +9,20 @@ import { CLOSE } from './close-codes.js';
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
 
-export function bridgeConsole(ws: WebSocket, stream: Duplex): void {
+/**
+ * Sends what `stream` gives to `ws` as binary frames, pausing the stream while more than `highWater`
+ * waits for the viewer (a slow viewer holds the source back instead of growing this process), and
+ * closes the socket with `ended` when the stream ends. Used by the console and the screen.
+ */
+export function forwardOutput(
+  ws: WebSocket,
+  stream: Duplex,
+  ended: string,
+  { highWater, lowWater }: { highWater: number; lowWater: number },
+): void {
   let paused = false;
   const sent = () => {
-    if (paused && ws.bufferedAmount < LOW_WATER) {
+    if (paused && ws.bufferedAmount < lowWater) {
       paused = false;
       stream.resume();
     }
@@ -20,15 +30,19 @@ export function bridgeConsole(ws: WebSocket, stream: Duplex): void {
   stream.on('data', (chunk: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     ws.send(chunk, { binary: true }, sent);
-    if (!paused && ws.bufferedAmount > HIGH_WATER) {
+    if (!paused && ws.bufferedAmount > highWater) {
       paused = true;
       stream.pause();
     }
   });
   stream.on('error', () => undefined);
   stream.once('close', () => {
-    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE.ended, 'console ended');
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE.ended, ended);
   });
+}
+
+export function bridgeConsole(ws: WebSocket, stream: Duplex): void {
+  forwardOutput(ws, stream, 'console ended', { highWater: HIGH_WATER, lowWater: LOW_WATER });
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     // Seed: "non-binary frames are dropped".
     if (isBinary && !stream.destroyed) stream.write(data);

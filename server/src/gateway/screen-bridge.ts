@@ -6,6 +6,7 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { CLOSE } from './close-codes.js';
+import { forwardOutput } from './console-bridge.js';
 import { RfbClientParser, RfbMessageTooLarge } from './rfb-input.js';
 
 /** Output waits while this much is queued for the viewer, and goes on below the low mark. */
@@ -13,25 +14,7 @@ const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 1024 * 1024;
 
 export function bridgeScreen(ws: WebSocket, stream: Duplex, holds: () => boolean): void {
-  let paused = false;
-  const sent = () => {
-    if (paused && ws.bufferedAmount < LOW_WATER) {
-      paused = false;
-      stream.resume();
-    }
-  };
-  stream.on('data', (chunk: Buffer) => {
-    if (ws.readyState !== ws.OPEN) return;
-    ws.send(chunk, { binary: true }, sent);
-    if (!paused && ws.bufferedAmount > HIGH_WATER) {
-      paused = true;
-      stream.pause();
-    }
-  });
-  stream.on('error', () => undefined);
-  stream.once('close', () => {
-    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE.ended, 'screen ended');
-  });
+  forwardOutput(ws, stream, 'screen ended', { highWater: HIGH_WATER, lowWater: LOW_WATER });
   const parser = new RfbClientParser();
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (!isBinary || stream.destroyed) return;
