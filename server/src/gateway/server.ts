@@ -1,8 +1,8 @@
 // The edge gateway (SUBSTRATE.md "The edge gateway"; DECISIONS.md §6): an HTTP server whose WebSocket
 // upgrades redeem tickets the API minted and bridge them to a workload's console, a shell, or a machine's
 // screen (whose watchers' input is dropped: only the hold's sockets type). Bytes never pass through the
-// API process. Any number of gateways share
-// one PostgreSQL: a ticket is spent by one conditional write, so only one of them accepts it.
+// API process. Any number of gateways share one PostgreSQL: a ticket is spent by one conditional write,
+// so only one of them accepts it.
 //
 // An upgrade is checked in this order, each refusal an HTTP answer before the socket exists: the path
 // (404), the browser's Origin (403), the ticket's signature, purpose and deadline (401), the caps on open

@@ -11,9 +11,9 @@
 // whole restored directory, which recoverVolume finishes; at every instant the data is the old or the new.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, createReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { basename, delimiter, dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -23,6 +23,7 @@ import {
   type TransferOptions,
 } from '../driver.js';
 import type { LocalLayout } from './layout.js';
+import { findProgram } from './programs.js';
 
 // Fast compression: a backup is read back whole or not at all, and the time is the customer's wait.
 // -T0 lets zstd use every core while tar reads.
@@ -36,7 +37,7 @@ const READ_CHUNK = 1024 * 1024;
 // OpenSSL's SHA-256 uses the CPU's SHA instructions: 5x coreutils' sha256sum here (0.34 s against
 // 1.8 s for 300 MB), which made the digest, not zstd, the slowest stage of a backup. sha256sum where
 // the openssl program is not installed. Both print the digest in hex first, then a space.
-const HAS_OPENSSL = onPath('openssl');
+const HAS_OPENSSL = findProgram('openssl') !== null;
 /** The program and arguments that print the SHA-256 of `input` (a path, or '-' for stdin). */
 function sha256Command(input: string): [string, string[]] {
   return HAS_OPENSSL ? ['openssl', ['dgst', '-sha256', '-r', input]] : ['sha256sum', ['-b', input]];
@@ -326,19 +327,4 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function onPath(program: string): boolean {
-  return (process.env.PATH ?? '/usr/bin:/bin')
-    .split(delimiter)
-    .some((dir) => dir !== '' && isExecutable(join(dir, program)));
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
