@@ -13,6 +13,8 @@ import { getOrCreateSecret, SECRET_NAMES, type PepperName } from './auth/crypto/
 import { KeyRing } from './auth/crypto/signing-keys.js';
 import { liveGateways } from './gateway/store.js';
 import { ticketKeyRing } from './gateway/tickets.js';
+import type { SubstrateDriver } from './substrate/driver.js';
+import { createSubstrate } from './substrate/index.js';
 import { secretBoxFor } from './secrets/key-file.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { requestLog } from './http/logging.js';
@@ -35,6 +37,8 @@ export interface AppOptions {
   handlers?: Handlers;
   /** Defaults to ENCRYPTION_KEY, else the data directory's key file. */
   box?: SecretBox;
+  /** Defaults to SUBSTRATE's driver over DATA_DIR (the worker's and the gateway's). */
+  substrate?: SubstrateDriver;
   /** Tests only: another spec and its operation index (a test-only route) instead of the bundled one. */
   contract?: { spec: object; operations: Record<string, BindableOperation> };
 }
@@ -58,6 +62,7 @@ export function createApp(options: AppOptions): App {
     box,
     keys: new KeyRing(sql, clock, box),
     ticketKeys: ticketKeyRing(sql, clock, box),
+    substrate: options.substrate ?? createSubstrate(config.substrate, { dataDir: config.dataDir }),
     // Each read once per process, on first use, and kept (a failed read is tried again next time).
     pepper: (name = 'refreshSuccessor') => {
       let secret = peppers.get(name);

@@ -142,6 +142,8 @@ export async function startTestApp(
   const box = secretBoxFor(config);
   const substrateDir = join(config.dataDir, 'substrate', randomUUID());
   const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
+  // The API's view of this app's substrate (its file routes); the worker's when it runs.
+  const apiSubstrate = substrate ?? createSubstrate(config.substrate, { dataDir: substrateDir });
   let gateway: Gateway | null = null;
   let gatewaySql: Sql | null = null;
   if (options.gateway) {
@@ -152,7 +154,7 @@ export async function startTestApp(
       log: createLogger(config.logLevel, sink),
       clock,
       box,
-      substrate: substrate ?? createSubstrate(config.substrate, { dataDir: substrateDir }),
+      substrate: apiSubstrate,
     });
     gateway.server.listen(0, '127.0.0.1');
     await once(gateway.server, 'listening');
@@ -167,6 +169,7 @@ export async function startTestApp(
     clock,
     handlers: options.handlers,
     box,
+    substrate: apiSubstrate,
     contract: options.contract,
   });
   const workerSql = config.worker ? connect(url, { max: 3, timeoutMs: config.dbTimeoutMs, statementTimeoutMs: 60_000 }) : null;

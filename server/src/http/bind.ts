@@ -29,6 +29,7 @@ class HttpContext implements RequestContext {
   readonly ticketKeys: Deps['ticketKeys'];
   readonly pepper: Deps['pepper'];
   readonly box: Deps['box'];
+  readonly substrate: Deps['substrate'];
   readonly requestId: string;
   readonly headers: IncomingHttpHeaders;
   readonly #req: Request;
@@ -44,6 +45,7 @@ class HttpContext implements RequestContext {
     this.ticketKeys = deps.ticketKeys;
     this.pepper = deps.pepper;
     this.box = deps.box;
+    this.substrate = deps.substrate;
     this.requestId = requestId;
     this.headers = req.headers;
     this.#req = req;

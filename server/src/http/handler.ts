@@ -9,6 +9,7 @@ import type { PepperName } from '../auth/crypto/server-secrets.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import type { SubstrateDriver } from '../substrate/driver.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Reach } from '../authz/reach.js';
 import type { MultipartBody } from './multipart.js';
@@ -26,6 +27,8 @@ export interface Deps {
   pepper: (name?: PepperName) => Promise<Buffer>;
   /** Seals and opens secrets kept at rest (ENCRYPTION_KEY). */
   box: SecretBox;
+  /** The hosting substrate, for the few routes that read it directly (the file layer); jobs change it. */
+  substrate: SubstrateDriver;
 }
 
 /** What a handler knows of the request beyond its validated parameters and body. */

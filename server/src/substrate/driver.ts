@@ -4,6 +4,7 @@
 // work twice. The interface speaks the platform's nouns, never a driver's.
 import type { Duplex } from 'node:stream';
 import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
+import type { VolumeFiles } from './local/files/index.js';
 
 export type DriverName = 'local' | 'kubernetes';
 
@@ -156,6 +157,13 @@ export interface SubstrateDriver {
    * directory, nothing of the host), for the gateway to start on a PTY; null when the unit does not run.
    */
   shellCommand(unitId: string, shells: readonly string[]): Promise<ShellCommand | null>;
+
+  /**
+   * The files of a volume, reached only through the confined file layer (DECISIONS.md §6 "Files"): every
+   * file route, download, file session, SFTP session and import write goes through what this returns.
+   * Null when this substrate cannot reach the volume's files.
+   */
+  volumeFiles(volumeId: string): VolumeFiles | null;
 
   /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
   writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;

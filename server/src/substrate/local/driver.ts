@@ -5,6 +5,7 @@ import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
+import { VolumeFiles } from './files/index.js';
 import { openScreen } from './screen.js';
 import { offeredShells, shellCommand } from './shell.js';
 import { readUnit } from '../../agent/unit.js';
@@ -58,6 +59,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       const unit = await readUnit(layout.unitDir(unitId));
       return shellCommand(layout, unit, shells);
     },
+    volumeFiles: (volumeId) => new VolumeFiles(layout.volumeDir(volumeId)),
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 
