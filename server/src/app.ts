@@ -37,7 +37,7 @@ export interface AppOptions {
   handlers?: Handlers;
   /** Defaults to ENCRYPTION_KEY, else the data directory's key file. */
   box?: SecretBox;
-  /** Defaults to SUBSTRATE's driver over DATA_DIR (the worker's and the gateway's). */
+  /** Defaults to SUBSTRATE's driver over DATA_DIR (the worker's and the gateway's), where it is built. */
   substrate?: SubstrateDriver;
   /** Tests only: another spec and its operation index (a test-only route) instead of the bundled one. */
   contract?: { spec: object; operations: Record<string, BindableOperation> };
@@ -62,7 +62,9 @@ export function createApp(options: AppOptions): App {
     box,
     keys: new KeyRing(sql, clock, box),
     ticketKeys: ticketKeyRing(sql, clock, box),
-    substrate: options.substrate ?? createSubstrate(config.substrate, { dataDir: config.dataDir }),
+    substrate:
+      options.substrate ??
+      (config.substrate === 'local' ? createSubstrate(config.substrate, { dataDir: config.dataDir }) : null),
     // Each read once per process, on first use, and kept (a failed read is tried again next time).
     pepper: (name = 'refreshSuccessor') => {
       let secret = peppers.get(name);

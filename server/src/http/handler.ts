@@ -27,8 +27,11 @@ export interface Deps {
   pepper: (name?: PepperName) => Promise<Buffer>;
   /** Seals and opens secrets kept at rest (ENCRYPTION_KEY). */
   box: SecretBox;
-  /** The hosting substrate, for the few routes that read it directly (the file layer); jobs change it. */
-  substrate: SubstrateDriver;
+  /**
+   * The hosting substrate, for the few routes that read it directly (the file layer); jobs change it.
+   * Null where SUBSTRATE names a driver not built yet: those routes answer as for a missing feature.
+   */
+  substrate: SubstrateDriver | null;
 }
 
 /** What a handler knows of the request beyond its validated parameters and body. */
