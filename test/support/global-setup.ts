@@ -8,6 +8,7 @@ import { connect } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
+import { lxdInstalled, startLxdCluster, type LxdCluster } from '../../scripts/lxd/cluster.js';
 
 let embedded: EmbeddedDatabase | null = null;
 let dir: string | null = null;
@@ -15,8 +16,13 @@ let dir: string | null = null;
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    /** A two-member LXD cluster's socket URL where LXD is installed and we are root, else null. */
+    lxdUrl: string | null;
   }
 }
+
+let lxd: LxdCluster | null = null;
+let lxdDir: string | null = null;
 
 export async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
@@ -33,9 +39,20 @@ export async function setup(project: TestProject): Promise<void> {
   await migrate(template);
   await template.end();
   project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('lxdUrl', await startLxd());
+}
+
+async function startLxd(): Promise<string | null> {
+  if (process.env.TEST_LXD === 'off' || !lxdInstalled() || process.getuid?.() !== 0) return null;
+  // Short: LXD's unix socket path must fit in 108 bytes.
+  lxdDir = await mkdtemp(join(tmpdir(), 'svc-lxd-'));
+  lxd = await startLxdCluster(lxdDir, 2);
+  return lxd.url;
 }
 
 export async function teardown(): Promise<void> {
+  if (lxd) await lxd.stop();
+  if (lxdDir) await rm(lxdDir, { recursive: true, force: true }).catch(() => undefined);
   if (embedded) await embedded.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 }
