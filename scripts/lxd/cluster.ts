@@ -7,7 +7,8 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 
@@ -155,4 +156,14 @@ async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+// `npm run lxd:cluster -- DIR [MEMBERS]`: starts (or finds running) a cluster and prints its LXD_URL.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const dir = resolve(process.argv[2] ?? '.data/lxd');
+  const cluster = await startLxdCluster(dir, Number(process.argv[3] ?? 2));
+  process.stdout.write(
+    `LXD cluster of ${cluster.members.length} members under ${dir}\nLXD_URL=${cluster.url}\n` +
+      `stop it with: ${cluster.members.map((m) => `LXD_DIR=${m.dir} lxd shutdown`).join('; ')}\n`,
+  );
 }
