@@ -5,7 +5,7 @@ import { lchown, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/prom
 import { dirname, join } from 'node:path';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { createLxdDriver } from '../../server/src/substrate/lxd/driver.js';
-import { deleteInstance, execIn, readInstanceFile, type Instance } from '../../server/src/substrate/lxd/instances.js';
+import { deleteInstance, execIn, readInstanceFile, setState, type Instance } from '../../server/src/substrate/lxd/instances.js';
 import { unitDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { deleteVolume, findVolume, volumeHostDir } from '../../server/src/substrate/lxd/volumes.js';
 import type { Probe, Subject } from './drivers.js';
@@ -81,10 +81,13 @@ function lxdProbe(client: LxdClient, prefix: string): Probe {
     },
     supervisesAgents: true,
     async cleanup() {
-      for (const i of await ours()) await deleteInstance(client, i.name).catch(() => undefined);
+      for (const i of await ours()) {
+        if (i.status === 'Running') await setState(client, i.name, 'stop', true);
+        await deleteInstance(client, i.name);
+      }
       const volumes = (await client.call<string[]>('GET', `/1.0/storage-pools/${pool.name}/volumes/custom`)).metadata;
       for (const path of volumes) {
-        const name = decodeURIComponent(path.split('/').pop()!);
+        const name = decodeURIComponent(path.split('?')[0]!.split('/').pop()!);
         if (name.startsWith(prefix)) await deleteVolume(client, pool, name);
       }
     },

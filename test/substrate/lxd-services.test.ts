@@ -2,6 +2,7 @@
 // the catalog's program in its container) and a VPS, power stop and start, a backup and its restore, and
 // a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume).
 // Runs where the test setup started an LXD cluster (LXD installed, root).
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
@@ -10,7 +11,8 @@ import { signedIn, type Caller } from '../support/organizations.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
-import { execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
+import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
+import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
 import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { eventually } from './drivers.js';
 
@@ -23,13 +25,21 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   let owner: Caller;
   let projectId: string;
   let site: Provisioned;
-  const lxd = new LxdClient({ url: lxdUrl ?? 'unix:/nowhere', project: 'default' });
+  // A project of its own: runs sharing the cluster never see (or stop) each other's instances.
+  const project = `t${randomUUID().slice(0, 8)}`;
+  const lxd = new LxdClient({ url: lxdUrl ?? 'unix:/nowhere', project });
   const instanceOf = (p: Provisioned) => `svc-${p.primaryResourceId}`;
   const inSite = (command: string) => execIn(lxd, instanceOf(site), ['sh', '-c', command], { output: true });
 
   beforeAll(async () => {
+    await lxd.call('POST', '/1.0/projects', {
+      name: project,
+      config: { 'features.images': 'false', 'features.profiles': 'false', 'features.storage.volumes': 'true' },
+    });
     smtp = await startTestSmtp();
-    app = await startTestApp({ env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, EDGE: 'off' } });
+    app = await startTestApp({
+      env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, LXD_PROJECT: project, EDGE: 'off' },
+    });
     staff = await staffMember(app, smtp, 'lxd-staff', ['manage_services']);
     owner = await signedIn(app, smtp, 'lxd-owner');
     const orgId = (
@@ -41,6 +51,13 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   afterAll(async () => {
     await app?.close();
     await smtp?.close();
+    // Listed as URLs: /1.0/instances/NAME?project=P.
+    const nameOf = (url: string) => url.split('?')[0]!.split('/').pop()!;
+    const { metadata: instances } = await lxd.call<string[]>('GET', '/1.0/instances');
+    for (const url of instances) await deleteInstance(lxd, nameOf(url));
+    const { metadata: volumes } = await lxd.call<string[]>('GET', '/1.0/storage-pools/default/volumes/custom');
+    for (const url of volumes) await deleteVolume(lxd, { name: 'default' }, nameOf(url));
+    await lxd.call('DELETE', `/1.0/projects/${project}`);
   });
 
   it('provisions a web app into a running container whose agent runs the catalog program', async () => {

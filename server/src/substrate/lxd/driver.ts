@@ -198,19 +198,23 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       return access;
     },
 
-    createSnapshot: async (snapshot, transfer) =>
-      takeSnapshot(
+    async createSnapshot(snapshot, transfer) {
+      const volume = await findVolume(client, pool, volumeName(snapshot.volumeId));
+      if (!volume) throw new Error(`volume ${snapshot.volumeId} does not exist`);
+      const dir = await volumeHostDir(client, pool, volume);
+      return takeSnapshot(client, pool, volume, checkId('snapshot', snapshot.id), dir, transfer);
+    },
+    restoreSnapshot: async (snapshot, expected, transfer) =>
+      restoreSnapshot(
         client,
         pool,
-        volumeName(snapshot.volumeId),
+        await findVolume(client, pool, volumeName(snapshot.volumeId)),
         checkId('snapshot', snapshot.id),
-        await existingHostDir(snapshot.volumeId),
+        expected,
         transfer,
       ),
-    restoreSnapshot: (snapshot, expected, transfer) =>
-      restoreSnapshot(client, pool, volumeName(snapshot.volumeId), checkId('snapshot', snapshot.id), expected, transfer),
-    deleteSnapshot: (snapshot) =>
-      dropSnapshot(client, pool, volumeName(snapshot.volumeId), checkId('snapshot', snapshot.id)),
+    deleteSnapshot: async (snapshot) =>
+      dropSnapshot(client, pool, await findVolume(client, pool, volumeName(snapshot.volumeId)), checkId('snapshot', snapshot.id)),
 
     startUnit: (unit) =>
       serial(unit.id, async () => {

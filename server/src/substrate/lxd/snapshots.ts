@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SnapshotIntegrityError, type SnapshotInfo, type TransferOptions } from '../driver.js';
 import { isNotFound, type LxdClient } from './client.js';
-import type { Pool } from './volumes.js';
+import { onMember, type Pool, type VolumeRecord } from './volumes.js';
 
 const run = promisify(execFile);
 const MARK = /^svc-snapshot ([0-9a-f]{32}) (\d+)$/;
@@ -19,25 +19,26 @@ interface SnapshotRecord {
   description: string;
 }
 
-const snapshotsPath = (pool: Pool, volume: string) =>
-  `/1.0/storage-pools/${pool.name}/volumes/custom/${volume}/snapshots`;
+const snapshotsPath = (pool: Pool, volume: VolumeRecord) =>
+  `/1.0/storage-pools/${pool.name}/volumes/custom/${volume.name}/snapshots`;
 
 export async function takeSnapshot(
   client: LxdClient,
   pool: Pool,
-  volume: string,
+  volume: VolumeRecord,
   name: string,
   hostDir: string,
   options: TransferOptions = {},
 ): Promise<SnapshotInfo> {
-  const existing = await client.find<SnapshotRecord>(`${snapshotsPath(pool, volume)}/${name}`);
+  const at = onMember(volume);
+  const existing = await client.find<SnapshotRecord>(`${snapshotsPath(pool, volume)}/${name}`, at);
   const taken = existing ? infoOf(volume, existing) : null;
   if (taken) return taken;
   const size = await measure(hostDir);
   options.onProgress?.(0, size);
-  if (!existing) await client.run('POST', snapshotsPath(pool, volume), { name });
+  if (!existing) await client.run('POST', snapshotsPath(pool, volume), { name }, at);
   const description = `svc-snapshot ${randomBytes(16).toString('hex')} ${size}`;
-  await client.call('PUT', `${snapshotsPath(pool, volume)}/${name}`, { description });
+  await client.call('PUT', `${snapshotsPath(pool, volume)}/${name}`, { description }, at);
   options.onProgress?.(size, size);
   return infoOf(volume, { name, description })!;
 }
@@ -45,33 +46,41 @@ export async function takeSnapshot(
 export async function restoreSnapshot(
   client: LxdClient,
   pool: Pool,
-  volume: string,
+  volume: VolumeRecord | null,
   name: string,
   expected: SnapshotInfo,
   options: TransferOptions = {},
 ): Promise<void> {
-  const record = await client.find<SnapshotRecord>(`${snapshotsPath(pool, volume)}/${name}`);
+  if (!volume) throw new SnapshotIntegrityError(`the volume of snapshot ${name} is missing`);
+  const at = onMember(volume);
+  const record = await client.find<SnapshotRecord>(`${snapshotsPath(pool, volume)}/${name}`, at);
   const info = record ? infoOf(volume, record) : null;
-  if (!info) throw new SnapshotIntegrityError(`snapshot ${name} of ${volume} is missing`);
+  if (!info) throw new SnapshotIntegrityError(`snapshot ${name} of ${volume.name} is missing`);
   if (info.sha256 !== expected.sha256 || info.sizeBytes !== expected.sizeBytes)
-    throw new SnapshotIntegrityError(`snapshot ${name} of ${volume} is not the one taken`);
+    throw new SnapshotIntegrityError(`snapshot ${name} of ${volume.name} is not the one taken`);
   options.onProgress?.(0, info.sizeBytes);
-  await client.call('PUT', `/1.0/storage-pools/${pool.name}/volumes/custom/${volume}`, { restore: name });
+  await client.call('PUT', `/1.0/storage-pools/${pool.name}/volumes/custom/${volume.name}`, { restore: name }, at);
   options.onProgress?.(info.sizeBytes, info.sizeBytes);
 }
 
-export async function dropSnapshot(client: LxdClient, pool: Pool, volume: string, name: string): Promise<void> {
+export async function dropSnapshot(
+  client: LxdClient,
+  pool: Pool,
+  volume: VolumeRecord | null,
+  name: string,
+): Promise<void> {
+  if (!volume) return;
   try {
-    await client.run('DELETE', `${snapshotsPath(pool, volume)}/${name}`);
+    await client.run('DELETE', `${snapshotsPath(pool, volume)}/${name}`, undefined, onMember(volume));
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
 }
 
-function infoOf(volume: string, record: SnapshotRecord): SnapshotInfo | null {
+function infoOf(volume: VolumeRecord, record: SnapshotRecord): SnapshotInfo | null {
   const mark = MARK.exec(record.description);
   if (!mark) return null;
-  const sha256 = createHash('sha256').update(`${volume}/${record.name} ${record.description}`).digest('hex');
+  const sha256 = createHash('sha256').update(`${volume.name}/${record.name} ${record.description}`).digest('hex');
   return { sizeBytes: Number(mark[2]), sha256 };
 }
 

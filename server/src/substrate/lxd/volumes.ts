@@ -21,11 +21,21 @@ export interface Pool {
 
 const volumePath = (pool: Pool, name: string) => `/1.0/storage-pools/${pool.name}/volumes/custom/${name}`;
 
+/**
+ * The query naming the member that holds the volume: a volume of a `dir` pool lives on one member, and a
+ * cluster acts on it only when told which.
+ */
+export function onMember(volume: VolumeRecord): Record<string, string> | undefined {
+  return volume.location && volume.location !== 'none' ? { target: volume.location } : undefined;
+}
+
 export async function findVolume(client: LxdClient, pool: Pool, name: string): Promise<VolumeRecord | null> {
   return client.find<VolumeRecord>(volumePath(pool, name));
 }
 
 export async function createVolume(client: LxdClient, pool: Pool, name: string, sizeGb: number): Promise<void> {
+  // Members of a cluster each keep their own `dir` volumes: asked again, the volume made is the one.
+  if (await findVolume(client, pool, name)) return;
   try {
     await client.run(
       'POST',
@@ -39,8 +49,10 @@ export async function createVolume(client: LxdClient, pool: Pool, name: string, 
 }
 
 export async function deleteVolume(client: LxdClient, pool: Pool, name: string): Promise<void> {
+  const volume = await findVolume(client, pool, name);
+  if (!volume) return;
   try {
-    await client.run('DELETE', volumePath(pool, name));
+    await client.run('DELETE', volumePath(pool, name), undefined, onMember(volume));
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
@@ -48,10 +60,9 @@ export async function deleteVolume(client: LxdClient, pool: Pool, name: string):
 
 /** Where the member holding the volume keeps its files (the `dir` driver's layout). */
 export async function volumeHostDir(client: LxdClient, pool: Pool, volume: VolumeRecord): Promise<string> {
-  const member = volume.location && volume.location !== 'none' ? { target: volume.location } : undefined;
   const record = await client.find<{ driver: string; config: Record<string, string> }>(
     `/1.0/storage-pools/${pool.name}`,
-    member,
+    onMember(volume),
   );
   if (!record || record.driver !== 'dir' || !record.config.source)
     throw new Error(`the LXD storage pool ${pool.name} must use the dir driver on this machine`);
