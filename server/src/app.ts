@@ -64,7 +64,7 @@ export function createApp(options: AppOptions): App {
     ticketKeys: ticketKeyRing(sql, clock, box),
     substrate:
       options.substrate ??
-      (config.substrate === 'local' ? createSubstrate(config.substrate, { dataDir: config.dataDir }) : null),
+      (config.substrate === 'kubernetes' ? null : createSubstrate(config.substrate, { dataDir: config.dataDir, lxd: config.lxd })),
     // Each read once per process, on first use, and kept (a failed read is tried again next time).
     pepper: (name = 'refreshSuccessor') => {
       let secret = peppers.get(name);

@@ -20,6 +20,20 @@ export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+export interface LxdConfig {
+  /** LXD_URL: `unix:/var/lib/lxd/unix.socket` (default) or `https://HOST:8443`. */
+  url: string;
+  /** LXD_CLIENT_CERT, LXD_CLIENT_KEY: PEM files of a client certificate the cluster trusts (HTTPS). */
+  certFile: string | null;
+  keyFile: string | null;
+  /** LXD_PROJECT (default `default`). */
+  project: string;
+  /** LXD_POOL: the storage pool of volumes (default `default`; the `dir` driver, README). */
+  pool: string;
+  /** LXD_TARGET: the member new volumes and units go to; unset, LXD's scheduler chooses. */
+  target: string | null;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -58,8 +72,13 @@ export interface Config {
   refreshIdleTtlSeconds: number;
   /** WORKER: whether the API process runs the job worker (on) or leaves jobs to `npm run worker` (off). */
   worker: boolean;
-  /** SUBSTRATE: the hosting substrate driver (SUBSTRATE.md): `local` (this machine) or `kubernetes`. */
-  substrate: 'local' | 'kubernetes';
+  /**
+   * SUBSTRATE: the hosting substrate driver (SUBSTRATE.md): `local` (this machine), `lxd` (an LXD or
+   * Incus cluster) or `kubernetes`.
+   */
+  substrate: 'local' | 'lxd' | 'kubernetes';
+  /** The LXD cluster of SUBSTRATE=lxd. */
+  lxd: LxdConfig;
   /** Validate every response against the spec (development and tests). */
   validateResponses: boolean;
   environment: 'development' | 'production' | 'test';
@@ -198,8 +217,19 @@ export function loadConfig(env: Env = process.env): Config {
   const workerRaw = str('WORKER', 'on').toLowerCase();
   if (workerRaw !== 'on' && workerRaw !== 'off') problems.push(`WORKER must be on or off, got "${workerRaw}"`);
   const substrate = str('SUBSTRATE', 'local').toLowerCase();
-  if (substrate !== 'local' && substrate !== 'kubernetes')
-    problems.push(`SUBSTRATE must be local or kubernetes, got "${substrate}"`);
+  if (substrate !== 'local' && substrate !== 'lxd' && substrate !== 'kubernetes')
+    problems.push(`SUBSTRATE must be local, lxd or kubernetes, got "${substrate}"`);
+  const lxd: LxdConfig = {
+    url: str('LXD_URL', 'unix:/var/lib/lxd/unix.socket'),
+    certFile: opt('LXD_CLIENT_CERT'),
+    keyFile: opt('LXD_CLIENT_KEY'),
+    project: str('LXD_PROJECT', 'default'),
+    pool: str('LXD_POOL', 'default'),
+    target: opt('LXD_TARGET'),
+  };
+  if (!/^(unix:\/.+|https:\/\/.+)$/.test(lxd.url)) problems.push(`LXD_URL must be unix:/PATH or https://HOST:PORT, got "${lxd.url}"`);
+  if (lxd.url.startsWith('https:') && (!lxd.certFile || !lxd.keyFile))
+    problems.push('LXD_URL over HTTPS needs LXD_CLIENT_CERT and LXD_CLIENT_KEY (PEM files of a client the cluster trusts)');
   const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
   const refreshIdleTtlSeconds = int('REFRESH_IDLE_TTL_SECONDS', 7 * 24 * 3600, 60, 30 * 24 * 3600);
   const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
@@ -301,7 +331,8 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardUrl,
     refreshIdleTtlSeconds,
     worker: workerRaw !== 'off',
-    substrate: substrate === 'kubernetes' ? 'kubernetes' : 'local',
+    substrate: substrate === 'kubernetes' ? 'kubernetes' : substrate === 'lxd' ? 'lxd' : 'local',
+    lxd,
     validateResponses: environment !== 'production',
     environment: environment ?? 'development',
     logLevel: str('LOG_LEVEL', environment === 'test' ? 'warn' : 'info'),

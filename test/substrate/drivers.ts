@@ -5,6 +5,10 @@ import { dirname, join } from 'node:path';
 import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
 import { createLocalDriver } from '../../server/src/substrate/local/driver.js';
 import { signal } from '../../server/src/substrate/local/proc.js';
+import { inject } from 'vitest';
+import { lxdSubject } from './lxd-probe.js';
+
+const lxdUrl = inject('lxdUrl');
 
 export interface Probe {
   /** Writes a file on the volume, as a process of the machine could. */
@@ -19,6 +23,15 @@ export interface Probe {
   agentPid(unitId: string): Promise<number | null>;
   /** Every live process the driver's units consist of (agents and workloads). */
   processes(): Promise<number[]>;
+  /** Kills one of those processes with SIGKILL. */
+  kill9(pid: number): Promise<void>;
+  /**
+   * Whether the substrate itself starts a unit's agent again when it dies (an LXD instance's PID 1
+   * does); the local substrate leaves the unit stopped until the platform starts it.
+   */
+  supervisesAgents: boolean;
+  /** Removes what the test left in a substrate that outlives DATA_DIR (LXD instances and volumes). */
+  cleanup(): Promise<void>;
 }
 
 export interface Subject {
@@ -33,6 +46,8 @@ export const drivers: Subject[] = [
     make: (dataDir) => createLocalDriver({ dataDir }),
     probe: (dataDir) => localProbe(dataDir),
   },
+  // A real LXD cluster of two members on loopback, started by the global setup where LXD is installed.
+  ...(lxdUrl ? [lxdSubject(lxdUrl)] : []),
 ];
 
 function localProbe(dataDir: string): Probe {
@@ -53,6 +68,9 @@ function localProbe(dataDir: string): Probe {
       return text === null ? null : Number(text.trim());
     },
     processes: () => processesUnder(dataDir),
+    kill9: async (pid) => kill9(pid),
+    supervisesAgents: false,
+    cleanup: async () => undefined,
   };
 }
 
@@ -74,7 +92,7 @@ export function kill9(pid: number): void {
   signal(pid, 'SIGKILL');
 }
 
-async function orNull<T>(promise: Promise<T>): Promise<T | null> {
+export async function orNull<T>(promise: Promise<T>): Promise<T | null> {
   try {
     return await promise;
   } catch (err) {

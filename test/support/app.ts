@@ -141,9 +141,9 @@ export async function startTestApp(
   const clock = options.clock ?? new TestClock();
   const box = secretBoxFor(config);
   const substrateDir = join(config.dataDir, 'substrate', randomUUID());
-  const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir }) : null;
+  const substrate = config.worker ? createSubstrate(config.substrate, { dataDir: substrateDir, lxd: config.lxd }) : null;
   // The API's view of this app's substrate (its file routes); the worker's when it runs.
-  const apiSubstrate = substrate ?? createSubstrate(config.substrate, { dataDir: substrateDir });
+  const apiSubstrate = substrate ?? createSubstrate(config.substrate, { dataDir: substrateDir, lxd: config.lxd });
   let gateway: Gateway | null = null;
   let gatewaySql: Sql | null = null;
   if (options.gateway) {

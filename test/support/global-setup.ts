@@ -1,6 +1,6 @@
 // Once per test run: a PostgreSQL (TEST_DATABASE_URL, else an embedded one in a temp dir) and a
 // migrated template database that every test file clones.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -8,6 +8,7 @@ import { connect } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
 import { databaseUrl, TEMPLATE_DB } from './db-url.js';
+import { lxdInstalled, startLxdCluster } from '../../scripts/lxd/cluster.js';
 
 let embedded: EmbeddedDatabase | null = null;
 let dir: string | null = null;
@@ -15,8 +16,11 @@ let dir: string | null = null;
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    /** A two-member LXD cluster's socket URL where LXD is installed and we are root, else null. */
+    lxdUrl: string | null;
   }
 }
+
 
 export async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
@@ -33,6 +37,37 @@ export async function setup(project: TestProject): Promise<void> {
   await migrate(template);
   await template.end();
   project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('lxdUrl', await startLxd());
+}
+
+/**
+ * One cluster for every test run on this machine (runs side by side share it; each test names its own
+ * instances), started by the first run that finds none and left running, as a system's LXD would be.
+ */
+async function startLxd(): Promise<string | null> {
+  if (process.env.TEST_LXD === 'off' || !lxdInstalled() || process.getuid?.() !== 0) return null;
+  // Short: LXD's unix socket path must fit in 108 bytes.
+  const dir = process.env.TEST_LXD_DIR ?? join(tmpdir(), 'svc-test-lxd');
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A run killed while starting the cluster left its lock: older than any start takes.
+      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()));
+      if (age > 120_000) await rm(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`another test run holds ${lock}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return (await startLxdCluster(dir, 2)).url;
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
 }
 
 export async function teardown(): Promise<void> {

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel).child({ program: 'gateway' });
   const sql = connect(await runningDatabaseUrl(config), { max: 5, timeoutMs: config.dbTimeoutMs });
-  const substrate = createSubstrate(config.substrate, { dataDir: config.dataDir });
+  const substrate = createSubstrate(config.substrate, { dataDir: config.dataDir, lxd: config.lxd });
   const gateway = createGateway({
     sql,
     config,

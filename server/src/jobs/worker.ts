@@ -87,7 +87,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const taskNames = Object.keys(tasks);
 
-  const substrate = options.substrate ?? createSubstrate(config.substrate, { dataDir: config.dataDir });
+  const substrate = options.substrate ?? createSubstrate(config.substrate, { dataDir: config.dataDir, lxd: config.lxd });
   const mail = await openMailSender({ config, log });
   let liveness: Liveness;
   try {

@@ -31,6 +31,7 @@ export const specOf = (u: ResourceRow, workloadProgram: string | null): UnitSpec
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
   volumeId: u.volume_id!,
   command: u.kind === 'virtual_machine' ? null : workloadCommand(workloadProgram),
+  program: u.kind === 'virtual_machine' ? null : (workloadProgram ?? null),
   address: u.address,
 });
 

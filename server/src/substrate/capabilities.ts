@@ -2,12 +2,15 @@
 // seeds' 404s for a missing gateway or framebuffer from this (SUBSTRATE.md "Two drivers, one interface").
 import type { DriverName, SubstrateCapabilities } from './driver.js';
 import { localCapabilities } from './local/capabilities.js';
+import { lxdCapabilities } from './lxd/capabilities.js';
 import { offeredShells } from './local/shell.js';
 
 export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
   switch (name) {
     case 'local':
       return localCapabilities();
+    case 'lxd':
+      return lxdCapabilities();
     case 'kubernetes':
       return { snapshots: false, gateway: false, framebuffer: false };
   }

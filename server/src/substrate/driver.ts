@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
 import type { VolumeFiles } from './local/files/index.js';
 
-export type DriverName = 'local' | 'kubernetes';
+export type DriverName = 'local' | 'lxd' | 'kubernetes';
 
 /** What a driver can do; routes of a missing feature answer what the seeds say for it. */
 export interface SubstrateCapabilities {
@@ -33,6 +33,11 @@ export interface UnitSpec {
   volumeId: string;
   /** What a workload runs (the product's command); null: the agent alone. Machines ignore it. */
   command?: string[] | null;
+  /**
+   * The catalog's workload program `command` runs (workloads/command.ts), when it is one: a driver whose
+   * units do not share this machine's files (LXD) runs its own copy of the program instead.
+   */
+  program?: string | null;
   /** Environment of the unit's program (SVC_PUBLIC_ENDPOINTS and the like). */
   env?: Record<string, string>;
   /**

@@ -45,6 +45,7 @@ export function unitSpecOf(subject: ServiceSubject): UnitSpec {
     kind: machine ? 'machine' : 'workload',
     volumeId: subject.volume.id,
     command: machine ? null : workloadCommand(subject.workloadProgram),
+    program: machine ? null : (subject.workloadProgram ?? null),
     address: subject.unit.address,
   };
 }

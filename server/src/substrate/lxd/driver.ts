@@ -1,0 +1,295 @@
+// The LXD substrate (SUBSTRATE=lxd): units are instances of an LXD (or Incus) cluster, volumes are custom
+// storage volumes, snapshots are LXD's. Every call converges when run again after a job died half way.
+//
+// Names: instances and volumes are `<prefix><id>` in the configured project (instance names must be host
+// names, so an id's other characters become `-`). A contract written before its unit's instance exists is
+// kept under DATA_DIR/lxd/pending/ and pushed into the instance when it is created.
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { UnitSignalSpec } from '../../../../generated/unit-signal.js';
+import type { SubstrateDriver, UnitSpec, UnitStatus } from '../driver.js';
+import { resetMachineAccess } from '../local/access.js';
+import { writeJsonAtomic } from '../local/atomic-file.js';
+import { installedImage, installImage } from '../local/images.js';
+import { checkId, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
+import { lxdCapabilities } from './capabilities.js';
+import { LxdClient, type LxdConnection } from './client.js';
+import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
+import {
+  deleteInstance,
+  execIn,
+  findInstance,
+  readInstanceFile,
+  setState,
+  writeInstanceFile,
+  type Instance,
+} from './instances.js';
+import { unitDirIn, volumeDirIn } from './paths.js';
+import { dropSnapshot, restoreSnapshot, takeSnapshot } from './snapshots.js';
+import {
+  createVolume,
+  deleteVolume,
+  findVolume,
+  shiftToVolumeOwner,
+  volumeHostDir,
+  type Pool,
+} from './volumes.js';
+
+export interface LxdDriverOptions {
+  connection: LxdConnection;
+  /** The storage pool of volumes and instances' root disks. */
+  pool: string;
+  /** The cluster member new volumes (and so their units) go to; unset: LXD's scheduler chooses. */
+  target?: string;
+  /** Prefix of the platform's instance and volume names (several platforms, or tests, share a project). */
+  prefix?: string;
+  /** The control plane's DATA_DIR: the image build and contracts of units not created yet. */
+  dataDir: string;
+}
+
+const DEFAULT_LIMITS = { 'limits.memory': '512MiB', 'limits.processes': '512' };
+
+export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
+  const client = new LxdClient(options.connection);
+  const pool: Pool = { name: options.pool, target: options.target };
+  const prefix = options.prefix ?? 'svc-';
+  const instanceName = (unitId: string) => `${prefix}${checkId('unit', unitId).replace(/[^A-Za-z0-9-]/g, '-')}`;
+  const volumeName = (volumeId: string) => `${prefix}${checkId('volume', volumeId)}`;
+  const pendingFile = (unitId: string) => join(options.dataDir, 'lxd', 'pending', `${checkId('unit', unitId)}.json`);
+
+  let image: Promise<UnitImage> | null = null;
+  const unitImage = () => {
+    image ??= ensureUnitImage(client, join(options.dataDir, 'lxd', 'build'));
+    image.catch(() => (image = null));
+    return image;
+  };
+
+  // One change at a time per unit in this process, as the local driver does.
+  const queues = new Map<string, Promise<unknown>>();
+  function serial<T>(unitId: string, work: () => Promise<T>): Promise<T> {
+    const next = (queues.get(unitId) ?? Promise.resolve()).then(work, work);
+    const settled = next.catch(() => undefined);
+    queues.set(unitId, settled);
+    void settled.then(() => {
+      if (queues.get(unitId) === settled) queues.delete(unitId);
+    });
+    return next;
+  }
+
+  /** The volume's directory on this machine, or null when the volume does not exist. */
+  async function hostDir(volumeId: string): Promise<string | null> {
+    const volume = await findVolume(client, pool, volumeName(volumeId));
+    return volume ? volumeHostDir(client, pool, volume) : null;
+  }
+  async function existingHostDir(volumeId: string): Promise<string> {
+    const dir = await hostDir(volumeId);
+    if (!dir) throw new Error(`volume ${volumeId} does not exist`);
+    return dir;
+  }
+  /** The local substrate's volume code, pointed at the one volume's directory on this machine. */
+  const layoutOf = (volumeDir: string): LocalLayout => ({
+    dataDir: options.dataDir,
+    volumesDir: dirname(volumeDir),
+    unitsDir: join(options.dataDir, 'lxd', 'none'),
+    snapshotsDir: join(options.dataDir, 'lxd', 'none'),
+    volumeDir: () => volumeDir,
+    unitDir: () => {
+      throw new Error('units of the LXD substrate live in their instances');
+    },
+    snapshotFile: () => {
+      throw new Error('snapshots of the LXD substrate are LXD snapshots');
+    },
+  });
+
+  async function pushContract(name: string, unitId: string, spec: UnitSignalSpec, running: boolean) {
+    const target = `${unitDirIn(unitId)}/${UNIT_FILES.signal}`;
+    const text = `${JSON.stringify(spec)}\n`;
+    if (!running) return writeInstanceFile(client, name, target, text);
+    // The agent watches the file: it must never see half of it, so it arrives under another name first.
+    const temp = `${unitDirIn(unitId)}/.${UNIT_FILES.signal}.tmp`;
+    await writeInstanceFile(client, name, temp, text);
+    const moved = await execIn(client, name, ['mv', '-f', temp, target]);
+    if (moved.code !== 0) throw new Error(`could not place the contract of unit ${unitId} (mv exited ${moved.code})`);
+  }
+
+  async function readPending(unitId: string): Promise<UnitSignalSpec | null> {
+    try {
+      return JSON.parse(await readFile(pendingFile(unitId), 'utf8')) as UnitSignalSpec;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  function unitFile(unit: UnitSpec): UnitSpec {
+    // The catalog's programs are bundled into the unit image; a command of this machine's files is not.
+    const command = unit.program ? ['/usr/bin/node', workloadInImage(unit.program)] : (unit.command ?? null);
+    return {
+      id: unit.id,
+      kind: unit.kind,
+      volumeId: unit.volumeId,
+      command: unit.kind === 'machine' ? null : command,
+      env: unit.env ?? {},
+      address: unit.address ?? null,
+    };
+  }
+
+  async function create(unit: UnitSpec, name: string): Promise<Instance> {
+    const volume = await findVolume(client, pool, volumeName(unit.volumeId));
+    if (!volume) throw new Error(`volume ${unit.volumeId} does not exist`);
+    const { alias } = await unitImage();
+    // A volume of a `dir` pool lives on one member: its unit runs there.
+    const target = volume.location && volume.location !== 'none' ? { target: volume.location } : undefined;
+    try {
+      await client.run(
+        'POST',
+        '/1.0/instances',
+        {
+          name,
+          type: 'container',
+          source: { type: 'image', alias },
+          config: { ...DEFAULT_LIMITS, 'environment.SVC_UNIT_DIR': unitDirIn(unit.id), 'user.svc.unit': unit.id },
+          devices: {
+            volume: { type: 'disk', pool: pool.name, source: volume.name, path: volumeDirIn(unit.volumeId) },
+          },
+        },
+        target,
+      );
+    } catch (err) {
+      if (!/already exists/i.test((err as Error).message)) throw err;
+    }
+    return (await findInstance(client, name))!;
+  }
+
+  async function stop(unitId: string, force = false): Promise<void> {
+    const name = instanceName(unitId);
+    const instance = await findInstance(client, name);
+    if (!instance || instance.status === 'Stopped') return;
+    await setState(client, name, 'stop', force);
+  }
+
+  return {
+    name: 'lxd',
+    capabilities: lxdCapabilities,
+
+    async ensureVolume(volume) {
+      await createVolume(client, pool, volumeName(volume.id), volume.sizeGb);
+    },
+    async deleteVolume(volumeId) {
+      await deleteVolume(client, pool, volumeName(volumeId));
+    },
+    async wipeVolume(volumeId) {
+      const dir = await existingHostDir(volumeId);
+      for (const entry of await readdir(dir)) await rm(join(dir, entry), { recursive: true, force: true });
+    },
+    async installImage(volumeId, imageId) {
+      const dir = await existingHostDir(volumeId);
+      await installImage(layoutOf(dir), volumeId, imageId);
+      await shiftToVolumeOwner(dir);
+    },
+    async installedImage(volumeId) {
+      const dir = await hostDir(volumeId);
+      return dir ? installedImage(layoutOf(dir), volumeId) : null;
+    },
+    async resetMachineAccess(unitId, volumeId) {
+      const dir = await existingHostDir(volumeId);
+      const access = await resetMachineAccess(layoutOf(dir), unitId, volumeId);
+      await shiftToVolumeOwner(dir);
+      return access;
+    },
+
+    async createSnapshot(snapshot, transfer) {
+      const volume = await findVolume(client, pool, volumeName(snapshot.volumeId));
+      if (!volume) throw new Error(`volume ${snapshot.volumeId} does not exist`);
+      const dir = await volumeHostDir(client, pool, volume);
+      return takeSnapshot(client, pool, volume, checkId('snapshot', snapshot.id), dir, transfer);
+    },
+    restoreSnapshot: async (snapshot, expected, transfer) =>
+      restoreSnapshot(
+        client,
+        pool,
+        await findVolume(client, pool, volumeName(snapshot.volumeId)),
+        checkId('snapshot', snapshot.id),
+        expected,
+        transfer,
+      ),
+    deleteSnapshot: async (snapshot) =>
+      dropSnapshot(client, pool, await findVolume(client, pool, volumeName(snapshot.volumeId)), checkId('snapshot', snapshot.id)),
+
+    startUnit: (unit) =>
+      serial(unit.id, async () => {
+        const name = instanceName(unit.id);
+        let instance = await findInstance(client, name);
+        if (instance?.status === 'Running') return;
+        instance ??= await create(unit, name);
+        await writeInstanceFile(client, name, `${unitDirIn(unit.id)}/${UNIT_FILES.unit}`, `${JSON.stringify(unitFile(unit))}\n`);
+        const pending = await readPending(unit.id);
+        if (pending) {
+          await pushContract(name, unit.id, pending, false);
+          await rm(pendingFile(unit.id), { force: true });
+        }
+        // A stopped agent's pid must not name a process of the next boot.
+        await client.raw({ method: 'DELETE', path: `/1.0/instances/${name}/files`, query: { path: `${unitDirIn(unit.id)}/${UNIT_FILES.agentPid}` } }).then((r) => r.resume());
+        await setState(client, name, 'start');
+      }),
+    stopUnit: (unitId) => serial(unitId, () => stop(unitId)),
+    deleteUnit: (unitId) =>
+      serial(unitId, async () => {
+        await stop(unitId, true);
+        await deleteInstance(client, instanceName(unitId));
+        await rm(pendingFile(unitId), { force: true });
+      }),
+    async unitStatus(unitId): Promise<UnitStatus> {
+      const name = instanceName(unitId);
+      const instance = await findInstance(client, name);
+      if (!instance) {
+        const pending = await readPending(unitId);
+        return { state: pending ? 'stopped' : 'absent', observedGeneration: null, lastError: null };
+      }
+      const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.status}`);
+      let status: AgentStatus | null = null;
+      try {
+        status = text ? (JSON.parse(text) as AgentStatus) : null;
+      } catch {
+        status = null;
+      }
+      return {
+        state: instance.status === 'Running' ? 'running' : 'stopped',
+        observedGeneration: status?.observedGeneration ?? null,
+        lastError: status?.lastError ?? null,
+      };
+    },
+
+    // Consoles, screens, shells and files of LXD units are not built yet (README): the routes answer as
+    // for a substrate without them.
+    openConsole: async () => null,
+    openScreen: async () => null,
+    offeredShells: () => [],
+    shellCommand: async () => null,
+    volumeFiles: () => null,
+
+    async writeUnitSignal(unitId, spec) {
+      const name = instanceName(unitId);
+      const instance = await findInstance(client, name);
+      if (instance) return pushContract(name, unitId, spec, instance.status === 'Running');
+      await mkdir(dirname(pendingFile(unitId)), { recursive: true, mode: 0o700 });
+      await writeJsonAtomic(pendingFile(unitId), spec, 0o600);
+    },
+    async readUnitSignal(unitId) {
+      const name = instanceName(unitId);
+      if (!(await findInstance(client, name))) return readPending(unitId);
+      const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.signal}`);
+      return text ? (JSON.parse(text) as UnitSignalSpec) : null;
+    },
+
+    async close({ stopUnits = false } = {}) {
+      if (!stopUnits) return;
+      const all = (await client.call<Instance[]>('GET', '/1.0/instances', undefined, { recursion: '1' })).metadata;
+      await Promise.all(
+        all
+          .filter((i) => i.name.startsWith(prefix) && i.status === 'Running')
+          .map((i) => setState(client, i.name, 'stop')),
+      );
+    },
+  };
+}

@@ -1,0 +1,136 @@
+// The platform on SUBSTRATE=lxd, end to end through the API: provisioning a web app (a workload running
+// the catalog's program in its container) and a VPS, power stop and start, a backup and its restore, and
+// a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume).
+// Runs where the test setup started an LXD cluster (LXD installed, root).
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { staffMember, type Staff } from '../admin-content/staff.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { signedIn, type Caller } from '../support/organizations.js';
+import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { LxdClient } from '../../server/src/substrate/lxd/client.js';
+import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
+import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
+import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
+import { eventually } from './drivers.js';
+
+const lxdUrl = inject('lxdUrl');
+
+describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
+  let app: TestApp;
+  let smtp: TestSmtp;
+  let staff: Staff;
+  let owner: Caller;
+  let projectId: string;
+  let site: Provisioned;
+  // A project of its own: runs sharing the cluster never see (or stop) each other's instances.
+  const project = `t${randomUUID().slice(0, 8)}`;
+  const lxd = new LxdClient({ url: lxdUrl ?? 'unix:/nowhere', project });
+  const instanceOf = (p: Provisioned) => `svc-${p.primaryResourceId}`;
+  const inSite = (command: string) => execIn(lxd, instanceOf(site), ['sh', '-c', command], { output: true });
+
+  beforeAll(async () => {
+    await lxd.call('POST', '/1.0/projects', {
+      name: project,
+      config: { 'features.images': 'false', 'features.profiles': 'false', 'features.storage.volumes': 'true' },
+    });
+    smtp = await startTestSmtp();
+    app = await startTestApp({
+      env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, LXD_PROJECT: project, EDGE: 'off' },
+    });
+    staff = await staffMember(app, smtp, 'lxd-staff', ['manage_services']);
+    owner = await signedIn(app, smtp, 'lxd-owner');
+    const orgId = (
+      await owner.api.organizationCreate({ body: { name: 'On LXD', slug: `lxd-${Date.now().toString(36)}` } })
+    ).id;
+    projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })).id;
+    site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
+  }, 240_000);
+  afterAll(async () => {
+    await app?.close();
+    await smtp?.close();
+    // Listed as URLs: /1.0/instances/NAME?project=P.
+    const nameOf = (url: string) => url.split('?')[0]!.split('/').pop()!;
+    const { metadata: instances } = await lxd.call<string[]>('GET', '/1.0/instances');
+    for (const url of instances) await deleteInstance(lxd, nameOf(url));
+    const { metadata: volumes } = await lxd.call<string[]>('GET', '/1.0/storage-pools/default/volumes/custom');
+    for (const url of volumes) await deleteVolume(lxd, { name: 'default' }, nameOf(url));
+    await lxd.call('DELETE', `/1.0/projects/${project}`);
+  });
+
+  it('provisions a web app into a running container whose agent runs the catalog program', async () => {
+    expect((await findInstance(lxd, instanceOf(site)))?.status).toBe('Running');
+    const service = await owner.api.serviceInstanceGet({ path: { id: site.serviceInstanceId } });
+    expect(service.status).toBe('running');
+    // The agent acknowledges its contract, then starts the program.
+    const program = await eventually('the web app program', async () => {
+      const line = (await inSite('ps -o args')).stdout.split('\n').find((l) => l.includes('/workloads/'));
+      return line ?? undefined;
+    });
+    expect(program).toBe('/usr/bin/node /opt/svc/server/src/workloads/web-app.mjs');
+  });
+
+  it('stops and starts the service: the container and its program follow', async () => {
+    const stop = await owner.api.serviceInstancePower({ path: { id: site.serviceInstanceId }, body: { action: 'stop' } });
+    expect(await awaitOperation(owner.api, site.serviceInstanceId, stop.operation_id, 90_000)).toMatchObject({
+      status: 'succeeded',
+    });
+    expect((await findInstance(lxd, instanceOf(site)))?.status).toBe('Stopped');
+    expect((await owner.api.serviceInstanceGet({ path: { id: site.serviceInstanceId } })).status).toBe('stopped');
+
+    const start = await owner.api.serviceInstancePower({ path: { id: site.serviceInstanceId }, body: { action: 'start' } });
+    expect(await awaitOperation(owner.api, site.serviceInstanceId, start.operation_id, 90_000)).toMatchObject({
+      status: 'succeeded',
+    });
+    expect((await findInstance(lxd, instanceOf(site)))?.status).toBe('Running');
+    await eventually('the program again', async () =>
+      (await inSite('ps -o args')).stdout.includes('web-app.mjs') ? true : undefined,
+    );
+  });
+
+  it('backs up the volume as an LXD snapshot and restores it whole', async () => {
+    const volume = volumeDirIn(site.volumeResourceId);
+    await inSite(`echo 'version 1' > ${volume}/index.html`);
+    const at = { id: site.serviceInstanceId, resource_id: site.volumeResourceId };
+    const created = await owner.api.backupCreate({ path: at, body: { name: 'before' } });
+    expect(await awaitOperation(owner.api, site.serviceInstanceId, created.operation_id, 90_000)).toMatchObject({
+      status: 'succeeded',
+    });
+    const snapshots = await lxd.call<string[]>(
+      'GET',
+      `/1.0/storage-pools/default/volumes/custom/svc-${site.volumeResourceId}/snapshots`,
+    );
+    expect(snapshots.metadata.map((s) => s.split('/').pop())).toEqual([created.backup.id]);
+
+    await inSite(`echo 'version 2' > ${volume}/index.html; echo later > ${volume}/later.txt`);
+    const restore = await owner.api.backupRestore({ path: { ...at, backup_id: created.backup.id } });
+    expect(await awaitOperation(owner.api, site.serviceInstanceId, restore.operation_id, 120_000)).toMatchObject({
+      status: 'succeeded',
+      phase: 'starting',
+    });
+    expect((await inSite(`cat ${volume}/index.html; ls ${volume}`)).stdout).toBe('version 1\nindex.html\n');
+    expect((await findInstance(lxd, instanceOf(site)))?.status).toBe('Running');
+  });
+
+  it('provisions a VPS and reinstalls it: a fresh image on a wiped volume', async () => {
+    const vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', osImage: 'debian-12' });
+    const name = `svc-${vps.primaryResourceId}`;
+    expect((await findInstance(lxd, name))?.status).toBe('Running');
+    const rootfs = `${volumeDirIn(vps.volumeResourceId)}/rootfs`;
+    const before = (await execIn(lxd, name, ['cat', `${rootfs}/etc/svc-image`], { output: true })).stdout.trim();
+    expect(before).toBe('debian-12');
+    await execIn(lxd, name, ['sh', '-c', `echo junk > ${rootfs}/root/left-behind`]);
+
+    const accepted = await owner.api.vpsReinstall({
+      path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
+      body: { confirm: true, os_image: 'ubuntu-24.04' },
+    });
+    expect(await awaitOperation(owner.api, vps.serviceInstanceId, accepted.operation_id, 120_000)).toMatchObject({
+      status: 'succeeded',
+    });
+    const after = await execIn(lxd, name, ['sh', '-c', `cat ${rootfs}/etc/svc-image; ls ${rootfs}/root`], { output: true });
+    expect(after.stdout).toBe('ubuntu-24.04\n');
+  });
+});
