@@ -3,6 +3,7 @@
 // a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume).
 // Runs where the test setup started an LXD cluster (LXD installed, root).
 import { randomUUID } from 'node:crypto';
+import { Client as SshClient } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
@@ -10,6 +11,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { signedIn, type Caller } from '../support/organizations.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
 import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
@@ -25,6 +27,7 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   let owner: Caller;
   let projectId: string;
   let site: Provisioned;
+  let edge: TestEdge;
   // A project of its own: runs sharing the cluster never see (or stop) each other's instances.
   const project = `t${randomUUID().slice(0, 8)}`;
   const lxd = new LxdClient({ url: lxdUrl ?? 'unix:/nowhere', project });
@@ -38,8 +41,9 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     });
     smtp = await startTestSmtp();
     app = await startTestApp({
-      env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, LXD_PROJECT: project, EDGE: 'off' },
+      env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, LXD_PROJECT: project, PORT_POOL: randomPortPool(8) },
     });
+    edge = await startTestEdge(app, { substrate: app.substrate! });
     staff = await staffMember(app, smtp, 'lxd-staff', ['manage_services']);
     owner = await signedIn(app, smtp, 'lxd-owner');
     const orgId = (
@@ -49,6 +53,7 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
   }, 240_000);
   afterAll(async () => {
+    await edge?.stop();
     await app?.close();
     await smtp?.close();
     // Listed as URLs: /1.0/instances/NAME?project=P.
@@ -132,5 +137,44 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     });
     const after = await execIn(lxd, name, ['sh', '-c', `cat ${rootfs}/etc/svc-image; ls ${rootfs}/root`], { output: true });
     expect(after.stdout).toBe('ubuntu-24.04\n');
+
+    // Its system allocation reaches the SSH server of the machine's agent in the container, through the
+    // edge and the instance's proxy device, which accepts the machine's current credentials only.
+    const [system] = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations;
+    expect(system).toMatchObject({ protocol: 'tcp', internal_port: 22 });
+    // The edge exposes the port once the instance exists (its next tick after provisioning made it).
+    const device = await eventually('the proxy device of port 22', async () => {
+      const { metadata } = await lxd.call<{ devices: Record<string, Record<string, string>> }>('GET', `/1.0/instances/${name}`);
+      return metadata.devices['port-tcp-22'];
+    });
+    expect(device).toMatchObject({ type: 'proxy', bind: 'host', connect: expect.stringMatching(/^tcp:127\./) });
+    const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
+    const login = (password: string) => sshRun(app.config.host, system!.external_port, access.username, password);
+    expect(await eventually('a login through the edge', async () => {
+      const out = await login(access.password);
+      return out.includes('machine') ? out : undefined;
+    })).toContain(`machine ${vps.primaryResourceId}`);
+    expect(await login('not-the-password')).toBe('client-authentication');
   });
 });
+
+/** Runs `id` over SSH; answers its output, or the failure's level (client-authentication) or message. */
+function sshRun(host: string, port: number, username: string, password: string): Promise<string> {
+  return new Promise((resolve) => {
+    const client = new SshClient();
+    client
+      .on('ready', () => {
+        client.exec('id', (err, stream) => {
+          if (err) return resolve(`exec failed: ${err.message}`);
+          let out = '';
+          stream.on('data', (d: Buffer) => (out += d.toString()));
+          stream.on('close', () => {
+            client.end();
+            resolve(out);
+          });
+        });
+      })
+      .on('error', (err: Error & { level?: string }) => resolve(err.level ?? err.message))
+      .connect({ host, port, username, password, readyTimeout: 10_000 });
+  });
+}

@@ -3,7 +3,7 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { connect, type Sql } from '../../server/src/db/client.js';
-import { startEdge, type Edge } from '../../server/src/edge/edge.js';
+import { startEdge, type Edge, type EdgeOptions } from '../../server/src/edge/edge.js';
 import type { TestApp } from './app.js';
 
 /** A pool of `size` ports somewhere in 30000-59999, for PORT_POOL. */
@@ -22,7 +22,7 @@ export interface TestEdge {
 
 export async function startTestEdge(
   app: TestApp,
-  options: { id?: string; reconcileSeconds?: number } = {},
+  options: { id?: string; reconcileSeconds?: number; substrate?: EdgeOptions['substrate'] } = {},
 ): Promise<TestEdge> {
   const sql = connect(app.databaseUrl, { max: 2 });
   const edge = await startEdge({
@@ -31,6 +31,7 @@ export async function startTestEdge(
     id: options.id ?? 'test-edge',
     reconcileSeconds: options.reconcileSeconds ?? app.config.firewallReconcileSeconds,
     heartbeatSeconds: 1,
+    substrate: options.substrate,
     log: { info: () => {}, warn: () => {}, error: () => {} },
   });
   return {

@@ -1,6 +1,7 @@
 // What the edge should forward, read from PostgreSQL (migration 0021): the allocations on its address
 // whose unit is live and has an address, and the generation of that state.
 import type { Sql } from '../db/client.js';
+import type { ExposedPort } from '../substrate/driver.js';
 import { compileRule, type CompiledRule, type IngressRules } from './firewall.js';
 
 export interface DesiredPort {
@@ -19,6 +20,8 @@ export interface DesiredState {
   ports: DesiredPort[];
   /** The ingress rules of the units it forwards to. */
   ingress: IngressRules;
+  /** Every port those units must be reachable on (their allocations on any edge's address). */
+  exposed: Map<string, ExposedPort[]>;
 }
 
 /** One snapshot: the generation and the rows it counts, read in the same repeatable-read transaction. */
@@ -57,6 +60,11 @@ export async function readDesired(sql: Sql, address: string): Promise<DesiredSta
       from firewall_rules
       where resource_id = any(${units}::uuid[]) and direction = 'ingress' and enabled
       order by resource_id, priority, created_at, id`;
+    const targets = await tx<{ resource_id: string; protocol: 'tcp' | 'udp'; port: number }[]>`
+      select distinct resource_id, protocol, internal_port as port from port_allocations
+      where resource_id = any(${units}::uuid[]) order by resource_id, protocol, port`;
+    const exposed = new Map<string, ExposedPort[]>();
+    for (const t of targets) exposed.set(t.resource_id, [...(exposed.get(t.resource_id) ?? []), { protocol: t.protocol, port: t.port }]);
     const ingress: IngressRules = new Map();
     for (const rule of rules) {
       let list: CompiledRule[] | undefined = ingress.get(rule.resource_id);
@@ -65,6 +73,7 @@ export async function readDesired(sql: Sql, address: string): Promise<DesiredSta
     }
     return {
       ingress,
+      exposed,
       generation: Number(state?.generation ?? 0),
       ports: rows.map((r) => ({
         id: r.id,

@@ -4,6 +4,7 @@
 // in PostgreSQL: at once when notified (LISTEN edge_state), and by polling, so a missed notification or a
 // port that could not be bound is retried within the reconcile interval. It records the generation it
 // applied in edge_nodes, and answers the live state on its control listener (control.ts).
+import type { SubstrateDriver } from '../substrate/driver.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/client.js';
 import { startControl, type Control } from './control.js';
@@ -24,6 +25,11 @@ export interface EdgeOptions {
   /** The control listener's port (0: any free one). */
   controlPort?: number;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /**
+   * The substrate whose units it forwards to, asked to make their ports reachable at their addresses
+   * (an LXD unit's proxy devices); absent, the units listen on this machine already (local substrate).
+   */
+  substrate?: Pick<SubstrateDriver, 'exposePorts'>;
 }
 
 export interface Edge {
@@ -89,6 +95,14 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   let again = false;
   async function apply(): Promise<void> {
     const desired = await readDesired(sql, host);
+    if (options.substrate) {
+      for (const [unitId, ports] of desired.exposed) {
+        // One unit the substrate cannot reach must not hold up the others' forwarding.
+        await options.substrate.exposePorts(unitId, ports).catch((err: unknown) =>
+          log.warn({ unitId, err: (err as Error).message }, 'could not expose the unit ports'),
+        );
+      }
+    }
     const wanted = new Map(desired.ports.map((p) => [p.id, p]));
     for (const [allocationId, listener] of [...listeners]) {
       const next = wanted.get(allocationId);
@@ -146,8 +160,10 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   let lastFull = Date.now();
   const tick = setInterval(() => {
     void (async () => {
-      // A full pass every reconcile interval retries ports that could not be bound.
-      if (Date.now() - lastFull >= options.reconcileSeconds * 1000) {
+      // A full pass every reconcile interval retries ports that could not be bound. With a substrate whose
+      // units need their ports exposed, every tick is one: a unit's instance may be made (or made again)
+      // after the generation that allocated its ports was applied.
+      if (options.substrate || Date.now() - lastFull >= options.reconcileSeconds * 1000) {
         lastFull = Date.now();
         return reconcile();
       }

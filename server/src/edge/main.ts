@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { connect } from '../db/client.js';
 import { createLogger } from '../http/logging.js';
 import { stopWithParent } from '../process/parent-pipe.js';
+import { createSubstrate } from '../substrate/index.js';
 import { startEdge } from './edge.js';
 
 async function main(): Promise<void> {
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
   const sql = connect(await runningDatabaseUrl(config), { max: 2 });
   const edge = await startEdge({
     sql,
+    // Units of this machine's processes listen where the edge forwards already.
+    substrate: config.substrate === 'lxd' ? createSubstrate('lxd', { dataDir: config.dataDir, lxd: config.lxd }) : undefined,
     host: config.host,
     id: config.edgeId,
     reconcileSeconds: config.firewallReconcileSeconds,

@@ -47,6 +47,12 @@ export interface UnitSpec {
   address?: string | null;
 }
 
+/** A port of a unit the edge forwards to (an allocation's internal port and protocol). */
+export interface ExposedPort {
+  protocol: 'tcp' | 'udp';
+  port: number;
+}
+
 export interface ShellCommand {
   file: string;
   args: string[];
@@ -169,6 +175,13 @@ export interface SubstrateDriver {
    * Null when this substrate cannot reach the volume's files.
    */
   volumeFiles(volumeId: string): VolumeFiles | null;
+
+  /**
+   * Makes these ports of the unit reachable at its address from this machine (where the edge forwards
+   * its allocations to), and no others this call exposed before. The local substrate's units listen in
+   * this machine's network already: nothing to do. A unit that is not there is left alone.
+   */
+  exposePorts(unitId: string, ports: readonly ExposedPort[]): Promise<void>;
 
   /** Writes the unit's contract for its agent (the local driver: a file beside the unit). */
   writeUnitSignal(unitId: string, spec: UnitSignalSpec): Promise<void>;

@@ -59,6 +59,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
       const unit = await readUnit(layout.unitDir(unitId));
       return shellCommand(layout, unit, shells);
     },
+    exposePorts: async () => undefined,
     volumeFiles: (volumeId) => new VolumeFiles(layout.volumeDir(volumeId)),
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),

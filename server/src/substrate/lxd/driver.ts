@@ -15,6 +15,7 @@ import { checkId, UNIT_FILES, type AgentStatus, type LocalLayout } from '../loca
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
+import { setPortDevices } from './ports.js';
 import {
   deleteInstance,
   execIn,
@@ -148,7 +149,13 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
           name,
           type: 'container',
           source: { type: 'image', alias },
-          config: { ...DEFAULT_LIMITS, 'environment.SVC_UNIT_DIR': unitDirIn(unit.id), 'user.svc.unit': unit.id },
+          config: {
+            ...DEFAULT_LIMITS,
+            'environment.SVC_UNIT_DIR': unitDirIn(unit.id),
+            'user.svc.unit': unit.id,
+            // Where the edge forwards the unit's allocations to: its ports appear there (exposePorts).
+            ...(unit.address ? { 'user.svc.address': unit.address } : {}),
+          },
           devices: {
             volume: { type: 'disk', pool: pool.name, source: volume.name, path: volumeDirIn(unit.volumeId) },
           },
@@ -267,6 +274,14 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     offeredShells: () => [],
     shellCommand: async () => null,
     volumeFiles: () => null,
+
+    async exposePorts(unitId, ports) {
+      const name = instanceName(unitId);
+      const instance = await findInstance(client, name);
+      const address = instance?.config['user.svc.address'];
+      if (!instance || !address) return;
+      await setPortDevices(client, instance, address, ports);
+    },
 
     async writeUnitSignal(unitId, spec) {
       const name = instanceName(unitId);

@@ -38,6 +38,9 @@ stop() {
   exit 0
 }
 trap stop PWR TERM INT
+# A container with no network device still has its loopback, down until raised: the unit's address is
+# on it, where the instance's proxy devices connect.
+ip link set lo up
 mkdir -p "$unit_dir"
 while :; do
   /usr/bin/node ${AGENT_IN_IMAGE} "$unit_dir" >> "$unit_dir/agent.log" 2>&1 &

@@ -1,0 +1,52 @@
+// A unit's ports, reachable at its address on the member's host: one LXD proxy device per port, listening
+// on the unit's address (a loopback address of the host) and connecting to the same address and port
+// inside the container, where the unit's programs listen (SVC_BIND_ADDRESS). The edge forwards the
+// allocations there, as it does to the local substrate's processes.
+import type { ExposedPort } from '../driver.js';
+import type { LxdClient } from './client.js';
+import type { Instance } from './instances.js';
+
+const PREFIX = 'port-';
+
+interface FullInstance extends Instance {
+  devices: Record<string, Record<string, string>>;
+}
+
+export async function setPortDevices(
+  client: LxdClient,
+  instance: Instance,
+  address: string,
+  ports: readonly ExposedPort[],
+): Promise<void> {
+  const current = (instance as FullInstance).devices ?? {};
+  const wanted: Record<string, Record<string, string>> = {};
+  for (const { protocol, port } of ports) {
+    wanted[`${PREFIX}${protocol}-${port}`] = {
+      type: 'proxy',
+      listen: `${protocol}:${address}:${port}`,
+      connect: `${protocol}:${address}:${port}`,
+      bind: 'host',
+    };
+  }
+  const kept = Object.fromEntries(Object.entries(current).filter(([name]) => !name.startsWith(PREFIX)));
+  const next = { ...kept, ...wanted };
+  if (sameDevices(current, next)) return;
+  // PUT, not PATCH: a PATCH merges devices, so a released port would stay.
+  const { metadata: full } = await client.call<Record<string, unknown>>('GET', `/1.0/instances/${instance.name}`);
+  await client.run('PUT', `/1.0/instances/${instance.name}`, {
+    architecture: full.architecture,
+    config: full.config,
+    description: full.description,
+    ephemeral: full.ephemeral,
+    profiles: full.profiles,
+    stateful: full.stateful,
+    devices: next,
+  });
+}
+
+function sameDevices(a: Record<string, Record<string, string>>, b: Record<string, Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  const canonical = (d: Record<string, string> | undefined) => JSON.stringify(Object.entries(d ?? {}).sort());
+  return keys.every((k) => canonical(a[k]) === canonical(b[k]));
+}
