@@ -65,6 +65,10 @@ async function startLxd(): Promise<string | null> {
   }
   try {
     return (await startLxdCluster(dir, 2)).url;
+  } catch (err) {
+    // The rest of the suite does not depend on LXD: say why its tests are skipped instead of failing all.
+    process.stderr.write(`\nLXD is installed but its cluster did not start; LXD tests skipped: ${(err as Error).message}\n`);
+    return null;
   } finally {
     await rm(lock, { recursive: true, force: true });
   }
