@@ -63,9 +63,9 @@ export function connectOnly(port: number, username: string, password: string): P
   });
 }
 
-type Cb<T> = (err: Error | null | undefined, value: T) => void;
+type Cb<T> = (err?: Error | null, value?: T) => void;
 export function call<T = void>(fn: (cb: Cb<T>) => void): Promise<T> {
-  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
+  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
 }
 
 /** The SFTP status code a call failed with (2 no such file, 3 permission denied, 4 failure, 8 unsupported). */

@@ -17,6 +17,18 @@ const NAMES_PER_READDIR = 128;
 /** Handles one session may hold open at once. */
 const MAX_OPEN_HANDLES = 256;
 
+/** A refusal with its own SFTP status (what the file layer has no code for). */
+class SftpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const existsAlready = (path: string) => new SftpRefusal(STATUS_CODE.FAILURE, `${path} exists already.`);
+
 type Open = { kind: 'file'; file: FileHandle } | { kind: 'dir'; path: string; entries: FileEntry[] | null };
 
 export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: unknown) => void): void {
@@ -38,7 +50,8 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
   const serve = (reqId: number, work: () => Promise<void>): void => {
     work().catch((err: unknown) => {
       const [code, message] = statusOf(err);
-      if (code === STATUS_CODE.FAILURE && !(err instanceof FileLayerError)) onError(err);
+      if (code === STATUS_CODE.FAILURE && !(err instanceof FileLayerError) && !(err instanceof SftpRefusal))
+        onError(err);
       try {
         sftp.status(reqId, code, message);
       } catch {
@@ -50,7 +63,7 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
 
   sftp.on('OPEN', (reqId, filename, flags, attrs) =>
     serve(reqId, async () => {
-      if (open.size >= MAX_OPEN_HANDLES) throw new FileLayerError('invalid-path', 'Too many open handles.');
+      if (open.size >= MAX_OPEN_HANDLES) throw new SftpRefusal(STATUS_CODE.FAILURE, 'Too many open handles.');
       const write = (flags & OPEN_MODE.WRITE) !== 0 || (flags & OPEN_MODE.APPEND) !== 0;
       const file = await handles.openFile(pathOf(filename), {
         read: (flags & OPEN_MODE.READ) !== 0,
@@ -59,10 +72,9 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
         create: (flags & OPEN_MODE.CREAT) !== 0,
         truncate: (flags & OPEN_MODE.TRUNC) !== 0,
         exclusive: (flags & OPEN_MODE.EXCL) !== 0,
+        // As OpenSSH's server: the client's mode for a file it creates, less the umask.
+        ...(typeof attrs?.mode === 'number' ? { createMode: attrs.mode } : {}),
       });
-      if (write && (flags & OPEN_MODE.CREAT) !== 0 && typeof attrs?.mode === 'number') {
-        await file.chmod(attrs.mode & 0o777).catch(() => undefined);
-      }
       newHandle(reqId, { kind: 'file', file });
     }),
   );
@@ -186,8 +198,7 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
       const parent = posix.dirname(normalised);
       if (!(await handles.stat(parent)).isDirectory())
         throw new FileLayerError('not-found', `${parent} does not exist.`);
-      if (await exists(handles, normalised))
-        throw new FileLayerError('invalid-path', `${normalised} exists already.`);
+      if (await exists(handles, normalised)) throw existsAlready(normalised);
       await files.mkdir(normalised);
       ok(reqId);
     }),
@@ -216,8 +227,7 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
   sftp.on('RENAME', (reqId, from, to) =>
     serve(reqId, async () => {
       // SFTP v3's RENAME does not replace an existing entry (OpenSSH's server refuses it too).
-      if (await exists(handles, pathOf(to)))
-        throw new FileLayerError('invalid-path', `${pathOf(to)} exists already.`);
+      if (await exists(handles, pathOf(to))) throw existsAlready(pathOf(to));
       await files.rename(pathOf(from), pathOf(to));
       ok(reqId);
     }),
@@ -230,6 +240,8 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: 
     sftp.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'Symbolic links are not offered.'),
   );
 
+  // The client closed its side (OpenSSH's `bye`): close ours, or its ssh waits for the channel forever.
+  sftp.on('end', () => sftp.end());
   sftp.on('close', () => {
     for (const entry of open.values())
       if (entry.kind === 'file') void entry.file.close().catch(() => undefined);
@@ -292,6 +304,7 @@ function longnameOf(name: string, stats: Stats): string {
 }
 
 function statusOf(err: unknown): [number, string] {
+  if (err instanceof SftpRefusal) return [err.status, err.message];
   if (err instanceof FileLayerError) {
     switch (err.code) {
       case 'not-found':
@@ -304,6 +317,7 @@ function statusOf(err: unknown): [number, string] {
     }
   }
   const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EEXIST') return [STATUS_CODE.FAILURE, 'It exists already.'];
   if (code === 'EACCES' || code === 'EPERM') return [STATUS_CODE.PERMISSION_DENIED, 'Permission denied.'];
   if (code === 'ENOSPC' || code === 'EDQUOT') return [STATUS_CODE.FAILURE, 'The volume is full.'];
   return [STATUS_CODE.FAILURE, 'The request failed.'];

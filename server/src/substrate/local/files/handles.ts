@@ -19,6 +19,8 @@ export interface OpenMode {
   create?: boolean;
   truncate?: boolean;
   exclusive?: boolean;
+  /** The mode a created file gets, less the process umask (as open(2) does); default 0644. */
+  createMode?: number;
 }
 
 export interface NamedStats {
@@ -49,12 +51,11 @@ export class VolumeHandles {
       try {
         // O_NONBLOCK: a FIFO left in the volume must not hang the session; fstat then refuses it.
         // O_TRUNC waits for fstat: a directory or device must not be truncated by the open itself.
-        file = await open(at(dir, name), flags, 0o644);
+        file = await open(at(dir, name), flags, (mode.createMode ?? 0o644) & 0o777);
       } catch (err) {
         const code = errnoOf(err);
         if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENXIO') throw absent(target.path);
         if (code === 'EISDIR') throw isDirectory(target.path);
-        if (code === 'EEXIST') throw new FileLayerError('invalid-path', `${target.path} exists already.`);
         throw err;
       }
       try {
