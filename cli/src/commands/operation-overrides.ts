@@ -690,7 +690,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
 
   sftpUpdate: {
     term: (word) => `${word} <SERVICE_ID>`,
-    runnable: sftpCommand(true, "Enable a service's SFTP account"),
+    runnable: sftpCommand(true),
     beside: {
       disable: {
         summary: "Disable a service's SFTP account",
