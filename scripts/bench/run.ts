@@ -9,11 +9,12 @@
 // and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
 // (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
-// (scripts/bench/files.ts, reported only).
+// (scripts/bench/files.ts, reported only), and SFTP throughput against OpenSSH's sftp-server
+// (scripts/bench/sftp.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files]
+//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -84,6 +85,7 @@ const { values: args } = parseArgs({
     'skip-edge': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
+    'skip-sftp': { type: 'boolean', default: false },
     'skip-console': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -110,7 +112,13 @@ interface AutocannonInstance {
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
 }
 type Autocannon = (
-  opts: { url: string; connections: number; duration?: number; amount?: number; headers?: Record<string, string> },
+  opts: {
+    url: string;
+    connections: number;
+    duration?: number;
+    amount?: number;
+    headers?: Record<string, string>;
+  },
   cb: (err: Error | null, result: AutocannonResult) => void,
 ) => AutocannonInstance;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -153,18 +161,22 @@ async function startServer(
     ? // A directory per server: the module loader's thread writes a profile of its own beside the main one.
       ['--cpu-prof', `--cpu-prof-dir=${join(args['cpu-prof'], name)}`]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'scripts/bench/server.ts'), kind], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: {
-      ...process.env,
-      BENCH_DATABASE_URL: env.databaseUrl,
-      BENCH_NODE_ENV: env.nodeEnv,
-      BENCH_DATA_DIR,
-      BENCH_ENCRYPTION_KEY: encryptionKey,
-      ...(env.stockValidator ? { BENCH_STOCK_EOV: env.stockValidator } : {}),
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', join(ROOT, 'scripts/bench/server.ts'), kind],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {
+        ...process.env,
+        BENCH_DATABASE_URL: env.databaseUrl,
+        BENCH_NODE_ENV: env.nodeEnv,
+        BENCH_DATA_DIR,
+        BENCH_ENCRYPTION_KEY: encryptionKey,
+        ...(env.stockValidator ? { BENCH_STOCK_EOV: env.stockValidator } : {}),
+      },
     },
-  });
+  );
   const ready = new Promise<{ port: number; validator: string | null }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { port: number; validator: string | null }));
     child.once('exit', (code) => reject(new Error(`server "${name}" exited with ${code} before listening`)));
@@ -446,6 +458,7 @@ async function main(): Promise<number> {
   if (!args['skip-backups'] && !quick) await backupsSection();
   if (!args['skip-console'] && !quick) await consoleSection();
   if (!args['skip-files'] && !quick) await filesSection();
+  if (!args['skip-sftp'] && !quick) await sftpSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -503,7 +516,10 @@ async function createCaller(sql: Sql, now: Date): Promise<Caller> {
 async function mintAccessToken(databaseUrl: string, caller: Caller): Promise<string> {
   const sql = connect(databaseUrl, { max: 1 });
   try {
-    const box = secretBoxFor({ encryptionKeys: [Buffer.from(encryptionKey, 'base64')], dataDir: BENCH_DATA_DIR });
+    const box = secretBoxFor({
+      encryptionKeys: [Buffer.from(encryptionKey, 'base64')],
+      dataDir: BENCH_DATA_DIR,
+    });
     const ring = new KeyRing(sql, systemClock, box);
     const { token } = await signAccessToken(
       ring,
@@ -517,13 +533,25 @@ async function mintAccessToken(databaseUrl: string, caller: Caller): Promise<str
 }
 
 async function getMe(base: string, token: string | null): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${base}${ME_PATH}`, token === null ? {} : { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(
+    `${base}${ME_PATH}`,
+    token === null ? {} : { headers: { authorization: `Bearer ${token}` } },
+  );
   const text = await res.text();
-  return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 /** Full stack, bare Express route and Fastify route on GET /api/v2/me, with one session access token. */
-async function meGroup(databaseUrl: string, caller: Caller, full: Server, bare: Server, fastify: Server): Promise<Group> {
+async function meGroup(
+  databaseUrl: string,
+  caller: Caller,
+  full: Server,
+  bare: Server,
+  fastify: Server,
+): Promise<Group> {
   // The token must outlive the group's measurement (it is minted again right before it).
   if (3 * (duration + 1) + 60 > ME_TOKEN_TTL_SECONDS) {
     throw new Error(`--duration=${duration} is too long for one ${ME_TOKEN_TTL_SECONDS} s access token`);
@@ -536,11 +564,15 @@ async function meGroup(databaseUrl: string, caller: Caller, full: Server, bare: 
   for (const s of [full, bare, fastify]) {
     const signedIn = await getMe(s.base, token);
     if (signedIn.status !== 200 || !isDeepStrictEqual(signedIn.body, expected.body))
-      throw new Error(`${s.name} and full differ on GET ${ME_PATH}: ${signedIn.status} ${JSON.stringify(signedIn.body)}`);
+      throw new Error(
+        `${s.name} and full differ on GET ${ME_PATH}: ${signedIn.status} ${JSON.stringify(signedIn.body)}`,
+      );
     for (const t of [null, `${token}x`]) {
       const refused = await getMe(s.base, t);
       if (refused.status !== 401)
-        throw new Error(`${s.name} answered GET ${ME_PATH} ${t === null ? 'without a token' : 'with a bad token'} with ${refused.status}`);
+        throw new Error(
+          `${s.name} answered GET ${ME_PATH} ${t === null ? 'without a token' : 'with a bad token'} with ${refused.status}`,
+        );
     }
   }
   const cases = [
@@ -585,8 +617,13 @@ async function apiTokenGroup(databaseUrl: string, caller: Caller, full: Server):
   }
   const withToken = await getMe(full.base, secret);
   if (withToken.status !== 200 || (withToken.body as { id?: unknown }).id !== caller.userId)
-    throw new Error(`full answered GET ${ME_PATH} with the API token with ${withToken.status}: ${JSON.stringify(withToken.body)}`);
-  const cases = [newCase('full stack, session access token', full, ME_PATH), newCase('full stack, personal API token', full, ME_PATH)];
+    throw new Error(
+      `full answered GET ${ME_PATH} with the API token with ${withToken.status}: ${JSON.stringify(withToken.body)}`,
+    );
+  const cases = [
+    newCase('full stack, session access token', full, ME_PATH),
+    newCase('full stack, personal API token', full, ME_PATH),
+  ];
   return {
     title: `GET ${ME_PATH}: restricted personal API token against a session access token`,
     cases,
@@ -596,13 +633,23 @@ async function apiTokenGroup(databaseUrl: string, caller: Caller, full: Server):
     },
     report: ([session, token]) => {
       row(session!);
-      compared(token!, session!, 'session', TARGET_ME_TOKEN_VS_SESSION, `${ME_PATH}: API token / session token`);
+      compared(
+        token!,
+        session!,
+        'session',
+        TARGET_ME_TOKEN_VS_SESSION,
+        `${ME_PATH}: API token / session token`,
+      );
     },
   };
 }
 
 /** The first and the last synthetic operation of the inflated spec, patched and unpatched validator. */
-async function scalingGroup(inflated: Server, inflatedStock: Server, patchedValidator: string): Promise<Group> {
+async function scalingGroup(
+  inflated: Server,
+  inflatedStock: Server,
+  patchedValidator: string,
+): Promise<Group> {
   // The validator scans routes in its own order (sorted, static before parametrised): find where
   // the first and the last synthetic operation sit in that scan.
   const scan = await scanOrder(patchedValidator);
@@ -762,7 +809,9 @@ async function accountTiming(): Promise<void> {
 /** scripts/bench/image-bomb.ts's measurement and its own targets (the bomb refused in under 5 ms). */
 async function imageBomb(): Promise<void> {
   const script = join(ROOT, 'scripts', 'bench', 'image-bomb.ts');
-  lines.push('Image bomb: a 20000×20000 PNG refused, against decoding a 16×16 one; an ordinary avatar beside it');
+  lines.push(
+    'Image bomb: a 20000×20000 PNG refused, against decoding a 16×16 one; an ordinary avatar beside it',
+  );
   if (!existsSync(script)) {
     lines.push(`  skipped: ${script} does not exist`);
     return;
@@ -784,7 +833,9 @@ async function imageBomb(): Promise<void> {
 }
 
 async function elevationCost(): Promise<void> {
-  lines.push('Elevation attempt cost: a PIN against a sign-in password check, a TOTP code against one HMAC-SHA-1');
+  lines.push(
+    'Elevation attempt cost: a PIN against a sign-in password check, a TOTP code against one HMAC-SHA-1',
+  );
   try {
     const { describeElevationCost, measureElevationCost } = await import('./elevation-cost.js');
     lines.push(...describeElevationCost(await measureElevationCost()));
@@ -858,6 +909,20 @@ async function filesSection(): Promise<void> {
     lines.push(...(await measureFiles()).lines);
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
+  }
+}
+
+/** scripts/bench/sftp.ts: SFTP download and upload against OpenSSH's own sftp-server (goal 0.5). */
+async function sftpSection(): Promise<void> {
+  lines.push("SFTP throughput against OpenSSH's sftp-server (scripts/bench/sftp.ts)");
+  try {
+    const { measureSftp } = await import('./sftp.js');
+    const report = await measureSftp();
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('sftp (not measured)');
   }
 }
 

@@ -46,6 +46,10 @@ export interface Config {
   /** GATEWAY_MAX_CONNECTIONS_PER_USER / _PER_RESOURCE: open sockets one gateway accepts (defaults 32, 256). */
   gatewayMaxConnectionsPerUser: number;
   gatewayMaxConnectionsPerResource: number;
+  /** SFTP_PORT (default 2022): the gateway's SFTP server, on HOST; 0 picks a free port (tests). */
+  sftpPort: number;
+  /** SFTP_PUBLIC_HOST (default HOST): the host the SFTP account answers for clients to connect to. */
+  sftpPublicHost: string;
   publicBaseUrl: string;
   databaseUrl: string | null;
   dataDir: string;
@@ -177,6 +181,8 @@ export function loadConfig(env: Env = process.env): Config {
   const shellMaxSeconds = int('SHELL_MAX_SECONDS', 28_800, 1, 7 * 24 * 3600);
   const gatewayMaxConnectionsPerUser = int('GATEWAY_MAX_CONNECTIONS_PER_USER', 32, 1, 100_000);
   const gatewayMaxConnectionsPerResource = int('GATEWAY_MAX_CONNECTIONS_PER_RESOURCE', 256, 1, 100_000);
+  const sftpPort = int('SFTP_PORT', 2022, 0, 65535);
+  const sftpPublicHost = str('SFTP_PUBLIC_HOST', host);
   const publicBaseUrl = (url('PUBLIC_BASE_URL', `http://127.0.0.1:${port}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
   const databaseUrl = url('DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const smtpUrl = url('SMTP_URL', null, ['smtp:', 'smtps:']);
@@ -316,6 +322,8 @@ export function loadConfig(env: Env = process.env): Config {
     shellMaxSeconds,
     gatewayMaxConnectionsPerUser,
     gatewayMaxConnectionsPerResource,
+    sftpPort,
+    sftpPublicHost,
     publicBaseUrl,
     databaseUrl,
     dataDir: resolve(str('DATA_DIR', './.data')),

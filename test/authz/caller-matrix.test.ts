@@ -126,6 +126,12 @@ beforeAll(async () => {
     path: { id: service.serviceInstanceId, resource_id: service.volumeResourceId },
   });
   await awaitOperation(u.api, service.serviceInstanceId, backup.operation_id);
+  const site = await provisionService(admin, {
+    projectId: p.id,
+    productSlug: 'web-app',
+    name: 'Matrix site',
+  });
+  await u.api.sftpUpdate({ path: { id: site.serviceInstanceId }, body: { enabled: true } });
 
   fixtures = {
     service: {
@@ -135,6 +141,7 @@ beforeAll(async () => {
       volumeResourceId: service.volumeResourceId,
       backupId: backup.backup.id,
       operationId: service.operationId,
+      sftpServiceId: site.serviceInstanceId,
     },
     user: { id: u.id },
     organization: { id: a.id, slug: a.slug },
@@ -312,7 +319,9 @@ const serviceScoped = ordered.filter((op) => op.serviceScoped);
 
 it('finds the service-scoped operations', () => {
   expect(serviceScoped.map((op) => op.operationId)).toContain('serviceInstanceGet');
-  expect(serviceScoped.every((op) => /^\/(service-instances|subscriptions)\//.test(op.path) || op.serviceScoped)).toBe(true);
+  expect(
+    serviceScoped.every((op) => /^\/(service-instances|subscriptions)\//.test(op.path) || op.serviceScoped),
+  ).toBe(true);
 });
 
 for (const op of serviceScoped) {
@@ -334,7 +343,10 @@ for (const op of serviceScoped) {
         });
         expect(unknown.status).toBe(404);
         // The credential first: minting it (on first use) is a change of its own.
-        const [request, headers] = [await plan(op, fixtures, image, 'fixture'), await credentialOf(op, caller)];
+        const [request, headers] = [
+          await plan(op, fixtures, image, 'fixture'),
+          await credentialOf(op, caller),
+        ];
         const before = await readState();
         const answer = await sendWhole(request, headers);
         expect(answer).toEqual(unknown);

@@ -34,6 +34,8 @@ export interface Fixtures {
     volumeResourceId: string;
     backupId: string;
     operationId: string;
+    /** A web app in P with its SFTP account provisioned: what the /sftp routes are aimed at (a VPS has none). */
+    sftpServiceId: string;
   };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
@@ -110,7 +112,10 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   // A claimable host name (a sampled string is none); a second add re-reads the claim, so it may repeat.
   domainAdd: () => ({ domain: 'matrix-claim.com' }),
   // Provisioning into project P, a product of the embedded catalog (migration 0013) that takes no image.
-  adminSubscriptionCreate: (f) => ({ project_id: f.project.id, product_id: '5c0a7a10-0000-4000-8000-000000000003' }),
+  adminSubscriptionCreate: (f) => ({
+    project_id: f.project.id,
+    product_id: '5c0a7a10-0000-4000-8000-000000000003',
+  }),
 };
 
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
@@ -329,9 +334,11 @@ function serviceParameter(
 ): string | null {
   if (name === 'id') {
     if (service === 'unknown') return randomUUID();
-    return op.path.startsWith('/subscriptions/') ? f.service.subscriptionId : f.service.id;
+    if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
+    return op.path.endsWith('/sftp') || op.path.includes('/sftp/') ? f.service.sftpServiceId : f.service.id;
   }
-  if (name === 'resource_id') return op.path.includes('/backups') ? f.service.volumeResourceId : f.service.resourceId;
+  if (name === 'resource_id')
+    return op.path.includes('/backups') ? f.service.volumeResourceId : f.service.resourceId;
   if (name === 'backup_id') return f.service.backupId;
   if (name === 'operation_id') return f.service.operationId;
   if (name === 'user_id') return f.member.id;

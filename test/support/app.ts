@@ -159,8 +159,9 @@ export async function startTestApp(
     gateway.server.listen(0, '127.0.0.1');
     await once(gateway.server, 'listening');
     const gatewayUrl = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
-    config = loadConfig({ ...env, GATEWAY_PUBLIC_URL: gatewayUrl });
     await gateway.start(gatewayUrl);
+    const sftpPort = await gateway.sftp.listen(0, '127.0.0.1');
+    config = loadConfig({ ...env, GATEWAY_PUBLIC_URL: gatewayUrl, SFTP_PORT: String(sftpPort) });
   }
   const app = createApp({
     sql,

@@ -49,6 +49,8 @@
 //   auth password verify        as generated, but --token also takes the whole emailed link
 //   members add                 as generated; someone already a member with another role than the one
 //                               asked for is exit 6 with a sentence, not a silent success
+//   sftp enable | disable ID    the account's state is the command's word (sftpUpdate): enable provisions
+//                               it; `sftp rotate` (generated) prints the new password, once (run-sftp.ts)
 //   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
 //                               either the array of rules or {rules: [...]}
 //
@@ -66,6 +68,7 @@ import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
 import type * as RunConsole from '../run-console.js';
 import type * as RunScreen from '../run-screen.js';
+import type * as RunSftp from '../run-sftp.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -104,6 +107,7 @@ const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
 const consoles = () => import('../run-console.js');
 const screens = () => import('../run-screen.js');
+const sftp = () => import('../run-sftp.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -245,6 +249,29 @@ function powerCommand(action: 'start' | 'stop' | 'restart', summary?: string): O
   );
 }
 
+const SFTP_EFFECT = {
+  enable:
+    'Allows the SFTP account of the service SERVICE_ID to sign in, provisioning it when it has none (with no password yet: `svcctl sftp rotate SERVICE_ID` sets one and shows it once).',
+  disable:
+    'Refuses sign-in to the SFTP account of the service SERVICE_ID at once and ends its open sessions within 2 seconds; the password is kept for a later enable.',
+} as const;
+
+/** `sftp enable|disable SERVICE_ID`: the account's state given by the command's word. */
+function sftpCommand(enabled: boolean, summary?: string): OperationOverride['runnable'] {
+  return command<typeof RunSftp>(
+    [
+      SFTP_EFFECT[enabled ? 'enable' : 'disable'],
+      '',
+      'Prints the account (username, host, port, enabled, password_set, host_key_fingerprint). Asking for the state the account is in changes nothing. Another change of the account at that moment is a conflict (exit 6): run it again.',
+    ].join('\n'),
+    [{ name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" }],
+    [],
+    sftp,
+    (m, _op, input) => m.runSftpSwitch(input, enabled),
+    summary,
+  );
+}
+
 /** The generated command, unchanged: for an override that only adds commands `beside` it. */
 const asGenerated: OperationOverride['runnable'] = async (op) => {
   const { operationRunnable } = await import('./operation-command.js');
@@ -302,9 +329,13 @@ const replacesFromFile: OperationOverride = {
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     const generated = operationRunnable(op);
-    const FILE = option('--file', 'a JSON or YAML file holding the rules: an array, or {"rules": [...]} (- for stdin)', {
-      value: '<file>',
-    });
+    const FILE = option(
+      '--file',
+      'a JSON or YAML file holding the rules: an array, or {"rules": [...]} (- for stdin)',
+      {
+        value: '<file>',
+      },
+    );
     return {
       ...generated,
       options: [...generated.options, FILE],
@@ -657,6 +688,18 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     ),
   },
 
+  sftpUpdate: {
+    term: (word) => `${word} <SERVICE_ID>`,
+    runnable: sftpCommand(true),
+    beside: {
+      disable: {
+        summary: "Disable a service's SFTP account",
+        term: (word) => `${word} <SERVICE_ID>`,
+        runnable: sftpCommand(false, "Disable a service's SFTP account"),
+      },
+    },
+  },
+
   serviceInstancePower: {
     term: (word) => `${word} [options] <SERVICE_ID>`,
     runnable: powerCommand('start', 'Start a service'),
@@ -755,7 +798,11 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       ].join('\n'),
       [
         { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
-        { name: 'RESOURCE_ID', required: true, description: "the workload's or machine's resource id (uuid)" },
+        {
+          name: 'RESOURCE_ID',
+          required: true,
+          description: "the workload's or machine's resource id (uuid)",
+        },
       ],
       [
         option('--container', "the container (default the workload's)", { value: '<name>' }),
@@ -772,7 +819,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       [
         "Takes the exclusive hold on the screen of the machine RESOURCE_ID (see svcctl resources list SERVICE_ID) and prints the screen's WebSocket URL on stdout, for noVNC (RFB 3.8, subprotocol binary; stderr shows the vnc.html parameters). Open it within 60 seconds. While this runs it keeps the hold (refreshing it every 20 seconds): only your screen types and points, everyone else's watches. Ctrl-C (or SIGTERM) releases the hold; the open screen stays connected.",
         '',
-        'Held by someone else: exit 6 naming them, unless --force takes it over (their screen stays open, read-only). Losing it to someone else\'s --force ends this with exit 6 naming them.',
+        "Held by someone else: exit 6 naming them, unless --force takes it over (their screen stays open, read-only). Losing it to someone else's --force ends this with exit 6 naming them.",
         '',
         '--ticket prints the ticket ({expires_at, hold_expires_at, protocols, session_id, url}) instead; refresh the hold yourself with svcctl screen-hold refresh.',
       ].join('\n'),

@@ -3152,6 +3152,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/sftp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a service's SFTP account
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product
+         *     without SFTP (the catalog's `sftp` feature), get the 404 of an unknown id. Before the account is
+         *     provisioned (by its first `PATCH /sftp {enabled: true}` or `POST /sftp/rotate`) the answer is 422
+         *     `sftp-not-provisioned`. Never carries the password.
+         */
+        get: operations["sftpGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable a service's SFTP account
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without SFTP,
+         *     get the 404 of an unknown id. `{enabled: true}` provisions the account when it has none yet (with no
+         *     password: `POST /sftp/rotate` sets one); `{enabled: false}` before that is 422 `sftp-not-provisioned`.
+         *     Idempotent: asking for the state the account is in changes nothing, records nothing and answers the
+         *     account. Disabling refuses new sign-ins at once and ends open sessions within 2 seconds. A suspended
+         *     or ended service is 422 `subscription-not-serviceable`. Another change of the same account in
+         *     progress at that moment (a rotate, another update) is 409 `operation-in-progress`, decided under the
+         *     account's row lock: retry. Audited as `sftp.enabled` or `sftp.disabled` when the state changes.
+         */
+        patch: operations["sftpUpdate"];
+        trace?: never;
+    };
+    "/service-instances/{id}/sftp/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new SFTP password
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and a product without SFTP,
+         *     get the 404 of an unknown id. Makes a new random password, answers it once (it is kept only as an
+         *     argon2id digest) and replaces the old one at once: sessions signed in with the old one end within 2
+         *     seconds. The first rotate provisions the account, enabled; a disabled account stays disabled. A
+         *     suspended or ended service is 422 `subscription-not-serviceable`; another change of the account in
+         *     progress is 409 `operation-in-progress`. Audited as `sftp.password_rotated` (never the password).
+         *     No `Idempotency-Key`: each answer is a new secret; a client that lost the answer rotates again.
+         */
+        post: operations["sftpRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3177,7 +3237,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4889,6 +4949,45 @@ export type components = {
         ScreenRelease: {
             /** @description False when the session did not hold the screen (nothing changed). */
             released: boolean;
+        };
+        /**
+         * @description A service's SFTP account (document 2 §2 "SFTP account"): where to connect and whether sign-in is
+         *     allowed; never the password. The server is the edge gateway's, on `SFTP_PORT`; the account sees
+         *     only the service's volume, as `/`.
+         */
+        SftpAccount: {
+            /** @description Whether the account may sign in. A disabled account's open sessions end within 2 seconds. */
+            enabled: boolean;
+            /** @description The account's user name (the service's slug and a part of its id), fixed for the service's life. */
+            username: string;
+            /** @description The host to connect to (`SFTP_PUBLIC_HOST`, default `HOST`); null where no SFTP server is offered. */
+            host: string | null;
+            /** @description The port to connect to (`SFTP_PORT`, default 2022); null where no SFTP server is offered. */
+            port: number | null;
+            /**
+             * @description Whether a password was set (by `POST /sftp/rotate`): an account enabled by `PATCH` alone has none,
+             *     and no one signs in until it is rotated.
+             */
+            password_set: boolean;
+            /**
+             * @description The SHA-256 fingerprint of the server's Ed25519 host key as OpenSSH prints it (`SHA256:` and
+             *     unpadded base64): the same on every gateway, to check against what the client is shown.
+             */
+            host_key_fingerprint: string;
+        };
+        SftpAccountUpdateRequest: {
+            /** @description Allow (true) or refuse (false) sign-in. */
+            enabled: boolean;
+        };
+        /** @description The new credentials. The password is shown here once and never again. */
+        SftpCredentials: {
+            username: string;
+            /** @description As in the account. */
+            host: string | null;
+            /** @description As in the account. */
+            port: number | null;
+            /** @description A new random password (25 base62 characters, 144 random bits); the previous one stops working at once. */
+            password: string;
         };
     };
     responses: {
@@ -9824,6 +9923,102 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sftpGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SftpAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sftpUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SftpAccountUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The account now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SftpAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sftpRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new credentials, the password shown once. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SftpCredentials"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -40,7 +40,8 @@ async function main(): Promise<void> {
   const addr = gateway.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.gatewayPort;
   await gateway.start(config.gatewayPublicUrl);
-  log.info({ port, public_url: config.gatewayPublicUrl }, 'gateway listening');
+  const sftpPort = await gateway.sftp.listen(config.sftpPort, config.host);
+  log.info({ port, sftp_port: sftpPort, public_url: config.gatewayPublicUrl }, 'gateway listening');
 
   let stopping = false;
   const stop = async (signal: string) => {

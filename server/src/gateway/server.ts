@@ -34,6 +34,7 @@ import {
   type RedeemedTicket,
 } from './store.js';
 import { ticketKeyRing, verifyTicket, type TicketPurpose } from './tickets.js';
+import { createSftpServer, type SftpServer } from './sftp/server.js';
 
 /** A client frame larger than this closes the socket with 1009 (console input, shell keys, RFB events). */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
@@ -53,6 +54,8 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly id: string;
   readonly server: Server;
+  /** The SFTP server (sftp/server.ts), listening once its `listen` is called (main.ts: SFTP_PORT). */
+  readonly sftp: SftpServer;
   /** Open sockets now. */
   readonly connections: number;
   /** Registers the gateway in PostgreSQL and starts its timers (after listen). */
@@ -104,6 +107,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   let timers: NodeJS.Timeout[] = [];
   let closing = false;
+  const sftp = createSftpServer({
+    sql,
+    config,
+    log: log.child({ part: 'sftp' }),
+    clock,
+    box: options.box,
+    substrate,
+  });
 
   const openers: Partial<Record<TicketPurpose, Opener>> = {
     console: {
@@ -128,7 +139,10 @@ export function createGateway(options: GatewayOptions): Gateway {
         const pty = startPty(command, sizeOf(url)!);
         return {
           attach: (ws) =>
-            bridgeShell(ws, pty, { idleSeconds: config.shellIdleSeconds, maxSeconds: config.shellMaxSeconds }),
+            bridgeShell(ws, pty, {
+              idleSeconds: config.shellIdleSeconds,
+              maxSeconds: config.shellMaxSeconds,
+            }),
           abort: () => stopPty(pty),
         };
       },
@@ -244,6 +258,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     id,
     server,
+    sftp,
     get connections() {
       return open.size;
     },
@@ -278,6 +293,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       for (const { ws } of open) ws.terminate();
+      await sftp.close();
       await unregisterGateway(sql, id).catch(() => undefined);
     },
   };

@@ -54,6 +54,7 @@ const TITLES: Record<ErrorCode, string> = {
   'protection-mode-unsupported': 'Protection mode unsupported',
   'snapshots-unsupported': 'Snapshots unsupported',
   'backup-not-ready': 'Backup not ready',
+  'sftp-not-provisioned': 'SFTP not provisioned',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };

@@ -8,3 +8,4 @@ export {
   type FileEntry,
   type Listing,
 } from './volume-files.js';
+export { VolumeHandles, type Attributes, type NamedStats, type OpenMode } from './handles.js';

@@ -10,6 +10,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
+import { VolumeHandles } from './handles.js';
 import { at, openDir, openRoot } from './walk.js';
 
 // libuv opens every descriptor close-on-exec already.
@@ -45,6 +46,11 @@ export interface FileContent {
 export class VolumeFiles {
   /** `root`: the volume's directory on this machine, which the platform made and no customer controls. */
   constructor(private readonly root: string) {}
+
+  /** Open files and whole listings, for sessions that hold them (SFTP): handles.ts. */
+  handles(): VolumeHandles {
+    return new VolumeHandles(this.root);
+  }
 
   async list(raw: string): Promise<Listing> {
     const target = parseVolumePath(raw);

@@ -1,0 +1,324 @@
+// One SFTP session's requests (SFTP version 3, draft-ietf-secsh-filexfer-02, as OpenSSH speaks it),
+// each answered through the confined file layer on the service's volume: the volume is the session's
+// `/`, paths are normalised lexically (a `..` never climbs above `/`, and since no walk ever follows a
+// symbolic link the lexical path is the real one), links are never followed, listed or made.
+import { posix } from 'node:path';
+import type { Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
+import { FileLayerError, type VolumeFiles, type VolumeHandles } from '../../substrate/local/files/index.js';
+
+const { STATUS_CODE, OPEN_MODE } = ssh2.utils.sftp;
+
+/** The most one READ answers; a client asks again for the rest (OpenSSH asks 32 KiB at a time). */
+const MAX_READ_BYTES = 256 * 1024;
+/** Names one READDIR answers. */
+const NAMES_PER_READDIR = 128;
+/** Handles one session may hold open at once. */
+const MAX_OPEN_HANDLES = 256;
+
+/** A refusal with its own SFTP status (what the file layer has no code for). */
+class SftpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const existsAlready = (path: string) => new SftpRefusal(STATUS_CODE.FAILURE, `${path} exists already.`);
+
+type Open = { kind: 'file'; file: FileHandle } | { kind: 'dir'; path: string; entries: FileEntry[] | null };
+
+export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: unknown) => void): void {
+  const handles: VolumeHandles = files.handles();
+  const open = new Map<number, Open>();
+  let nextHandle = 1;
+
+  const handleOf = (buf: Buffer): Open | undefined =>
+    buf.length === 4 ? open.get(buf.readUInt32BE(0)) : undefined;
+  const newHandle = (reqId: number, value: Open): void => {
+    const id = nextHandle++;
+    open.set(id, value);
+    const buf = Buffer.alloc(4);
+    buf.writeUInt32BE(id >>> 0, 0);
+    sftp.handle(reqId, buf);
+  };
+
+  /** Runs one request; a refusal of the file layer or of the system becomes its SFTP status. */
+  const serve = (reqId: number, work: () => Promise<void>): void => {
+    work().catch((err: unknown) => {
+      const [code, message] = statusOf(err);
+      if (code === STATUS_CODE.FAILURE && !(err instanceof FileLayerError) && !(err instanceof SftpRefusal))
+        onError(err);
+      try {
+        sftp.status(reqId, code, message);
+      } catch {
+        // the channel closed meanwhile
+      }
+    });
+  };
+  const ok = (reqId: number) => sftp.status(reqId, STATUS_CODE.OK);
+
+  sftp.on('OPEN', (reqId, filename, flags, attrs) =>
+    serve(reqId, async () => {
+      if (open.size >= MAX_OPEN_HANDLES) throw new SftpRefusal(STATUS_CODE.FAILURE, 'Too many open handles.');
+      const write = (flags & OPEN_MODE.WRITE) !== 0 || (flags & OPEN_MODE.APPEND) !== 0;
+      const file = await handles.openFile(pathOf(filename), {
+        read: (flags & OPEN_MODE.READ) !== 0,
+        write,
+        append: (flags & OPEN_MODE.APPEND) !== 0,
+        create: (flags & OPEN_MODE.CREAT) !== 0,
+        truncate: (flags & OPEN_MODE.TRUNC) !== 0,
+        exclusive: (flags & OPEN_MODE.EXCL) !== 0,
+        // As OpenSSH's server: the client's mode for a file it creates, less the umask.
+        ...(typeof attrs?.mode === 'number' ? { createMode: attrs.mode } : {}),
+      });
+      newHandle(reqId, { kind: 'file', file });
+    }),
+  );
+
+  sftp.on('READ', (reqId, handle, offset, length) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      const buffer = Buffer.allocUnsafe(Math.min(length, MAX_READ_BYTES));
+      const { bytesRead } = await entry.file.read(buffer, 0, buffer.length, offset);
+      if (bytesRead === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
+      sftp.data(reqId, bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
+    }),
+  );
+
+  sftp.on('WRITE', (reqId, handle, offset, data) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      let written = 0;
+      while (written < data.length) {
+        const { bytesWritten } = await entry.file.write(
+          data,
+          written,
+          data.length - written,
+          offset + written,
+        );
+        written += bytesWritten;
+      }
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('FSTAT', (reqId, handle) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (entry?.kind !== 'file') {
+        if (entry?.kind === 'dir') return void sftp.attrs(reqId, attrsOf(await handles.stat(entry.path)));
+        return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      }
+      sftp.attrs(reqId, attrsOf(await entry.file.stat()));
+    }),
+  );
+
+  sftp.on('FSETSTAT', (reqId, handle, attrs) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (!entry) return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      refuseOwnership(attrs);
+      if (entry.kind === 'dir')
+        return void (await handles.setAttributes(entry.path, changesOf(attrs)), ok(reqId));
+      const change = changesOf(attrs);
+      if (change.size !== undefined) await entry.file.truncate(change.size);
+      if (change.mode !== undefined) await entry.file.chmod(change.mode & 0o777);
+      if (change.atime !== undefined || change.mtime !== undefined) {
+        const stats = await entry.file.stat();
+        await entry.file.utimes(change.atime ?? stats.atime, change.mtime ?? stats.mtime);
+      }
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('CLOSE', (reqId, handle) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (!entry) return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      open.delete(handle.readUInt32BE(0));
+      if (entry.kind === 'file') await entry.file.close();
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('OPENDIR', (reqId, path) =>
+    serve(reqId, async () => {
+      const normalised = pathOf(path);
+      const stats = await handles.stat(normalised);
+      if (!stats.isDirectory())
+        throw new FileLayerError('not-a-directory', `${normalised} is not a directory.`);
+      newHandle(reqId, { kind: 'dir', path: normalised, entries: null });
+    }),
+  );
+
+  sftp.on('READDIR', (reqId, handle) =>
+    serve(reqId, async () => {
+      const entry = handleOf(handle);
+      if (entry?.kind !== 'dir') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      entry.entries ??= (await handles.listAll(entry.path)).map(({ name, stats }) => ({
+        filename: name,
+        longname: longnameOf(name, stats),
+        attrs: attrsOf(stats),
+      }));
+      if (entry.entries.length === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
+      sftp.name(reqId, entry.entries.splice(0, NAMES_PER_READDIR));
+    }),
+  );
+
+  const statRequest = (reqId: number, path: string) =>
+    serve(reqId, async () => void sftp.attrs(reqId, attrsOf(await handles.stat(pathOf(path)))));
+  sftp.on('LSTAT', statRequest);
+  sftp.on('STAT', statRequest);
+
+  sftp.on('SETSTAT', (reqId, path, attrs) =>
+    serve(reqId, async () => {
+      refuseOwnership(attrs);
+      await handles.setAttributes(pathOf(path), changesOf(attrs));
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('REALPATH', (reqId, path) =>
+    serve(reqId, async () => {
+      const normalised = pathOf(path);
+      sftp.name(reqId, [{ filename: normalised, longname: normalised, attrs: {} as Attributes }]);
+    }),
+  );
+
+  sftp.on('MKDIR', (reqId, path) =>
+    serve(reqId, async () => {
+      const normalised = pathOf(path);
+      // SFTP's MKDIR makes one directory: an existing one is a failure, a missing parent no such file.
+      const parent = posix.dirname(normalised);
+      if (!(await handles.stat(parent)).isDirectory())
+        throw new FileLayerError('not-found', `${parent} does not exist.`);
+      if (await exists(handles, normalised)) throw existsAlready(normalised);
+      await files.mkdir(normalised);
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('RMDIR', (reqId, path) =>
+    serve(reqId, async () => {
+      const normalised = pathOf(path);
+      if (!(await handles.stat(normalised)).isDirectory())
+        throw new FileLayerError('not-a-directory', `${normalised} is not a directory.`);
+      await files.remove(normalised);
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('REMOVE', (reqId, path) =>
+    serve(reqId, async () => {
+      const normalised = pathOf(path);
+      if ((await handles.stat(normalised)).isDirectory())
+        throw new FileLayerError('is-a-directory', `${normalised} is a directory.`);
+      await files.remove(normalised);
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('RENAME', (reqId, from, to) =>
+    serve(reqId, async () => {
+      // SFTP v3's RENAME does not replace an existing entry (OpenSSH's server refuses it too).
+      if (await exists(handles, pathOf(to))) throw existsAlready(pathOf(to));
+      await files.rename(pathOf(from), pathOf(to));
+      ok(reqId);
+    }),
+  );
+
+  // Symbolic links are neither read nor made: a link the workload left is invisible here, and one made
+  // here could lead the workload (or a later session's reader) outside the volume.
+  sftp.on('READLINK', (reqId) => sftp.status(reqId, STATUS_CODE.NO_SUCH_FILE, 'No such link.'));
+  sftp.on('SYMLINK', (reqId) =>
+    sftp.status(reqId, STATUS_CODE.OP_UNSUPPORTED, 'Symbolic links are not offered.'),
+  );
+
+  // The client closed its side (OpenSSH's `bye`): close ours, or its ssh waits for the channel forever.
+  sftp.on('end', () => sftp.end());
+  sftp.on('close', () => {
+    for (const entry of open.values())
+      if (entry.kind === 'file') void entry.file.close().catch(() => undefined);
+    open.clear();
+  });
+}
+
+/** The session's path as a volume path: relative names are under `/`, `.` and `..` resolved lexically. */
+export function pathOf(raw: string): string {
+  return posix.normalize(`/${raw}`).replace(/(.)\/+$/, '$1');
+}
+
+async function exists(handles: VolumeHandles, path: string): Promise<boolean> {
+  try {
+    await handles.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof FileLayerError && err.code === 'not-found') return false;
+    throw err;
+  }
+}
+
+function refuseOwnership(attrs: Partial<Attributes> | undefined): void {
+  if (attrs?.uid !== undefined || attrs?.gid !== undefined) {
+    throw Object.assign(new Error('ownership'), { code: 'EPERM' });
+  }
+}
+
+function changesOf(attrs: Partial<Attributes> | undefined) {
+  return {
+    mode: attrs?.mode,
+    size: attrs?.size,
+    atime: attrs?.atime,
+    mtime: attrs?.mtime,
+  };
+}
+
+function attrsOf(stats: Stats): Attributes {
+  return {
+    mode: stats.mode,
+    uid: stats.uid,
+    gid: stats.gid,
+    size: stats.size,
+    atime: Math.floor(stats.atimeMs / 1000),
+    mtime: Math.floor(stats.mtimeMs / 1000),
+  };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** An `ls -l` line, which clients such as OpenSSH's `sftp` print as they get it. */
+function longnameOf(name: string, stats: Stats): string {
+  const bits = 'rwxrwxrwx'
+    .split('')
+    .map((c, i) => ((stats.mode >> (8 - i)) & 1 ? c : '-'))
+    .join('');
+  const t = stats.mtime;
+  const when = `${MONTHS[t.getUTCMonth()]} ${String(t.getUTCDate()).padStart(2)} ${String(t.getUTCHours()).padStart(2, '0')}:${String(t.getUTCMinutes()).padStart(2, '0')}`;
+  return `${stats.isDirectory() ? 'd' : '-'}${bits} ${String(stats.nlink).padStart(3)} ${String(stats.uid).padEnd(8)} ${String(stats.gid).padEnd(8)} ${String(stats.size).padStart(8)} ${when} ${name}`;
+}
+
+function statusOf(err: unknown): [number, string] {
+  if (err instanceof SftpRefusal) return [err.status, err.message];
+  if (err instanceof FileLayerError) {
+    switch (err.code) {
+      case 'not-found':
+        return [STATUS_CODE.NO_SUCH_FILE, err.detail];
+      case 'invalid-path':
+      case 'mount-root':
+        return [STATUS_CODE.PERMISSION_DENIED, err.detail];
+      default:
+        return [STATUS_CODE.FAILURE, err.detail];
+    }
+  }
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EEXIST') return [STATUS_CODE.FAILURE, 'It exists already.'];
+  if (code === 'EACCES' || code === 'EPERM') return [STATUS_CODE.PERMISSION_DENIED, 'Permission denied.'];
+  if (code === 'ENOSPC' || code === 'EDQUOT') return [STATUS_CODE.FAILURE, 'The volume is full.'];
+  return [STATUS_CODE.FAILURE, 'The request failed.'];
+}
