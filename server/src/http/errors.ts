@@ -54,6 +54,8 @@ const TITLES: Record<ErrorCode, string> = {
   'protection-mode-unsupported': 'Protection mode unsupported',
   'snapshots-unsupported': 'Snapshots unsupported',
   'backup-not-ready': 'Backup not ready',
+  'import-host-refused': 'Import host refused',
+  'import-finished': 'Import finished',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };

@@ -8,3 +8,4 @@ export {
   type FileEntry,
   type Listing,
 } from './volume-files.js';
+export { IMPORT_TEMP_PREFIX, VolumeImportTarget, type IncomingFile, type LocalFileInfo } from './import-target.js';
