@@ -12,7 +12,7 @@ export async function checkedAddress(
   host: string,
   config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'importAllowedNetworks'>,
 ): Promise<string> {
-  const literal = host.replace(/^\[(.*)\]$/, '$1');
+  const literal = host;
   const addresses = isIP(literal) ? [literal] : await resolveAll(host, config);
   if (addresses.length === 0) {
     throw unprocessable('import-host-refused', `${host} does not resolve to any address.`);

@@ -83,6 +83,8 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
       username: s.row.username,
       password: await ctx.box.openText('import-password', sealed),
     });
+    // A run before this one got as far as copying (killed mid-file): its temporary files go first.
+    if (s.row.bytes_total !== null) await target.removeLeftovers();
     const tree = await readRemoteTree(remote.sftp, s.row.remote_path);
     await store.setTotals(
       ctx.sql,

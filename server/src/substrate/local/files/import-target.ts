@@ -136,6 +136,18 @@ export class VolumeImportTarget {
     };
   }
 
+  /** Removes the temporary files an import killed mid-copy left (a resumed import starts with this). */
+  async removeLeftovers(): Promise<number> {
+    let removed = 0;
+    for (const entry of await this.tree()) {
+      if (entry.kind === 'file' && entry.path.slice(entry.path.lastIndexOf('/') + 1).startsWith(IMPORT_TEMP_PREFIX)) {
+        await this.remove(entry.path);
+        removed += 1;
+      }
+    }
+    return removed;
+  }
+
   /**
    * Every entry of the volume below the root, a directory after what it holds (so deleting in this
    * order empties directories first). Descends only through descriptors opened with O_NOFOLLOW.
