@@ -181,7 +181,7 @@ const SSHD_USER = 'svcimporttest';
  * root-owned directory under /srv (sshd refuses one under a world-writable /tmp); the account sees the
  * served tree as /data.
  */
-export async function startOpenSshSftp(): Promise<TestSftp> {
+export async function startOpenSshSftp(options: { authorizedKey?: string } = {}): Promise<TestSftp> {
   if (spawnSync('id', [SSHD_USER]).status !== 0) {
     const made = spawnSync('useradd', ['--no-create-home', '--home-dir', '/', '--shell', '/usr/sbin/nologin', SSHD_USER]);
     if (made.status !== 0) throw new Error(`useradd failed: ${made.stderr.toString()}`);
@@ -198,6 +198,9 @@ export async function startOpenSshSftp(): Promise<TestSftp> {
   await chmod(chrootDir, 0o755);
   await chown(root, uid, uid);
   await mkdir('/run/sshd', { recursive: true });
+  // A key as well as the password, for OpenSSH's own sftp client (the import benchmark's baseline).
+  const keys = join(base, 'authorized_keys');
+  if (options.authorizedKey) await writeFile(keys, `${options.authorizedKey}\n`, { mode: 0o644 });
   const hostKey = join(base, 'host_ed25519');
   spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
   const port = await freePort();
@@ -212,7 +215,9 @@ export async function startOpenSshSftp(): Promise<TestSftp> {
       'UsePAM no',
       'PasswordAuthentication yes',
       'KbdInteractiveAuthentication no',
-      'PubkeyAuthentication no',
+      `PubkeyAuthentication ${options.authorizedKey ? 'yes' : 'no'}`,
+      `AuthorizedKeysFile ${keys}`,
+      'StrictModes no',
       'PermitRootLogin no',
       `AllowUsers ${SSHD_USER}`,
       'Subsystem sftp internal-sftp',
