@@ -2880,6 +2880,97 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service's imports
+         * @description The service's most recent imports (50), newest first; an unfinished one is `preparing`, `running` or
+         *     `cleaning_up`. A product without imports, and a service the caller may not read, answer the 404 of
+         *     an unknown id. Members of the service's organization.
+         */
+        get: operations["importList"];
+        put?: never;
+        /**
+         * Import files from an SFTP server
+         * @description Copies the remote directory `remote_path` (default `.`, the account's root) of an SFTP server into
+         *     the service's volume, at its root: an operation (kind `import`) holding the service, answered at once
+         *     with the import `preparing`. Other workloads on the volume are paused first and started again however
+         *     the import ends. Regular files and directories are copied (symbolic links and special files on the
+         *     remote are skipped, names holding `/` or NUL, and `.`/`..`, ignored); a file already in the volume
+         *     with the remote's size and modification time is skipped, so an import resumed after a restart of the
+         *     platform, or started again, copies only what is missing. Every file is written to a temporary file
+         *     and renamed, with the remote's modification time. With `delete_extraneous`, what the volume holds
+         *     and the remote tree does not is deleted once the copy completes (not after a cancel). The host key is
+         *     not checked (the customer's own server, reached once): a password is the only credential sent.
+         *
+         *     The host is resolved once (through `DNS_SERVERS`); every address it has must be public (not private,
+         *     loopback, link-local, multicast, unique-local or otherwise reserved), unless inside
+         *     `IMPORT_ALLOWED_NETWORKS`, else 422 `import-host-refused` (also when it does not resolve); the
+         *     connection goes to the address checked, never resolved again. The password is sealed while the
+         *     import runs and erased when it ends; it is never returned nor logged.
+         *
+         *     Refused: a service that is not stopped, 409 `service-running`; while another operation or import
+         *     holds the service, 409 `operation-in-progress`; a suspended or ended subscription, 422
+         *     `subscription-not-serviceable`. Owners, Admins and Members (not Billing); anyone else, and a product
+         *     without imports, the 404 of an unknown id. Honours `Idempotency-Key`. Audited as `import.started`.
+         */
+        post: operations["importStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show an import
+         * @description One import with its progress. Another service's import, or an unknown one, answers the 404 of an
+         *     unknown id. Members of the service's organization.
+         */
+        get: operations["importGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/imports/{import_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an import
+         * @description Asks the import to stop: it answers the import with `cancel_requested` true; the copy stops after at
+         *     most the file chunk in flight, then the import goes `cleaning_up` (paused workloads started again)
+         *     and `cancelled`. Files already copied stay. Asking again is harmless; an import that has ended is 422
+         *     `import-finished`. Owners, Admins and Members (not Billing); another service's import the 404 of an
+         *     unknown id. Audited as `import.cancel_requested`.
+         */
+        post: operations["importCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/backups": {
         parameters: {
             query?: never;
@@ -3237,7 +3328,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4839,6 +4930,73 @@ export type components = {
             free_slots: number;
         };
         /**
+         * @description `preparing` (queued; workloads on the volume being paused), `running` (copying), `cleaning_up`
+         *     (paused workloads started again, the password erased), then `succeeded`, `failed` or `cancelled`.
+         * @enum {string}
+         */
+        ImportStatus: "preparing" | "running" | "cleaning_up" | "succeeded" | "failed" | "cancelled";
+        Import: {
+            /** Format: uuid */
+            id: string;
+            /** @description The host as given (a name or an address). */
+            host: string;
+            port: number;
+            username: string;
+            /** @description The remote directory copied; `.` is the account's root. */
+            remote_path: string;
+            /** @description Where in the volume the files land: its root, `/`. */
+            target_path: string;
+            delete_extraneous: boolean;
+            status: components["schemas"]["ImportStatus"];
+            cancel_requested: boolean;
+            /** @description Bytes of regular files done, files already complete (skipped on a resume) included. */
+            bytes_transferred: number;
+            /** @description The remote tree's regular files' sizes summed; null until the tree has been read. */
+            bytes_total: number | null;
+            files_transferred: number;
+            files_total: number | null;
+            /** @description The remote path being copied; null when none is. */
+            current_file: string | null;
+            /** @description By bytes when the total is known and not zero, else by files; null before either is known. */
+            progress_percent: number | null;
+            /** @description Why it failed, in words; never a secret or a stack. */
+            error: string | null;
+            /**
+             * Format: uuid
+             * @description The operation (kind `import`) that runs it.
+             */
+            operation_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        ImportList: {
+            /** @description The service's 50 most recent imports, newest first. */
+            imports: components["schemas"]["Import"][];
+        };
+        ImportStartRequest: {
+            /** @description A host name or an IP address (IPv6 without brackets). */
+            host: string;
+            /** @default 22 */
+            port?: number;
+            username: string;
+            /** @description Sealed while the import runs, erased when it ends, never returned. */
+            password: string;
+            /**
+             * @description The remote directory to copy, absolute or relative to the account's root (the default).
+             * @default .
+             */
+            remote_path?: string;
+            /**
+             * @description Delete from the volume what the remote tree does not have (after a copy that was not cancelled).
+             * @default false
+             */
+            delete_extraneous?: boolean;
+        };
+        /**
          * @description `creating` until its snapshot is made, then `ready` (restorable) or `failed`; `restoring` while a
          *     restore of it runs (then `ready` again, or `failed` when its archive no longer matches).
          * @enum {string}
@@ -5222,6 +5380,8 @@ export type components = {
         FirewallResourceIdPath: string;
         /** @description The rule's id, of this machine. */
         RuleIdPath: string;
+        /** @description The import's id, of this service. */
+        ImportIdPath: string;
         /** @description The id of the service's volume (its resource of kind `volume`). */
         VolumeIdPath: string;
         /** @description The backup's id, of this volume. */
@@ -9591,6 +9751,143 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The imports, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importStart: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportStartRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the import is `preparing`; its `status` is the progress. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The import's id, of this service. */
+                import_id: components["parameters"]["ImportIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The import's id, of this service. */
+                import_id: components["parameters"]["ImportIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, `cancel_requested`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,6 +1,7 @@
 // Configuration from the environment (DECISIONS.md §5). Every variable has a default that serves one
 // machine; a bad value stops the start with a message naming every problem at once.
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 
 export const CAPABILITY_NAMES = [
   'container_registry',
@@ -57,6 +58,11 @@ export interface Config {
   dnsServers: string[];
   /** DNS_TIMEOUT_MS: the longest one domain check waits for the DNS servers, retries and CNAME hops included. */
   dnsTimeoutMs: number;
+  /**
+   * IMPORT_ALLOWED_NETWORKS: CIDRs an import may reach although private, loopback or link-local (tests;
+   * default none). Parsed and checked at start.
+   */
+  importAllowedNetworks: { address: string; prefix: number; family: 'ipv4' | 'ipv6' }[];
   /**
    * DB_TIMEOUT_MS: the longest a request waits on the database (connecting, a free connection, an
    * answer) before it answers 503 `service-unavailable` (DECISIONS.md §2).
@@ -193,6 +199,17 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const dnsTimeoutMs = int('DNS_TIMEOUT_MS', 5000, 50, 60_000);
+  const importAllowedNetworks: Config['importAllowedNetworks'] = [];
+  for (const raw of (opt('IMPORT_ALLOWED_NETWORKS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [address = '', prefixText = ''] = raw.split('/');
+    const family = isIP(address);
+    const prefix = Number(prefixText);
+    if (family === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
+      problems.push(`IMPORT_ALLOWED_NETWORKS entry "${raw}" must be a CIDR such as 127.0.0.0/8`);
+      continue;
+    }
+    importAllowedNetworks.push({ address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' });
+  }
   const dbTimeoutMs = int('DB_TIMEOUT_MS', 5000, 100, 600_000);
   const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
   let sourceRateLimitScale = 1;
@@ -330,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     dnsServers,
     dnsTimeoutMs,
+    importAllowedNetworks,
     dbTimeoutMs,
     sourceRateLimitScale,
     capabilities,

@@ -27,6 +27,7 @@ import { publicHandlers } from './features/public/handlers.js';
 import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
+import { importHandlers } from './features/imports/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
@@ -62,6 +63,7 @@ export const handlers: Handlers = {
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,
+  ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,
 };

@@ -51,6 +51,9 @@
 //                               asked for is exit 6 with a sentence, not a silent success
 //   sftp enable | disable ID    the account's state is the command's word (sftpUpdate): enable provisions
 //                               it; `sftp rotate` (generated) prints the new password, once (run-sftp.ts)
+//   imports start SERVICE_ID --host H --username U   the remote's password asked for unseen, or
+//                               --password-stdin; an Idempotency-Key always; --wait follows the operation
+//   imports cancel SERVICE_ID IMPORT_ID   as generated, plus --wait until it has ended (run-imports.ts)
 //   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
 //                               either the array of rules or {rules: [...]}
 //
@@ -67,6 +70,7 @@ import type * as RunOrgs from '../run-orgs.js';
 import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
 import type * as RunConsole from '../run-console.js';
+import type * as RunImports from '../run-imports.js';
 import type * as RunScreen from '../run-screen.js';
 import type * as RunSftp from '../run-sftp.js';
 import type * as RunSudo from '../run-sudo.js';
@@ -106,6 +110,7 @@ const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
 const consoles = () => import('../run-console.js');
+const imports = () => import('../run-imports.js');
 const screens = () => import('../run-screen.js');
 const sftp = () => import('../run-sftp.js');
 const sudo = () => import('../run-sudo.js');
@@ -715,6 +720,51 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         runnable: powerCommand('restart', 'Restart a service'),
       },
     },
+  },
+
+  importStart: {
+    term: (word) => `${word} [options] <SERVICE_ID>`,
+    runnable: command<typeof RunImports>(
+      [
+        'Copies the directory --remote-path (default ., the account\'s root) of an SFTP server into the volume of the stopped service SERVICE_ID, at its root; files already there with the same size and time are skipped. The password is asked for unseen (or read with --password-stdin) and kept by the platform only while the import runs.',
+        '',
+        `Prints the import (its status is the progress; svcctl imports show SERVICE_ID IMPORT_ID). ${WAIT_OUTPUT}`,
+        '',
+        'A service that is not stopped is exit 6 (service-running): svcctl power stop SERVICE_ID first. A private or loopback host is refused (import-host-refused).',
+      ].join('\n'),
+      [{ name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" }],
+      [
+        option('--host', 'the SFTP server: a host name or a public IP address', { value: '<host>', mandatory: true }),
+        option('--port', 'its port (default 22)', { value: '<port>' }),
+        option('--username', 'the account on it', { value: '<name>', mandatory: true }),
+        ...secretOptions('--password', 'password'),
+        option('--remote-path', "the directory to copy (default ., the account's root)", { value: '<path>' }),
+        option('--delete-extraneous', 'also delete from the volume what the remote directory does not hold'),
+        NON_INTERACTIVE,
+        WAIT,
+        IDEMPOTENCY_KEY,
+      ],
+      imports,
+      (m, _op, input) => m.runImportStart(input),
+    ),
+  },
+
+  importCancel: {
+    term: (word) => `${word} [options] <SERVICE_ID> <IMPORT_ID>`,
+    runnable: command<typeof RunImports>(
+      [
+        'Asks the import to stop; files already copied stay. Prints the import with cancel_requested. An import that has ended is exit 6 (import-finished).',
+        '',
+        'With --wait it then follows the import\'s operation until it has ended (exit 0 once cancelled, or if it finished first).',
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'IMPORT_ID', required: true, description: "the import's id (uuid)" },
+      ],
+      [WAIT],
+      imports,
+      (m, _op, input) => m.runImportCancel(input),
+    ),
   },
 
   backupCreate: {

@@ -55,6 +55,8 @@ const TITLES: Record<ErrorCode, string> = {
   'snapshots-unsupported': 'Snapshots unsupported',
   'backup-not-ready': 'Backup not ready',
   'sftp-not-provisioned': 'SFTP not provisioned',
+  'import-host-refused': 'Import host refused',
+  'import-finished': 'Import finished',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
