@@ -28,6 +28,7 @@ import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
+import { fileHandlers } from './features/files/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
@@ -62,4 +63,5 @@ export const handlers: Handlers = {
   ...firewallHandlers,
   ...backupHandlers,
   ...consoleHandlers,
+  ...fileHandlers,
 };

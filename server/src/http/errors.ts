@@ -54,6 +54,13 @@ const TITLES: Record<ErrorCode, string> = {
   'protection-mode-unsupported': 'Protection mode unsupported',
   'snapshots-unsupported': 'Snapshots unsupported',
   'backup-not-ready': 'Backup not ready',
+  'invalid-path': 'Invalid path',
+  'file-too-large': 'File too large',
+  'file-not-text': 'File not text',
+  'mount-root': 'Mount root',
+  'directory-not-empty': 'Directory not empty',
+  'not-a-directory': 'Not a directory',
+  'is-a-directory': 'Is a directory',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };

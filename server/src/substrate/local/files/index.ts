@@ -8,3 +8,4 @@ export {
   type FileEntry,
   type Listing,
 } from './volume-files.js';
+export { TEMP_PREFIX, VolumeStreams, type OpenedFile, type PendingFile } from './streams.js';

@@ -10,6 +10,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
+import { VolumeStreams } from './streams.js';
 import { at, openDir, openRoot } from './walk.js';
 
 // libuv opens every descriptor close-on-exec already.
@@ -43,8 +44,13 @@ export interface FileContent {
 }
 
 export class VolumeFiles {
+  /** Reads and writes of any size, for transfers (streams.ts). */
+  readonly streams: VolumeStreams;
+
   /** `root`: the volume's directory on this machine, which the platform made and no customer controls. */
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    this.streams = new VolumeStreams(root);
+  }
 
   async list(raw: string): Promise<Listing> {
     const target = parseVolumePath(raw);
