@@ -3167,7 +3167,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          *
          *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
@@ -3187,7 +3188,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          *
          *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
@@ -3216,7 +3218,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          *
          *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
@@ -3237,7 +3240,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          *
          *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
@@ -3269,7 +3273,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          *
          *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
@@ -3312,7 +3317,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          */
         post: operations["fileDownloadTicketCreate"];
@@ -3352,7 +3358,8 @@ export type paths = {
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
          *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
-         *     characters are 400 `invalid-path`. Every operation runs confined to the volume: a symbolic link is
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
          *     never followed (it is not listed, reads as absent and is replaced, not written through).
          */
         post: operations["fileSessionTicketCreate"];
