@@ -859,6 +859,13 @@ async function filesSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
   }
+  lines.push('Downloads and uploads through the gateway against the disk (scripts/bench/transfers.ts)');
+  try {
+    const { measureTransfers } = await import('./transfers.js');
+    lines.push(...(await measureTransfers()).lines);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+  }
 }
 
 let pg: EmbeddedDatabase | null = null;

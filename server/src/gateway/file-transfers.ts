@@ -107,7 +107,8 @@ function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFiles {
   return files;
 }
 
-async function sendFile(res: ServerResponse, files: VolumeFiles, path: string, headOnly: boolean): Promise<void> {
+/** Streams the file at `path` as the answer (exported for scripts/bench/transfers.ts). */
+export async function sendFile(res: ServerResponse, files: VolumeFiles, path: string, headOnly: boolean): Promise<void> {
   const file = await files.streams.openRead(path);
   try {
     res.writeHead(200, {
@@ -139,7 +140,8 @@ async function sendFile(res: ServerResponse, files: VolumeFiles, path: string, h
   }
 }
 
-async function receiveFile(
+/** Receives the request body into `path`, atomically, within the volume's size (answers 201 and the entry). */
+export async function receiveFile(
   req: IncomingMessage,
   res: ServerResponse,
   files: VolumeFiles,
