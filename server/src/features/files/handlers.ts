@@ -73,10 +73,11 @@ export const fileHandlers: AreaHandlers<
 
   async fileDownloadTicketCreate({ path, body, auth, ctx }) {
     if (!substrateCapabilities(ctx.config.substrate).gateway) throw serviceNotFound();
-    const filePath = await fileCall(async () => parseVolumePath(body.path).path);
     const key = await ticketSigningKey(ctx);
-    // The file is looked at before the ticket exists: a ticket to nothing helps nobody.
+    // Access first (a stranger's bad path is the 404 of an unknown id too), then the file is looked at
+    // before the ticket exists: a ticket to nothing helps nobody.
     const target = await filesTarget(ctx.sql, ctx.substrate, auth, path, 'services.manage');
+    const filePath = await fileCall(async () => parseVolumePath(body.path).path);
     const entry = await fileCall(() => target.files.stat(filePath));
     if (entry.kind === 'directory') {
       throw unprocessable('is-a-directory', `${filePath} is a directory; download its files one by one.`);
