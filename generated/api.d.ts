@@ -3303,6 +3303,223 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a directory of the volume
+         * @description The entries of the directory at `path` (default `/`): files and directories only, unordered, at most
+         *     1000 (`truncated` says there were more). A missing directory, a file, or a symbolic link at `path` is
+         *     404 `not-found`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
+         *     without `files`, and a resource that is neither the service's volume nor a workload on it answer the
+         *     404 of an unknown id.
+         */
+        get: operations["fileList"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file or directory
+         * @description Deletes the file or directory at `path` (the service decides which). A non-empty directory needs
+         *     `recursive=true`, else 409 `directory-not-empty` and nothing is deleted; the root of the volume is 422
+         *     `mount-root`. A symbolic link is removed itself, never what it points at, also inside a recursive
+         *     delete. A missing path is 404 `not-found`. The audit entry `file.deleted` is written. Takes no
+         *     operation lease (a running workload's files may be deleted).
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        delete: operations["fileDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a text file
+         * @description The content of the file at `path` as UTF-8 text. A file over 1 MiB (1048576 bytes) is 422
+         *     `file-too-large` (download it with a download ticket instead); bytes that are not UTF-8 are 422
+         *     `file-not-text`; a directory is 422 `is-a-directory`; a missing file, a symbolic link or a special
+         *     file is 404 `not-found`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
+         *     without `files`, and a resource that is neither the service's volume nor a workload on it answer the
+         *     404 of an unknown id.
+         */
+        get: operations["fileRead"];
+        /**
+         * Write a text file
+         * @description Replaces or creates the file at `path` with `content` (at most 1 MiB once UTF-8 encoded, else 422
+         *     `file-too-large`), atomically: the bytes go to a temporary file in the same directory, which is then
+         *     renamed over the old one, so a reader sees the old file or the new one, never a part. The replaced
+         *     file's permission bits are kept (a new file is 0644). Missing parent directories are made
+         *     (0755); a directory at `path` is 422 `is-a-directory`; a file or symbolic link where a parent
+         *     directory should be is 422 `not-a-directory`. A symbolic link at `path` is replaced by
+         *     the file, never written through. Takes no operation lease (a running workload's configuration may be
+         *     edited). Answers the new entry; the audit entry `file.written` is written (not the content).
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        put: operations["fileWrite"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/directories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a directory
+         * @description Makes the directory at `body.path` and every missing parent (mode 0755). Idempotent: a directory
+         *     already there answers 200 with its entry and changes nothing. A file or symbolic link in the way is
+         *     422 `not-a-directory`. The audit entry `file.directory_created` is written.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        post: operations["directoryCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/download-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to download a file
+         * @description A single-use ticket to download the file at `body.path` through the edge gateway, of any size:
+         *     `GET {base_url}/download?token={token}` within 5 minutes (`expires_at`) streams the file with
+         *     `Content-Disposition: attachment` (its name), `Content-Type: application/octet-stream` and
+         *     `Content-Length`. The token's signature covers the path: it opens that file and no other. It is spent
+         *     at the first request, on any gateway (a second request is 401); the file is opened confined to the
+         *     volume as every file operation is. The gateway answers 401 (a token unknown, spent, expired or of
+         *     another purpose, or the caller's access ended), 404 (the file is gone, or is a directory or a link),
+         *     405 (another method). The file must exist when the ticket is asked for (404 `not-found`; a directory
+         *     is 422 `is-a-directory`).
+         *
+         *     Gated as changing the service (seed §4: tickets are credentials handed to a client). Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         *     The audit entry `file.download_ticket_issued` is written before the answer. No `Idempotency-Key`:
+         *     each answer is its own ticket.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         */
+        post: operations["fileDownloadTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/session-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a file session on the whole volume
+         * @description A file session on the whole volume through the edge gateway, usable for 15 minutes (`expires_at`)
+         *     and as many times as wanted until then, with `Authorization: Bearer {token}`:
+         *     - `GET {base_url}/files?path=P` streams the file P (as a download ticket does);
+         *     - `PUT {base_url}/files?path=P` uploads the request body, of any size, to P: streamed to a temporary
+         *       file in P's directory and renamed over P when complete, so P is replaced atomically (an upload cut
+         *       short leaves P as it was and no temporary file). P's directory must exist (404). An upload that would
+         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept. Answers 201 with
+         *       the file entry as JSON.
+         *     Paths follow the rules below (400 for a refused path). The gateway answers 401 for a token unknown,
+         *     expired or of another purpose, or once the caller's access ended (removed from the organization,
+         *     role lowered, credential revoked, service suspended or ended).
+         *
+         *     Gated as changing the service. A product without `files`, a resource that is neither the service's
+         *     volume nor a workload on it, and a substrate without an edge gateway or without file access answer the
+         *     404 of an unknown id; a suspended or ended service is 422 `subscription-not-serviceable`. The audit
+         *     entry `file.session_ticket_issued` is written before the answer. No `Idempotency-Key`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         */
+        post: operations["fileSessionTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3328,7 +3545,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5147,6 +5364,60 @@ export type components = {
             /** @description A new random password (25 base62 characters, 144 random bits); the previous one stops working at once. */
             password: string;
         };
+        /** @description One file or directory of the volume. Symbolic links, devices, sockets and FIFOs are never listed. */
+        FileEntry: {
+            /** @enum {string} */
+            kind: "file" | "directory";
+            /** @description The last component of `path` (empty for the root). */
+            name: string;
+            /** @description The normalised absolute path within the volume, starting with `/`. */
+            path: string;
+            /** Format: date-time */
+            modified_at: string | null;
+            /** @description The file's size; null for a directory. */
+            size_bytes: number | null;
+        };
+        FileListing: {
+            /** @description The directory's entries, in no particular order; at most 1000. */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description The normalised path that was listed (`/srv//a/./b/` lists `/srv/a/b`). */
+            path: string;
+            /** @description True when the directory holds more than the 1000 entries answered. */
+            truncated: boolean;
+        };
+        FileContent: {
+            /** @description The file's bytes as UTF-8 text. */
+            content: string;
+            path: string;
+            size_bytes: number;
+        };
+        FileWriteRequest: {
+            /** @description The whole new content, UTF-8; at most 1 MiB (1048576 bytes) once encoded. */
+            content: string;
+        };
+        DirectoryCreateRequest: {
+            /** @description The absolute path of the directory to make, parents included. */
+            path: string;
+        };
+        DownloadTicketRequest: {
+            /** @description The absolute path of the file to download. */
+            path: string;
+        };
+        /**
+         * @description A hand-off to the edge gateway, which alone carries the bytes: `token` is a credential signed by the
+         *     platform naming its purpose, the resource and (for a download) the file's path.
+         */
+        FileTicket: {
+            /** @description The gateway's base URL (`GATEWAY_PUBLIC_URL`), `http://` or `https://`, without a trailing slash. */
+            base_url: string;
+            /**
+             * Format: date-time
+             * @description A download's redemption deadline (5 minutes), or the end of a file session (15 minutes).
+             */
+            expires_at: string;
+            /** @description The credential; secret until spent or expired. */
+            token: string;
+        };
     };
     responses: {
         /** @description The request does not match the contract (`invalid-request`) or a value is refused (`invalid-field-value`). */
@@ -5386,6 +5657,11 @@ export type components = {
         VolumeIdPath: string;
         /** @description The backup's id, of this volume. */
         BackupIdPath: string;
+        /**
+         * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+         *     those of the volume it runs on).
+         */
+        FilesResourceIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -10315,6 +10591,275 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileList: {
+        parameters: {
+            query?: {
+                /** @description The directory to list, absolute; default `/`. */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileDelete: {
+        parameters: {
+            query: {
+                /** @description The file or directory to delete, absolute. */
+                path: string;
+                /** @description Delete a non-empty directory with all it holds (default false). */
+                recursive?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileRead: {
+        parameters: {
+            query: {
+                /** @description The file to read, absolute. */
+                path: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileContent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileWrite: {
+        parameters: {
+            query: {
+                /** @description The file to write, absolute. */
+                path: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FileWriteRequest"];
+            };
+        };
+        responses: {
+            /** @description The written file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    directoryCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DirectoryCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The directory. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileDownloadTicketCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DownloadTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileSessionTicketCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

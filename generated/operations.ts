@@ -7012,9 +7012,381 @@ export const operations = {
     "body": null,
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "fileList": {
+    "operationId": "fileList",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/files",
+    "summary": "List a directory of the volume",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "ls"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The directory to list, absolute; default `/`."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileDelete": {
+    "operationId": "fileDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/resources/{resource_id}/files",
+    "summary": "Delete a file or directory",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "rm"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file or directory to delete, absolute."
+      },
+      {
+        "name": "recursive",
+        "in": "query",
+        "required": false,
+        "type": "boolean",
+        "description": "Delete a non-empty directory with all it holds (default false)."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "fileRead": {
+    "operationId": "fileRead",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/content",
+    "summary": "Read a text file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "cat"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file to read, absolute."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileWrite": {
+    "operationId": "fileWrite",
+    "method": "put",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/content",
+    "summary": "Write a text file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "write"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file to write, absolute."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "content",
+          "required": true,
+          "type": "string",
+          "description": "The whole new content, UTF-8; at most 1 MiB (1048576 bytes) once encoded.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "directoryCreate": {
+    "operationId": "directoryCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/directories",
+    "summary": "Make a directory",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "mkdir"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "path",
+          "required": true,
+          "type": "string",
+          "description": "The absolute path of the directory to make, parents included.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileDownloadTicketCreate": {
+    "operationId": "fileDownloadTicketCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/download-ticket",
+    "summary": "Get a ticket to download a file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "download-ticket"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "path",
+          "required": true,
+          "type": "string",
+          "description": "The absolute path of the file to download.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileSessionTicketCreate": {
+    "operationId": "fileSessionTicketCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/session-ticket",
+    "summary": "Get a file session on the whole volume",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "session-ticket"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

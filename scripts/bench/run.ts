@@ -910,6 +910,13 @@ async function filesSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
   }
+  lines.push('Downloads and uploads through the gateway against the disk (scripts/bench/transfers.ts)');
+  try {
+    const { measureTransfers } = await import('./transfers.js');
+    lines.push(...(await measureTransfers()).lines);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+  }
 }
 
 /** scripts/bench/sftp.ts: SFTP download and upload against OpenSSH's own sftp-server (goal 0.5). */

@@ -30,6 +30,7 @@ import { firewallHandlers } from './features/firewall/handlers.js';
 import { importHandlers } from './features/imports/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
+import { fileHandlers } from './features/files/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
@@ -66,4 +67,5 @@ export const handlers: Handlers = {
   ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,
+  ...fileHandlers,
 };

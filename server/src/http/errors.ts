@@ -57,6 +57,13 @@ const TITLES: Record<ErrorCode, string> = {
   'sftp-not-provisioned': 'SFTP not provisioned',
   'import-host-refused': 'Import host refused',
   'import-finished': 'Import finished',
+  'invalid-path': 'Invalid path',
+  'file-too-large': 'File too large',
+  'file-not-text': 'File not text',
+  'mount-root': 'Mount root',
+  'directory-not-empty': 'Directory not empty',
+  'not-a-directory': 'Not a directory',
+  'is-a-directory': 'Is a directory',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
