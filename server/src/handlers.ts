@@ -27,6 +27,8 @@ import { publicHandlers } from './features/public/handlers.js';
 import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
+import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
+import { parentDomainHandlers } from './features/parent-domains/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
@@ -58,6 +60,8 @@ export const handlers: Handlers = {
   ...projectHandlers,
   ...adminServiceHandlers,
   ...serviceHandlers,
+  ...gameSubdomainHandlers,
+  ...parentDomainHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,

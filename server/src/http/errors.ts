@@ -54,6 +54,8 @@ const TITLES: Record<ErrorCode, string> = {
   'protection-mode-unsupported': 'Protection mode unsupported',
   'snapshots-unsupported': 'Snapshots unsupported',
   'backup-not-ready': 'Backup not ready',
+  'game-subdomain-refused': 'Game subdomain refused',
+  'parent-domain-in-use': 'Parent domain in use',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
