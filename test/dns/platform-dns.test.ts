@@ -9,6 +9,7 @@ import { signedIn, type Caller } from '../support/organizations.js';
 import { startTestPlatformDns, type TestPlatformDns } from '../support/platform-dns.js';
 import { outcome } from '../support/refusal.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { startUnbound } from '../support/unbound.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
@@ -79,6 +80,30 @@ describe('the platform DNS server', () => {
       expect(nodataNs.authorities).toHaveLength(1);
       const outside = await dns.ask('example.com', 'A', transport);
       expect(outside).toMatchObject({ rcode: 'REFUSED', aa: false, answers: [], authorities: [] });
+    }
+  });
+});
+
+describe('through a recursive resolver', () => {
+  it("is what unbound answers for the zones stubbed to it: records, NXDOMAIN with the zone's SOA, NODATA", async () => {
+    const unbound = await startUnbound([
+      { zone: 'play.test', server: dns.dns.address },
+      { zone: 'hosting.test', server: dns.dns.address },
+    ]);
+    if (!unbound) return; // unbound not installed (.ci/run installs it)
+    try {
+      const NXDOMAIN = 3;
+      const ns = await unbound.resolve('ns1.hosting.test', 'A');
+      expect(ns.header.rcode).toBe(0);
+      expect(ns.answers.map((a) => (a as { address?: string }).address)).toEqual([app.config.host]);
+      const missing = await unbound.resolve('nobody.play.test', 'A');
+      expect(missing.header.rcode).toBe(NXDOMAIN);
+      expect(missing.authorities.map((a) => a.name)).toEqual(['play.test']);
+      const nodata = await unbound.resolve('play.test', 'A');
+      expect(nodata.header.rcode).toBe(0);
+      expect(nodata.answers).toEqual([]);
+    } finally {
+      await unbound.stop();
     }
   });
 });
