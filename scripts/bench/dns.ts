@@ -45,7 +45,11 @@ async function runLoad(port: number, ms: number, zones: string[]): Promise<void>
   const packets = questionsOf(zones).map((q, i) => {
     const p = new Packet();
     p.header.id = i % 65536;
-    p.questions.push({ name: q.name, type: Packet.TYPE[q.type as 'A'], class: Packet.CLASS.IN });
+    p.questions.push({
+      name: q.name,
+      type: Packet.TYPE[q.type as 'A'],
+      class: Packet.CLASS.IN,
+    } as unknown as dns2.Packet.Question);
     return p.toBuffer();
   });
   const socket = dgram.createSocket('udp4');
