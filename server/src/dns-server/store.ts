@@ -1,5 +1,4 @@
-// What the platform's DNS serves, read from PostgreSQL (migration 0029) in one repeatable-read
-// transaction, so the generation and the rows it counts agree.
+// What the platform's DNS serves, read from PostgreSQL (migration 0029).
 import type { Sql } from '../db/client.js';
 
 export interface DnsSnapshot {
@@ -19,43 +18,34 @@ export interface DnsSnapshot {
   webServices: { id: string; slug: string }[];
 }
 
+/**
+ * One statement, so one snapshot (the generation and the rows it counts agree) in one round trip: a
+ * change's way to an answer is the NOTIFY and this query.
+ */
 export async function readSnapshot(sql: Sql): Promise<DnsSnapshot> {
-  return sql.begin('isolation level repeatable read read only', async (tx) => {
-    const [state] = await tx<{ generation: string }[]>`select generation from dns_state`;
-    const parentDomains = await tx<{ name: string }[]>`select name from parent_domains`;
-    const gameSubdomains = await tx<
-      { subdomain: string; parent: string; record_ip: string; record_port: number; has_srv_record: boolean }[]
-    >`
-      select g.subdomain, p.name as parent, host(g.record_ip) as record_ip, g.record_port, g.has_srv_record
-      from game_subdomains g join parent_domains p on p.id = g.parent_domain_id
-      where g.status = 'active'`;
-    const live = tx`s.status <> 'ended' and sub.status <> 'ended'`;
-    const gameServices = await tx<{ id: string; slug: string; address: string }[]>`
-      select s.id, s.slug, host(a.external_ip) as address
-      from service_instances s
+  const [row] = await sql<{ snapshot: DnsSnapshot }[]>`
+    with live as (
+      select s.id, s.slug, s.product_id from service_instances s
       join subscriptions sub on sub.id = s.subscription_id
-      join port_allocations a on a.service_instance_id = s.id and a.is_primary
-      where ${live}`;
-    const webServices = await tx<{ id: string; slug: string }[]>`
-      select s.id, s.slug
-      from service_instances s
-      join subscriptions sub on sub.id = s.subscription_id
-      join catalog_products cp on cp.id = s.product_id
-      where cp.kind = 'web_app' and ${live}`;
-    return {
-      generation: Number(state?.generation ?? 0),
-      parentDomains: [...parentDomains],
-      gameSubdomains: gameSubdomains.map((g) => ({
-        subdomain: g.subdomain,
-        parent: g.parent,
-        recordIp: g.record_ip,
-        recordPort: g.record_port,
-        hasSrv: g.has_srv_record,
-      })),
-      gameServices: [...gameServices],
-      webServices: [...webServices],
-    };
-  });
+      where s.status <> 'ended' and sub.status <> 'ended'
+    )
+    select json_build_object(
+      'generation', (select generation from dns_state),
+      'parentDomains', coalesce((select json_agg(json_build_object('name', name)) from parent_domains), '[]'),
+      'gameSubdomains', coalesce((
+        select json_agg(json_build_object('subdomain', g.subdomain, 'parent', p.name, 'recordIp', host(g.record_ip),
+                                          'recordPort', g.record_port, 'hasSrv', g.has_srv_record))
+        from game_subdomains g join parent_domains p on p.id = g.parent_domain_id
+        where g.status = 'active'), '[]'),
+      'gameServices', coalesce((
+        select json_agg(json_build_object('id', l.id, 'slug', l.slug, 'address', host(a.external_ip)))
+        from live l join port_allocations a on a.service_instance_id = l.id and a.is_primary), '[]'),
+      'webServices', coalesce((
+        select json_agg(json_build_object('id', l.id, 'slug', l.slug))
+        from live l join catalog_products cp on cp.id = l.product_id where cp.kind = 'web_app'), '[]')
+    ) as snapshot`;
+  const snapshot = row!.snapshot;
+  return { ...snapshot, generation: Number(snapshot.generation) };
 }
 
 export async function currentGeneration(sql: Sql): Promise<number> {
