@@ -35,6 +35,8 @@ export interface Fixtures {
     backupId: string;
     operationId: string;
   };
+  /** A block game provisioned in P: the game-subdomain routes are aimed at it (a VPS has none). */
+  gameService: { id: string };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
   /** U's avatar. */
@@ -114,6 +116,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
 };
 
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
+  // play.test, the embedded default's parent domain (migration 0029).
+  gameSubdomainAvailability: () => ({ parent_domain_id: '5c0a7a10-0000-4000-8000-0000000000d1', subdomain: 'matrix' }),
   applicationUserByOauthAccount: (f) => ({
     provider: f.oauthAccount.provider,
     provider_user_id: f.oauthAccount.providerUserId,
@@ -329,6 +333,7 @@ function serviceParameter(
 ): string | null {
   if (name === 'id') {
     if (service === 'unknown') return randomUUID();
+    if (op.path.includes('/game-subdomains')) return f.gameService.id;
     return op.path.startsWith('/subscriptions/') ? f.service.subscriptionId : f.service.id;
   }
   if (name === 'resource_id') return op.path.includes('/backups') ? f.service.volumeResourceId : f.service.resourceId;
