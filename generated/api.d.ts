@@ -2605,6 +2605,143 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/game-subdomains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List game subdomains
+         * @description Members of the service's organization (a token needs `services.read`). A product without game
+         *     subdomains or external access, a suspended or ended service, someone else's and an unknown id all get
+         *     the 404 of an unknown id. Answers the service's subdomain (at most `limit`, 1) and the parent domains
+         *     that may be used.
+         */
+        get: operations["gameSubdomainList"];
+        put?: never;
+        /**
+         * Take a game subdomain
+         * @description Owners, Admins and Members (the permission to change external access; a token needs `orders.manage`);
+         *     anyone else, and the services the list 404s for, get the 404 of an unknown id.
+         *     The records `A <hostname> → record_ip` and `SRV _minecraft._tcp.<hostname> → record_port` (the
+         *     primary allocation's address and port) are published in the platform's DNS in the same transaction
+         *     when the service has its primary allocation (`active`); otherwise the row is `pending` and the job
+         *     queue publishes them, retrying with backoff. Refusals, 422 `game-subdomain-refused` with `details`:
+         *     `zone_unavailable` (no such parent domain), `invalid_subdomain` (not 3-32 of a-z, 0-9 and inner
+         *     hyphens), `subdomain_taken` (held by any service, this one included), `already_has_subdomain` (the
+         *     limit of 1; rename instead). The name is one row's, so two services racing for it cannot both win.
+         *     Audited as `game_subdomain.created`.
+         */
+        post: operations["gameSubdomainCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/game-subdomains/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a game subdomain
+         * @description Members of the service's organization (a token needs `services.read`); the same 404s as the list.
+         *     `available`, `taken` (a row holds the name, this service's own included: a name stays taken while its
+         *     records exist), `invalid` with the `reason`, or `zone_unavailable` (no such parent domain).
+         */
+        get: operations["gameSubdomainAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/game-subdomains/{subdomain_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rename a game subdomain
+         * @description As create, for the service's own subdomain (another's or an unknown id is 404): in one transaction the
+         *     old row and its records go (the old name is free once this answers) and a NEW row with a NEW id takes
+         *     the new name, published as create does. The same refusals as create except `already_has_subdomain`;
+         *     the new name equal to the old one is `subdomain_taken` (it is this service's already). Audited as
+         *     `game_subdomain.renamed`.
+         */
+        put: operations["gameSubdomainRename"];
+        post?: never;
+        /**
+         * Remove a game subdomain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's or an unknown id is 404.
+         *     Its records leave the platform's DNS in the same transaction, and the name is free. Audited as
+         *     `game_subdomain.deleted`.
+         */
+        delete: operations["gameSubdomainDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/parent-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List parent domains
+         * @description Staff with `manage_services`. The zones game subdomains are taken under, each served by the platform's
+         *     DNS server. The embedded default registers `play.test`.
+         */
+        get: operations["adminParentDomainList"];
+        put?: never;
+        /**
+         * Register a parent domain
+         * @description Staff with `manage_services`. The platform's DNS serves the new zone (SOA, NS) within a second; point
+         *     the domain's delegation at it. A name already registered is 409 `hostname-taken`; a name that is not a
+         *     host name, or overlaps `PLATFORM_DOMAIN` or another parent domain, is 400 `invalid-field-value`.
+         */
+        post: operations["adminParentDomainCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/parent-domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a parent domain
+         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains still
+         *     use is 409 `parent-domain-in-use` (customers' names are never dropped behind their backs); an unknown
+         *     id is 404.
+         */
+        delete: operations["adminParentDomainDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/external-access": {
         parameters: {
             query?: never;
@@ -3545,7 +3682,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4954,6 +5091,95 @@ export type components = {
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
         };
+        /** @description A parent domain a game subdomain may be taken under. */
+        GameSubdomainZone: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /**
+         * @description `active` once its records are published; `pending` while they wait for the service's primary allocation;
+         *     `failed` after an attempt to make them failed (`last_error` says why): the job queue tries again with
+         *     backoff, and the row becomes `active` when one succeeds.
+         * @enum {string}
+         */
+        GameSubdomainStatus: "pending" | "active" | "failed";
+        GameSubdomain: {
+            /**
+             * Format: uuid
+             * @description Changes on rename.
+             */
+            id: string;
+            subdomain: string;
+            /** Format: uuid */
+            parent_domain_id: string;
+            parent_domain_name: string;
+            /** @description `<subdomain>.<parent_domain_name>` */
+            hostname: string;
+            status: components["schemas"]["GameSubdomainStatus"];
+            /** @description Whether `_minecraft._tcp.<hostname>` SRV is published (block games). */
+            has_srv_record: boolean;
+            /** @description The address the `A <hostname>` record gives (the primary allocation's `external_ip`); null until published. */
+            record_ip: string | null;
+            /** @description The port the SRV record gives (the primary allocation's `external_port`); null until published. */
+            record_port: number | null;
+            /**
+             * Format: date-time
+             * @description When the records were last published.
+             */
+            last_synced_at: string | null;
+            /** @description Why the records are not published yet (pending, failed), else null. */
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        GameSubdomainList: {
+            /** @description Game subdomains a service may hold (1). */
+            limit: number;
+            /** @description The parent domains that may be used, by name. */
+            zones: components["schemas"]["GameSubdomainZone"][];
+            subdomains: components["schemas"]["GameSubdomain"][];
+        };
+        GameSubdomainRequest: {
+            /** Format: uuid */
+            parent_domain_id: string;
+            /**
+             * @description 3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422
+             *     `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).
+             */
+            subdomain: string;
+        };
+        /** @enum {string} */
+        GameSubdomainAvailabilityStatus: "available" | "taken" | "invalid" | "zone_unavailable";
+        GameSubdomainAvailability: {
+            status: components["schemas"]["GameSubdomainAvailabilityStatus"];
+            /** @description Why the name is invalid; null otherwise. */
+            reason: string | null;
+        };
+        /**
+         * @description A zone staff register for game subdomains, served by the platform's own DNS server (`DNS_PORT`) with
+         *     its SOA and NS records and the records of the game subdomains under it.
+         */
+        ParentDomain: {
+            /** Format: uuid */
+            id: string;
+            /** @description Lowercase, in A-labels, without the trailing dot. */
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ParentDomainList: {
+            /** @description By name. */
+            data: components["schemas"]["ParentDomain"][];
+        };
+        ParentDomainCreateRequest: {
+            /**
+             * @description At least two labels of letters, digits and inner hyphens (1-63 characters each, 253 in all); trimmed,
+             *     lowercased, one trailing dot dropped. Refused (400 `invalid-field-value`) when it is, or lies under
+             *     or above, `PLATFORM_DOMAIN` or another parent domain (each parent domain is a zone of its own).
+             */
+            name: string;
+        };
         /** @enum {string} */
         AllocationProtocol: "tcp" | "udp";
         /**
@@ -5645,6 +5871,8 @@ export type components = {
         ServiceInstanceIdPath: string;
         /** @description The resource's id, of this service instance. */
         ResourceIdPath: string;
+        /** @description The game subdomain's id (it changes on rename). */
+        SubdomainIdPath: string;
         /** @description The allocation's id, of this service instance. */
         AllocationIdPath: string;
         /** @description The virtual machine's resource id, of this service instance. */
@@ -9580,6 +9808,273 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subdomains and the usable zones. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GameSubdomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The game subdomain. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainAvailability: {
+        parameters: {
+            query: {
+                parent_domain_id: string;
+                subdomain: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the name may be taken. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomainAvailability"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainRename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The game subdomain's id (it changes on rename). */
+                subdomain_id: components["parameters"]["SubdomainIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GameSubdomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The new game subdomain (a new id). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The game subdomain's id (it changes on rename). */
+                subdomain_id: components["parameters"]["SubdomainIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parent domains, by name. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParentDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ParentDomainCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The parent domain. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParentDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent domain's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -5465,6 +5465,371 @@ export const operations = {
     "successStatus": 202,
     "responseType": "application/json"
   },
+  "gameSubdomainList": {
+    "operationId": "gameSubdomainList",
+    "method": "get",
+    "path": "/service-instances/{id}/game-subdomains",
+    "summary": "List game subdomains",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainCreate": {
+    "operationId": "gameSubdomainCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/game-subdomains",
+    "summary": "Take a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "parent_domain_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "subdomain",
+          "required": true,
+          "type": "string",
+          "description": "3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422 `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "gameSubdomainAvailability": {
+    "operationId": "gameSubdomainAvailability",
+    "method": "get",
+    "path": "/service-instances/{id}/game-subdomains/availability",
+    "summary": "Check a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "check"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "parent_domain_id",
+        "in": "query",
+        "required": true,
+        "type": "uuid",
+        "description": ""
+      },
+      {
+        "name": "subdomain",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": ""
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainRename": {
+    "operationId": "gameSubdomainRename",
+    "method": "put",
+    "path": "/service-instances/{id}/game-subdomains/{subdomain_id}",
+    "summary": "Rename a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "rename"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "subdomain_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The game subdomain's id (it changes on rename)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "parent_domain_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "subdomain",
+          "required": true,
+          "type": "string",
+          "description": "3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422 `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainDelete": {
+    "operationId": "gameSubdomainDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/game-subdomains/{subdomain_id}",
+    "summary": "Remove a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "subdomain_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The game subdomain's id (it changes on rename)."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "adminParentDomainList": {
+    "operationId": "adminParentDomainList",
+    "method": "get",
+    "path": "/admin/parent-domains",
+    "summary": "List parent domains",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminParentDomainCreate": {
+    "operationId": "adminParentDomainCreate",
+    "method": "post",
+    "path": "/admin/parent-domains",
+    "summary": "Register a parent domain",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "At least two labels of letters, digits and inner hyphens (1-63 characters each, 253 in all); trimmed, lowercased, one trailing dot dropped. Refused (400 `invalid-field-value`) when it is, or lies under or above, `PLATFORM_DOMAIN` or another parent domain (each parent domain is a zone of its own).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminParentDomainDelete": {
+    "operationId": "adminParentDomainDelete",
+    "method": "delete",
+    "path": "/admin/parent-domains/{id}",
+    "summary": "Remove a parent domain",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The parent domain's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
   "externalAccessGet": {
     "operationId": "externalAccessGet",
     "method": "get",
@@ -7387,6 +7752,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -117,6 +117,10 @@ export interface Config {
   edge: boolean;
   /** EDGE_ID: the name this edge reports what it applied under (default `local-{HOST}`). */
   edgeId: string;
+  /** DNS_PORT: the platform's authoritative DNS server, UDP and TCP on HOST (default 5353). */
+  dnsPort: number;
+  /** PLATFORM_DNS: whether `npm start` runs the platform DNS server as its child process (on) or leaves it to `npm run dns`. */
+  platformDns: boolean;
 }
 
 /** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
@@ -324,6 +328,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (gatewayRaw !== 'on' && gatewayRaw !== 'off') problems.push(`GATEWAY must be on or off, got "${gatewayRaw}"`);
   const edgeRaw = str('EDGE', 'on').toLowerCase();
   if (edgeRaw !== 'on' && edgeRaw !== 'off') problems.push(`EDGE must be on or off, got "${edgeRaw}"`);
+  const dnsPort = int('DNS_PORT', 5353, 0, 65535);
+  const platformDnsRaw = str('PLATFORM_DNS', 'on').toLowerCase();
+  if (platformDnsRaw !== 'on' && platformDnsRaw !== 'off') problems.push(`PLATFORM_DNS must be on or off, got "${platformDnsRaw}"`);
   const edgeId = str('EDGE_ID', `local-${host}`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/.test(edgeId)) {
     problems.push(`EDGE_ID must be 1-100 of [A-Za-z0-9_.:-], got "${edgeId}"`);
@@ -378,6 +385,8 @@ export function loadConfig(env: Env = process.env): Config {
     gateway: gatewayRaw !== 'off',
     edge: edgeRaw !== 'off',
     edgeId,
+    dnsPort,
+    platformDns: platformDnsRaw !== 'off',
   };
 }
 

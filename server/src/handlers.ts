@@ -28,6 +28,8 @@ import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
 import { importHandlers } from './features/imports/handlers.js';
+import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
+import { parentDomainHandlers } from './features/parent-domains/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
 import { fileHandlers } from './features/files/handlers.js';
@@ -61,6 +63,8 @@ export const handlers: Handlers = {
   ...projectHandlers,
   ...adminServiceHandlers,
   ...serviceHandlers,
+  ...gameSubdomainHandlers,
+  ...parentDomainHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,

@@ -64,6 +64,8 @@ const TITLES: Record<ErrorCode, string> = {
   'directory-not-empty': 'Directory not empty',
   'not-a-directory': 'Not a directory',
   'is-a-directory': 'Is a directory',
+  'game-subdomain-refused': 'Game subdomain refused',
+  'parent-domain-in-use': 'Parent domain in use',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
