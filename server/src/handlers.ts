@@ -27,6 +27,7 @@ import { publicHandlers } from './features/public/handlers.js';
 import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
+import { gameHandlers } from './features/games/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
@@ -58,6 +59,7 @@ export const handlers: Handlers = {
   ...projectHandlers,
   ...adminServiceHandlers,
   ...serviceHandlers,
+  ...gameHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,

@@ -13,7 +13,13 @@ export interface EncryptionKey {
 }
 
 // One per kind of secret kept; later issues add theirs (OAuth client secrets, provider tokens, ...).
-export type SealPurpose = 'signing-key' | 'totp' | 'captcha-secret' | 'oauth-flow' | 'idempotent-answer';
+export type SealPurpose =
+  | 'signing-key'
+  | 'totp'
+  | 'captcha-secret'
+  | 'oauth-flow'
+  | 'idempotent-answer'
+  | 'rcon-password';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
