@@ -2780,12 +2780,12 @@ export type paths = {
         /**
          * Live info of a game server
          * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product
-         *     without live info (`live_info` among its catalog features) or without external access, gets the 404
-         *     of an unknown id.
+         *     without external access, gets the 404 of an unknown id.
          *     The platform asks the game the way a player's browser does: a Quake 3 `getstatus` (sent again once
          *     when unanswered, then `getinfo`) to the primary allocation's `external_ip` and `external_port`,
          *     through the edge, so `ok` means players reach it too. Always 200 with `status`:
-         *     `ok` (`info` present), `not_configured` (the product's workload runs no game server), `no_address`
+         *     `ok` (`info` present), `not_configured` (the product has no `live_info` feature, or its workload runs no Quake 3
+         *     server: a VPS, the block game), `no_address`
          *     (no primary allocation), `offline` (the service is not running, or nothing answered within about 2
          *     seconds), `parse_error` (an answer that is not Quake 3's format), `error` (the query could not be
          *     sent). One query per server is in flight at a time and its answer is kept about 1.5 seconds:

@@ -181,12 +181,12 @@ describe('the arena game runs ioq3ded', () => {
 });
 
 describe('who may read it', () => {
-  it('is the 404 of an unknown id for a stranger, a product without live info, and an unknown id', async () => {
+  it('is the 404 of an unknown id for a stranger and an unknown id; not_configured for the block game', async () => {
     const before = await app.sql`select * from game_rcon_credentials order by service_instance_id`;
     const unknown = await outcome(owner.api.gameLiveInfoGet({ path: { id: randomUUID() } }));
     expect(unknown).toEqual([404, 'not-found']);
     expect(await outcome(live(stranger))).toEqual(unknown);
-    expect(await outcome(live(owner, block))).toEqual(unknown);
+    expect(await live(owner, block)).toEqual({ status: 'not_configured' });
     expect(await app.sql`select * from game_rcon_credentials order by service_instance_id`).toEqual(before);
   });
 });

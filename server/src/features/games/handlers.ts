@@ -17,9 +17,15 @@ export const gameHandlers: AreaHandlers<'gameLiveInfoGet'> = {
   async gameLiveInfoGet({ path, auth, ctx }) {
     const { service } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read');
     const features = await productFeatures(ctx.sql, service.product_id);
-    if (!features.includes('live_info') || !features.includes('external_access')) throw serviceNotFound();
+    // Seed 001 §4: 404 only without external access; a product reached from outside that runs no
+    // Quake 3 server (a VPS, the block game) has nothing to ask.
+    if (!features.includes('external_access')) throw serviceNotFound();
     const game = await gameService(ctx.sql, service.id);
-    if (!game?.workload_program || !QUAKE_PROGRAMS.has(game.workload_program)) {
+    if (
+      !features.includes('live_info') ||
+      !game?.workload_program ||
+      !QUAKE_PROGRAMS.has(game.workload_program)
+    ) {
       return { status: 200, body: { status: 'not_configured' } };
     }
     const target = await primaryTarget(ctx.sql, service.id);
