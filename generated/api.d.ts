@@ -2907,6 +2907,36 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/game/live-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live info of a game server
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product
+         *     without external access, gets the 404 of an unknown id.
+         *     The platform asks the game the way a player's browser does: a Quake 3 `getstatus` (sent again once
+         *     when unanswered, then `getinfo`) to the primary allocation's `external_ip` and `external_port`,
+         *     through the edge, so `ok` means players reach it too. Always 200 with `status`:
+         *     `ok` (`info` present), `not_configured` (the product has no `live_info` feature, or its workload runs no Quake 3
+         *     server: a VPS, the block game), `no_address`
+         *     (no primary allocation), `offline` (the service is not running, or nothing answered within about 2
+         *     seconds), `parse_error` (an answer that is not Quake 3's format), `error` (the query could not be
+         *     sent). One query per server is in flight at a time and its answer is kept about 1.5 seconds:
+         *     callers in that window share it (Quake 3 servers rate-limit queries).
+         */
+        get: operations["gameLiveInfoGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
         parameters: {
             query?: never;
@@ -5276,6 +5306,36 @@ export type components = {
         DedicatedIpAssignment: {
             assignment_id: string;
             network_protection_mode: string;
+        };
+        /**
+         * @description Present only when `status` is `ok`. Every text has Quake 3's `^N` colour codes stripped (as ioquake3's
+         *     own Q_CleanStr: `^^` keeps one `^`, a trailing `^` stays) and never carries a player's address or
+         *     identifier.
+         */
+        GameLiveInfoContent: {
+            /** @description The server's `sv_hostname` (the service's name). */
+            hostname: string;
+            /**
+             * @description `ffa`, `tournament`, `single_player`, `team` or `ctf` (ioquake3's `g_gametype` 0-4); another game's
+             *     value as it reports it.
+             */
+            gametype: string;
+            map: string;
+            players_connected: number;
+            /** @description The server's `sv_maxclients`. */
+            slots: number;
+            /** @description In the server's order; empty when only `getinfo` answered (it lists no players). */
+            players: {
+                /** @description The player's position in this answer, not an identity. */
+                id: number;
+                name: string;
+                ping: number;
+            }[];
+        };
+        GameLiveInfo: {
+            /** @enum {string} */
+            status: "ok" | "not_configured" | "no_address" | "offline" | "parse_error" | "error";
+            info?: components["schemas"]["GameLiveInfoContent"];
         };
         /** @enum {string} */
         FirewallDirection: "ingress" | "egress";
@@ -10306,6 +10366,35 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameLiveInfoGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The game's answer, or why there is none. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameLiveInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -30,6 +30,7 @@ import { firewallHandlers } from './features/firewall/handlers.js';
 import { importHandlers } from './features/imports/handlers.js';
 import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
 import { parentDomainHandlers } from './features/parent-domains/handlers.js';
+import { gameHandlers } from './features/games/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
 import { fileHandlers } from './features/files/handlers.js';
@@ -65,6 +66,7 @@ export const handlers: Handlers = {
   ...serviceHandlers,
   ...gameSubdomainHandlers,
   ...parentDomainHandlers,
+  ...gameHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,

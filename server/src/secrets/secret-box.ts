@@ -20,7 +20,8 @@ export type SealPurpose =
   | 'oauth-flow'
   | 'idempotent-answer'
   | 'sftp-host-key'
-  | 'import-password';
+  | 'import-password'
+  | 'rcon-password';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
