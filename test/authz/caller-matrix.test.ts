@@ -121,10 +121,7 @@ beforeAll(async () => {
   }
 
   // A real service in P, for the service-scoped checks below (document 2).
-  const [service, gameService] = await Promise.all([
-    provisionService(admin, { projectId: p.id, name: 'Matrix service' }),
-    provisionService(admin, { projectId: p.id, productSlug: 'block-game', name: 'Matrix game' }),
-  ]);
+  const service = await provisionService(admin, { projectId: p.id, name: 'Matrix service' });
   const backup = await u.api.backupCreate({
     path: { id: service.serviceInstanceId, resource_id: service.volumeResourceId },
   });
@@ -146,7 +143,6 @@ beforeAll(async () => {
       operationId: service.operationId,
       sftpServiceId: site.serviceInstanceId,
     },
-    gameService: { id: gameService.serviceInstanceId },
     user: { id: u.id },
     organization: { id: a.id, slug: a.slug },
     project: { id: p.id, slug: p.slug },
@@ -175,7 +171,7 @@ beforeAll(async () => {
       },
     },
   };
-}, 240_000);
+}, 120_000);
 
 afterAll(async () => {
   await app?.close();

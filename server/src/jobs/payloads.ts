@@ -35,10 +35,6 @@ export interface DeleteBackupPayload {
   backup_id: string;
 }
 
-export interface PublishGameSubdomainPayload {
-  id: string;
-}
-
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
@@ -47,7 +43,6 @@ export interface TaskPayloads {
   run_operation: RunOperationPayload;
   converge_service: ConvergePayload;
   delete_backup: DeleteBackupPayload;
-  publish_game_subdomain: PublishGameSubdomainPayload;
 
   requeue_stranded_mail: PeriodicPayload;
   prune_rate_limit_buckets: PeriodicPayload;

@@ -12,7 +12,6 @@ import type { ConvergePayload } from '../jobs/payloads.js';
 import type { UnitSpec } from '../substrate/driver.js';
 import { workloadCommand } from '../workloads/command.js';
 import { writeContract, type Draining } from './contract.js';
-import { withGameEnv } from '../games/unit-env.js';
 
 interface ResourceRow {
   id: string;
@@ -75,9 +74,7 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
       const { state } = await ctx.substrate.unitStatus(unit.id);
       if (shouldRun && state !== 'running') {
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
-        // In the transaction: it holds the service row, which the password row's key refers to.
-        const spec = await withGameEnv({ ...ctx, sql: tx }, service.id, specOf(unit, service.workload_program));
-        await ctx.substrate.startUnit(spec);
+        await ctx.substrate.startUnit(specOf(unit, service.workload_program));
         changed += 1;
       } else if (!shouldRun && state === 'running') {
         await contract(unit, 'stop');

@@ -19,9 +19,7 @@ export type SealPurpose =
   | 'captcha-secret'
   | 'oauth-flow'
   | 'idempotent-answer'
-  | 'sftp-host-key'
-  | 'import-password'
-  | 'rcon-password';
+  | 'sftp-host-key';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;

@@ -23,8 +23,6 @@ export function ticketSigningKey(ctx: RequestContext): Promise<SigningKey> {
 export interface MintedTicket {
   id: string;
   url: string;
-  /** The signed token itself (file tickets hand it over with the gateway's base URL). */
-  token: string;
   expiresAt: Date;
 }
 
@@ -38,8 +36,6 @@ export async function mintTicket(
     access: ServiceAccessRow;
     resourceId: string;
     details?: Record<string, unknown>;
-    /** The file a download ticket opens, signed into the ticket. */
-    path?: string;
     /** The audit action, `<purpose>.ticket_issued`. */
     action: string;
   },
@@ -69,15 +65,8 @@ export async function mintTicket(
   });
   const token = await signTicket(
     key,
-    {
-      id,
-      purpose: input.purpose,
-      resourceId: input.resourceId,
-      userId: auth.userId,
-      expiresAt,
-      ...(input.path === undefined ? {} : { path: input.path }),
-    },
+    { id, purpose: input.purpose, resourceId: input.resourceId, userId: auth.userId, expiresAt },
     now,
   );
-  return { id, url: ticketUrl(ctx.config.gatewayPublicUrl, input.purpose, token), token, expiresAt };
+  return { id, url: ticketUrl(ctx.config.gatewayPublicUrl, input.purpose, token), expiresAt };
 }
