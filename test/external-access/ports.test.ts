@@ -7,7 +7,6 @@
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import net from 'node:net';
-import { Client as SshClient } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -15,6 +14,7 @@ import { ECHO_PROGRAM, randomPortPool, startTestEdge, type TestEdge } from '../s
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
 import { outcome } from '../support/refusal.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
+import { sshRun } from '../support/ssh.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 let app: TestApp;
@@ -227,29 +227,12 @@ describe('forwarding through the edge', () => {
     await edge.caughtUp();
     const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
     const sshLogin = (password: string) =>
-      new Promise<string>((resolve) => {
-        const client = new SshClient();
-        client
-          .on('ready', () => {
-            client.exec('id', (err, stream) => {
-              if (err) return resolve(`exec failed: ${err.message}`);
-              let out = '';
-              stream.on('data', (d: Buffer) => (out += d.toString()));
-              stream.on('close', () => {
-                client.end();
-                resolve(out);
-              });
-            });
-          })
-          .on('error', (err: Error & { level?: string }) => resolve(err.level ?? err.message))
-          .connect({
-            host: app.config.host,
-            port: system.external_port,
-            localAddress: '127.0.0.2',
-            username: access.username,
-            password,
-            readyTimeout: 10_000,
-          });
+      sshRun({
+        host: app.config.host,
+        port: system.external_port,
+        localAddress: '127.0.0.2',
+        username: access.username,
+        password,
       });
     // The agent restarted by the reset's driver call is not needed: the SSH server reads the file each time.
     expect(await sshLogin(access.password)).toContain(`machine ${vps.primaryResourceId}`);

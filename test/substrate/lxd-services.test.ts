@@ -3,7 +3,6 @@
 // a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume).
 // Runs where the test setup started an LXD cluster (LXD installed, root).
 import { randomUUID } from 'node:crypto';
-import { Client as SshClient } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
@@ -12,6 +11,7 @@ import { signedIn, type Caller } from '../support/organizations.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
+import { sshRun } from '../support/ssh.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
 import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
@@ -149,7 +149,8 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     });
     expect(device).toMatchObject({ type: 'proxy', bind: 'host', connect: expect.stringMatching(/^tcp:127\./) });
     const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
-    const login = (password: string) => sshRun(app.config.host, system!.external_port, access.username, password);
+    const login = (password: string) =>
+      sshRun({ host: app.config.host, port: system!.external_port, username: access.username, password });
     expect(await eventually('a login through the edge', async () => {
       const out = await login(access.password);
       return out.includes('machine') ? out : undefined;
@@ -158,23 +159,3 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   });
 });
 
-/** Runs `id` over SSH; answers its output, or the failure's level (client-authentication) or message. */
-function sshRun(host: string, port: number, username: string, password: string): Promise<string> {
-  return new Promise((resolve) => {
-    const client = new SshClient();
-    client
-      .on('ready', () => {
-        client.exec('id', (err, stream) => {
-          if (err) return resolve(`exec failed: ${err.message}`);
-          let out = '';
-          stream.on('data', (d: Buffer) => (out += d.toString()));
-          stream.on('close', () => {
-            client.end();
-            resolve(out);
-          });
-        });
-      })
-      .on('error', (err: Error & { level?: string }) => resolve(err.level ?? err.message))
-      .connect({ host, port, username, password, readyTimeout: 10_000 });
-  });
-}

@@ -1,6 +1,7 @@
 // Units of the local substrate (machines and workloads): a directory per unit under DATA_DIR/units and a
 // supervised agent process (agent-process.ts). What runs is found from the files alone, so a second
 // driver on the same DATA_DIR (the control plane restarted) adopts the units the first one started.
+import { serialPerKey } from '../serial.js';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -24,17 +25,7 @@ export interface LocalUnits {
 }
 
 export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
-  // One change at a time per unit in this process: two jobs starting the same unit spawn one agent.
-  const queues = new Map<string, Promise<unknown>>();
-  function serial<T>(unitId: string, work: () => Promise<T>): Promise<T> {
-    const next = (queues.get(unitId) ?? Promise.resolve()).then(work, work);
-    const settled = next.catch(() => undefined);
-    queues.set(unitId, settled);
-    void settled.then(() => {
-      if (queues.get(unitId) === settled) queues.delete(unitId);
-    });
-    return next;
-  }
+  const serial = serialPerKey();
 
   async function runningPid(unitDir: string): Promise<number | null> {
     const pid = await readAgentPid(unitDir);

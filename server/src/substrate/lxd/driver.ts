@@ -12,6 +12,7 @@ import { resetMachineAccess } from '../local/access.js';
 import { writeJsonAtomic } from '../local/atomic-file.js';
 import { installedImage, installImage } from '../local/images.js';
 import { checkId, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
+import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
@@ -65,17 +66,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     return image;
   };
 
-  // One change at a time per unit in this process, as the local driver does.
-  const queues = new Map<string, Promise<unknown>>();
-  function serial<T>(unitId: string, work: () => Promise<T>): Promise<T> {
-    const next = (queues.get(unitId) ?? Promise.resolve()).then(work, work);
-    const settled = next.catch(() => undefined);
-    queues.set(unitId, settled);
-    void settled.then(() => {
-      if (queues.get(unitId) === settled) queues.delete(unitId);
-    });
-    return next;
-  }
+  const serial = serialPerKey();
 
   /** The volume's directory on this machine, or null when the volume does not exist. */
   async function hostDir(volumeId: string): Promise<string | null> {
