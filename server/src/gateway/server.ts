@@ -36,6 +36,9 @@ import {
 import { ticketKeyRing, verifyTicket, type TicketPurpose } from './tickets.js';
 import { createSftpServer, type SftpServer } from './sftp/server.js';
 
+/** How long a socket closed for a protocol error waits for the client's close frame. */
+const CLOSE_GRACE_MS = 2_000;
+
 /** A client frame larger than this closes the socket with 1009 (console input, shell keys, RFB events). */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How often the callers of open sockets are checked (access ended: closed within 2 s). */
@@ -218,7 +221,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         connected = true;
-        ws.on('error', () => ws.terminate());
+        // A protocol error (a frame over the limit) has already queued its close frame (1009): let it
+        // reach the client before the socket goes, and do not wait on a client that never answers.
+        ws.on('error', () => {
+          if (ws.readyState !== ws.CLOSING) return ws.terminate();
+          setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+        });
         const entry: Open = { ticket, ws, end: ready.attach(ws, ticket) };
         open.add(entry);
         ws.once('close', () => {
