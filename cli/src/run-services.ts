@@ -196,7 +196,7 @@ export async function runSubscriptionCreate(
   await waitForEnd(last.client, settings, created.service_instance_id, created.operation_id);
 }
 
-function idempotencyKey(given: string | undefined): string {
+export function idempotencyKey(given: string | undefined): string {
   if (given === undefined) return randomUUID();
   if (given.trim() === '') throw new UsageError('--idempotency-key is empty');
   return given;
@@ -206,7 +206,7 @@ function idempotencyKey(given: string | undefined): string {
  * Sends the request that starts an operation. When no answer came, the server may have acted all the
  * same: the key is shown so the command can be run again without starting the action twice.
  */
-async function startOnce<T>(key: string, send: () => Promise<T>): Promise<T> {
+export async function startOnce<T>(key: string, send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {
@@ -224,7 +224,7 @@ async function startOnce<T>(key: string, send: () => Promise<T>): Promise<T> {
  * failed or cancelled one into OPERATION_FAILED with its error. `show` prints the final operation
  * first, whatever the outcome.
  */
-async function waitForEnd(
+export async function waitForEnd(
   client: Client,
   settings: Settings,
   instanceId: string,

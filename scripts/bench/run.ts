@@ -9,12 +9,13 @@
 // and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
 // (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
-// (scripts/bench/files.ts, reported only), and SFTP throughput against OpenSSH's sftp-server
-// (scripts/bench/sftp.ts).
+// (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
+// (scripts/bench/sftp.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
+// time (scripts/bench/dns.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp]
+//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-dns]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -83,6 +84,7 @@ const { values: args } = parseArgs({
     'skip-me': { type: 'boolean', default: false },
     'skip-services': { type: 'boolean', default: false },
     'skip-edge': { type: 'boolean', default: false },
+    'skip-dns': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
     'skip-sftp': { type: 'boolean', default: false },
@@ -455,6 +457,7 @@ async function main(): Promise<number> {
   if (!args['skip-elevation-cost'] && !quick) await elevationCost();
   if (!args['skip-services'] && !quick) await services();
   if (!args['skip-edge'] && !quick) await edgeSection();
+  if (!args['skip-dns'] && !quick) await dnsSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
   if (!args['skip-console'] && !quick) await consoleSection();
   if (!args['skip-files'] && !quick) await filesSection();
@@ -872,6 +875,20 @@ async function edgeSection(): Promise<void> {
   }
 }
 
+/** scripts/bench/dns.ts: the platform DNS server against a static dns2 zone (floor 0.5), change to answer. */
+async function dnsSection(): Promise<void> {
+  lines.push('The platform DNS server');
+  try {
+    const { describeDns, measureDns } = await import('./dns.js');
+    const report = describeDns(await measureDns());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('dns (not measured)');
+  }
+}
+
 /** scripts/bench/backups.ts: backup and restore against tar (floor 0.5, goal 0.8), a backup's memory. */
 async function backupsSection(): Promise<void> {
   lines.push('Backup and restore on the local substrate');
@@ -907,6 +924,13 @@ async function filesSection(): Promise<void> {
   try {
     const { measureFiles } = await import('./files.js');
     lines.push(...(await measureFiles()).lines);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+  }
+  lines.push('Downloads and uploads through the gateway against the disk (scripts/bench/transfers.ts)');
+  try {
+    const { measureTransfers } = await import('./transfers.js');
+    lines.push(...(await measureTransfers()).lines);
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
   }

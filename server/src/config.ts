@@ -1,6 +1,7 @@
 // Configuration from the environment (DECISIONS.md §5). Every variable has a default that serves one
 // machine; a bad value stops the start with a message naming every problem at once.
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 
 export const CAPABILITY_NAMES = [
   'container_registry',
@@ -58,6 +59,11 @@ export interface Config {
   /** DNS_TIMEOUT_MS: the longest one domain check waits for the DNS servers, retries and CNAME hops included. */
   dnsTimeoutMs: number;
   /**
+   * IMPORT_ALLOWED_NETWORKS: CIDRs an import may reach although private, loopback or link-local (tests;
+   * default none). Parsed and checked at start.
+   */
+  importAllowedNetworks: { address: string; prefix: number; family: 'ipv4' | 'ipv6' }[];
+  /**
    * DB_TIMEOUT_MS: the longest a request waits on the database (connecting, a free connection, an
    * answer) before it answers 503 `service-unavailable` (DECISIONS.md §2).
    */
@@ -111,6 +117,10 @@ export interface Config {
   edge: boolean;
   /** EDGE_ID: the name this edge reports what it applied under (default `local-{HOST}`). */
   edgeId: string;
+  /** DNS_PORT: the platform's authoritative DNS server, UDP and TCP on HOST (default 5353). */
+  dnsPort: number;
+  /** PLATFORM_DNS: whether `npm start` runs the platform DNS server as its child process (on) or leaves it to `npm run dns`. */
+  platformDns: boolean;
 }
 
 /** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
@@ -193,6 +203,17 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const dnsTimeoutMs = int('DNS_TIMEOUT_MS', 5000, 50, 60_000);
+  const importAllowedNetworks: Config['importAllowedNetworks'] = [];
+  for (const raw of (opt('IMPORT_ALLOWED_NETWORKS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [address = '', prefixText = ''] = raw.split('/');
+    const family = isIP(address);
+    const prefix = Number(prefixText);
+    if (family === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
+      problems.push(`IMPORT_ALLOWED_NETWORKS entry "${raw}" must be a CIDR such as 127.0.0.0/8`);
+      continue;
+    }
+    importAllowedNetworks.push({ address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' });
+  }
   const dbTimeoutMs = int('DB_TIMEOUT_MS', 5000, 100, 600_000);
   const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
   let sourceRateLimitScale = 1;
@@ -307,6 +328,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (gatewayRaw !== 'on' && gatewayRaw !== 'off') problems.push(`GATEWAY must be on or off, got "${gatewayRaw}"`);
   const edgeRaw = str('EDGE', 'on').toLowerCase();
   if (edgeRaw !== 'on' && edgeRaw !== 'off') problems.push(`EDGE must be on or off, got "${edgeRaw}"`);
+  const dnsPort = int('DNS_PORT', 5353, 0, 65535);
+  const platformDnsRaw = str('PLATFORM_DNS', 'on').toLowerCase();
+  if (platformDnsRaw !== 'on' && platformDnsRaw !== 'off') problems.push(`PLATFORM_DNS must be on or off, got "${platformDnsRaw}"`);
   const edgeId = str('EDGE_ID', `local-${host}`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/.test(edgeId)) {
     problems.push(`EDGE_ID must be 1-100 of [A-Za-z0-9_.:-], got "${edgeId}"`);
@@ -330,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     dnsServers,
     dnsTimeoutMs,
+    importAllowedNetworks,
     dbTimeoutMs,
     sourceRateLimitScale,
     capabilities,
@@ -360,6 +385,8 @@ export function loadConfig(env: Env = process.env): Config {
     gateway: gatewayRaw !== 'off',
     edge: edgeRaw !== 'off',
     edgeId,
+    dnsPort,
+    platformDns: platformDnsRaw !== 'off',
   };
 }
 

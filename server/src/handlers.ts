@@ -27,8 +27,13 @@ import { publicHandlers } from './features/public/handlers.js';
 import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
+import { importHandlers } from './features/imports/handlers.js';
+import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
+import { parentDomainHandlers } from './features/parent-domains/handlers.js';
+import { gameHandlers } from './features/games/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
+import { fileHandlers } from './features/files/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
 
@@ -59,9 +64,14 @@ export const handlers: Handlers = {
   ...projectHandlers,
   ...adminServiceHandlers,
   ...serviceHandlers,
+  ...gameSubdomainHandlers,
+  ...parentDomainHandlers,
+  ...gameHandlers,
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,
+  ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,
+  ...fileHandlers,
 };

@@ -81,6 +81,8 @@ async function main(): Promise<void> {
   if (edge) lifecycle.onStop('edge', () => edge.stop(), 10_000);
   const gateway = config.gateway ? child('gateway', './gateway/main.ts', 2_000) : null;
   if (gateway) lifecycle.onStop('gateway', () => gateway.stop(), 10_000);
+  const dns = config.platformDns ? child('dns', './dns-server/main.ts', 1_000) : null;
+  if (dns) lifecycle.onStop('platform DNS', () => dns.stop(), 10_000);
   const server = createHttpServer(app.express);
   server.listen(config.port, config.host);
   await once(server, 'listening');
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
       `  database ${embedded ? `embedded, data in ${join(config.dataDir, 'postgres')}` : 'DATABASE_URL'}\n` +
       `  jobs  ${worker ? 'run in this process' : 'WORKER=off: run by npm run worker'}\n` +
       `  edge  ${edge ? `a child process forwarding ports ${config.portPool.from}-${config.portPool.to} on ${config.host}` : 'EDGE=off: run npm run edge'}\n` +
+      `  dns   ${dns ? `a child process answering ${config.platformDomain} and the parent domains on ${config.host}:${config.dnsPort} (udp, tcp)` : 'PLATFORM_DNS=off: run npm run dns'}\n` +
       `  gateway ${gateway ? `${config.gatewayPublicUrl}, a child process (consoles, shells)` : 'GATEWAY=off: run npm run gateway'}\n`,
   );
 }

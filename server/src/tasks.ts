@@ -5,14 +5,15 @@
 import { AUTH_TASKS } from './features/auth/tasks.js';
 import { BACKUP_TASKS } from './features/backups/tasks.js';
 import { DOMAIN_TASKS } from './features/domains/tasks.js';
+import { GAME_SUBDOMAIN_TASKS } from './features/game-subdomains/tasks.js';
 import type { TaskName } from './jobs/payloads.js';
 import { isPeriodic, type PeriodicTask, type TaskDefinition, type Tasks } from './jobs/task.js';
 import { MAIL_TASKS } from './mail/tasks.js';
 import { OPERATION_TASKS } from './operations/tasks.js';
 import { PRUNE_TASKS } from './prune/tasks.js';
 
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS };
+const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS] as const;
+const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS };
 
 // A name two areas claim would run one area's handler for the other's jobs: refuse to start.
 const seen = new Set<string>();

@@ -121,7 +121,10 @@ beforeAll(async () => {
   }
 
   // A real service in P, for the service-scoped checks below (document 2).
-  const service = await provisionService(admin, { projectId: p.id, name: 'Matrix service' });
+  const [service, gameService] = await Promise.all([
+    provisionService(admin, { projectId: p.id, name: 'Matrix service' }),
+    provisionService(admin, { projectId: p.id, productSlug: 'block-game', name: 'Matrix game' }),
+  ]);
   const backup = await u.api.backupCreate({
     path: { id: service.serviceInstanceId, resource_id: service.volumeResourceId },
   });
@@ -143,6 +146,7 @@ beforeAll(async () => {
       operationId: service.operationId,
       sftpServiceId: site.serviceInstanceId,
     },
+    gameService: { id: gameService.serviceInstanceId },
     user: { id: u.id },
     organization: { id: a.id, slug: a.slug },
     project: { id: p.id, slug: p.slug },
@@ -171,7 +175,7 @@ beforeAll(async () => {
       },
     },
   };
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await app?.close();

@@ -37,6 +37,8 @@ export interface Fixtures {
     /** A web app in P with its SFTP account provisioned: what the /sftp routes are aimed at (a VPS has none). */
     sftpServiceId: string;
   };
+  /** A block game provisioned in P: the game-subdomain routes are aimed at it (a VPS has none). */
+  gameService: { id: string };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
   /** U's avatar. */
@@ -119,6 +121,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
 };
 
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
+  // play.test, the embedded default's parent domain (migration 0029).
+  gameSubdomainAvailability: () => ({ parent_domain_id: '5c0a7a10-0000-4000-8000-0000000000d1', subdomain: 'matrix' }),
   applicationUserByOauthAccount: (f) => ({
     provider: f.oauthAccount.provider,
     provider_user_id: f.oauthAccount.providerUserId,
@@ -335,6 +339,7 @@ function serviceParameter(
   if (name === 'id') {
     if (service === 'unknown') return randomUUID();
     if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
+    if (op.path.includes('/game-subdomains')) return f.gameService.id;
     return op.path.endsWith('/sftp') || op.path.includes('/sftp/') ? f.service.sftpServiceId : f.service.id;
   }
   if (name === 'resource_id')

@@ -75,7 +75,7 @@ export interface TestApp {
 }
 
 /** A loopback port free a moment ago (the kernel's pick, released at once). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer();
   probe.listen(0, '127.0.0.1');
   await once(probe, 'listening');

@@ -27,6 +27,8 @@ export interface TestDns {
   addTxt(name: string, record: Txt): void;
   /** Makes `name` an alias of `target` (replacing what it held). */
   setCname(name: string, target: string): void;
+  /** Replaces the address records at `name` (A for IPv4, AAAA for IPv6 literals). */
+  setAddresses(name: string, ...addresses: string[]): void;
   /** Withdraws everything at `name`: it no longer exists. */
   remove(name: string): void;
   close(): Promise<void>;
@@ -35,10 +37,16 @@ export interface TestDns {
 interface Node {
   txt: Txt[];
   cname: string | null;
+  addresses?: string[];
 }
 
 const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
-const TYPE_NAMES: Record<number, string> = { [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.CNAME]: 'CNAME' };
+const TYPE_NAMES: Record<number, string> = {
+  [Packet.TYPE.TXT]: 'TXT',
+  [Packet.TYPE.CNAME]: 'CNAME',
+  [Packet.TYPE.A]: 'A',
+  [Packet.TYPE.AAAA]: 'AAAA',
+};
 
 export async function startTestDns(): Promise<TestDns> {
   const zone = new Map<string, Node>();
@@ -75,6 +83,12 @@ export async function startTestDns(): Promise<TestDns> {
         if (question.type === Packet.TYPE.CNAME || !state.chase) break;
         name = node.cname;
         continue;
+      }
+      for (const address of node.addresses ?? []) {
+        const v6 = address.includes(':');
+        if (question.type === (v6 ? Packet.TYPE.AAAA : Packet.TYPE.A)) {
+          response.answers.push({ ...rr, name, type: question.type, address } as dns2.Packet.Resource);
+        }
       }
       if (question.type === Packet.TYPE.TXT) {
         for (const data of node.txt) {
@@ -134,6 +148,9 @@ export async function startTestDns(): Promise<TestDns> {
     },
     setCname(name, target) {
       Object.assign(node(name), { txt: [], cname: key(target) });
+    },
+    setAddresses(name, ...addresses) {
+      Object.assign(node(name), { cname: null, addresses });
     },
     remove(name) {
       zone.delete(key(name));

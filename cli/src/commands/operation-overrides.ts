@@ -39,6 +39,11 @@
 //   screen SERVICE_ID RESOURCE_ID  takes the machine's screen hold, prints the screen's URL for noVNC and
 //                               holds it while it runs (refreshing), releasing on exit; --force, --ticket
 //                               (run-screen.ts)
+//   files cat SERVICE_ID RESOURCE_ID PATH   the file's text itself on stdout (fileRead)
+//   files get SERVICE_ID RESOURCE_ID PATH [LOCAL]   beside `files download-ticket`: downloads through the
+//                               gateway with the ticket, a progress bar on a terminal (run-files.ts)
+//   files put SERVICE_ID RESOURCE_ID LOCAL PATH   beside `files session-ticket`: uploads through the
+//                               gateway with a file session, a progress bar on a terminal
 //   operations wait ID OPERATION_ID   a command of its own beside the generated `operations show`
 //                               (`beside`): polls until the operation ends, with a progress display
 //   admin subscriptions create  as generated, plus an Idempotency-Key always and --wait for the
@@ -51,6 +56,9 @@
 //                               asked for is exit 6 with a sentence, not a silent success
 //   sftp enable | disable ID    the account's state is the command's word (sftpUpdate): enable provisions
 //                               it; `sftp rotate` (generated) prints the new password, once (run-sftp.ts)
+//   imports start SERVICE_ID --host H --username U   the remote's password asked for unseen, or
+//                               --password-stdin; an Idempotency-Key always; --wait follows the operation
+//   imports cancel SERVICE_ID IMPORT_ID   as generated, plus --wait until it has ended (run-imports.ts)
 //   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
 //                               either the array of rules or {rules: [...]}
 //
@@ -67,6 +75,8 @@ import type * as RunOrgs from '../run-orgs.js';
 import type { Answered } from '../run-services.js';
 import type * as RunServices from '../run-services.js';
 import type * as RunConsole from '../run-console.js';
+import type * as RunImports from '../run-imports.js';
+import type * as RunFiles from '../run-files.js';
 import type * as RunScreen from '../run-screen.js';
 import type * as RunSftp from '../run-sftp.js';
 import type * as RunSudo from '../run-sudo.js';
@@ -106,6 +116,8 @@ const oauth = () => import('../run-oauth-login.js');
 const orgs = () => import('../run-orgs.js');
 const services = () => import('../run-services.js');
 const consoles = () => import('../run-console.js');
+const imports = () => import('../run-imports.js');
+const fileTransfers = () => import('../run-files.js');
 const screens = () => import('../run-screen.js');
 const sftp = () => import('../run-sftp.js');
 const sudo = () => import('../run-sudo.js');
@@ -717,6 +729,51 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     },
   },
 
+  importStart: {
+    term: (word) => `${word} [options] <SERVICE_ID>`,
+    runnable: command<typeof RunImports>(
+      [
+        'Copies the directory --remote-path (default ., the account\'s root) of an SFTP server into the volume of the stopped service SERVICE_ID, at its root; files already there with the same size and time are skipped. The password is asked for unseen (or read with --password-stdin) and kept by the platform only while the import runs.',
+        '',
+        `Prints the import (its status is the progress; svcctl imports show SERVICE_ID IMPORT_ID). ${WAIT_OUTPUT}`,
+        '',
+        'A service that is not stopped is exit 6 (service-running): svcctl power stop SERVICE_ID first. A private or loopback host is refused (import-host-refused).',
+      ].join('\n'),
+      [{ name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" }],
+      [
+        option('--host', 'the SFTP server: a host name or a public IP address', { value: '<host>', mandatory: true }),
+        option('--port', 'its port (default 22)', { value: '<port>' }),
+        option('--username', 'the account on it', { value: '<name>', mandatory: true }),
+        ...secretOptions('--password', 'password'),
+        option('--remote-path', "the directory to copy (default ., the account's root)", { value: '<path>' }),
+        option('--delete-extraneous', 'also delete from the volume what the remote directory does not hold'),
+        NON_INTERACTIVE,
+        WAIT,
+        IDEMPOTENCY_KEY,
+      ],
+      imports,
+      (m, _op, input) => m.runImportStart(input),
+    ),
+  },
+
+  importCancel: {
+    term: (word) => `${word} [options] <SERVICE_ID> <IMPORT_ID>`,
+    runnable: command<typeof RunImports>(
+      [
+        'Asks the import to stop; files already copied stay. Prints the import with cancel_requested. An import that has ended is exit 6 (import-finished).',
+        '',
+        'With --wait it then follows the import\'s operation until it has ended (exit 0 once cancelled, or if it finished first).',
+      ].join('\n'),
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'IMPORT_ID', required: true, description: "the import's id (uuid)" },
+      ],
+      [WAIT],
+      imports,
+      (m, _op, input) => m.runImportCancel(input),
+    ),
+  },
+
   backupCreate: {
     term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
     runnable: command<typeof RunServices>(
@@ -834,6 +891,75 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       screens,
       (m, _op, input) => m.runScreen(input),
     ),
+  },
+
+  fileRead: {
+    term: (word) => `${word} <SERVICE_ID> <RESOURCE_ID> <PATH>`,
+    runnable: command<typeof RunFiles>(
+      "Prints the text file PATH of the volume (or of the workload's volume) RESOURCE_ID on stdout, as it is (no JSON). Files over 1 MiB or not UTF-8 are refused (exit 6): download those with svcctl files get.",
+      [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
+        { name: 'PATH', required: true, description: 'the file, absolute within the volume (/config/server.properties)' },
+      ],
+      [],
+      fileTransfers,
+      (m, _op, input) => m.runFilesCat(input),
+    ),
+  },
+
+  fileDownloadTicketCreate: {
+    runnable: asGenerated,
+    beside: {
+      get: {
+        summary: 'Download a file of any size through the gateway',
+        term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> <PATH> [LOCAL]`,
+        runnable: command<typeof RunFiles>(
+          [
+            'Downloads the file PATH of the volume RESOURCE_ID through the edge gateway (a single-use download ticket; the bytes do not pass through the API) into LOCAL: a file name, a directory (the file keeps its name), - for stdout, or by default the file\'s name in the current directory. The file is written beside its name and renamed when complete, so an interrupted download leaves nothing.',
+            '',
+            'On a terminal, a progress bar on stderr for files over 1 MiB (none with --quiet).',
+          ].join('\n'),
+          [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
+            { name: 'PATH', required: true, description: 'the file, absolute within the volume' },
+            { name: 'LOCAL', required: false, description: 'where to write it (default: its name here; - for stdout)' },
+          ],
+          [],
+          fileTransfers,
+          (m, _op, input) => m.runFilesGet(input),
+          'Download a file of any size through the gateway',
+        ),
+      },
+    },
+  },
+
+  fileSessionTicketCreate: {
+    runnable: asGenerated,
+    beside: {
+      put: {
+        summary: 'Upload a file of any size through the gateway',
+        term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> <LOCAL> <PATH>`,
+        runnable: command<typeof RunFiles>(
+          [
+            'Uploads LOCAL (a file, or - for stdin) to PATH on the volume RESOURCE_ID through the edge gateway (a file session; the bytes do not pass through the API). PATH is replaced atomically once the upload is complete; its directory must exist (svcctl files mkdir). An upload past the volume\'s size is refused (exit 5) and nothing is kept.',
+            '',
+            'On a terminal, a progress bar on stderr for files over 1 MiB (none with --quiet).',
+          ].join('\n'),
+          [
+        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+        { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
+            { name: 'LOCAL', required: true, description: 'the file to upload, or - for stdin' },
+            { name: 'PATH', required: true, description: 'where to put it, absolute within the volume' },
+          ],
+          [],
+          fileTransfers,
+          (m, _op, input) => m.runFilesPut(input),
+          'Upload a file of any size through the gateway',
+        ),
+      },
+    },
   },
 
   serviceOperationGet: {

@@ -2605,6 +2605,143 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/game-subdomains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List game subdomains
+         * @description Members of the service's organization (a token needs `services.read`). A product without game
+         *     subdomains or external access, a suspended or ended service, someone else's and an unknown id all get
+         *     the 404 of an unknown id. Answers the service's subdomain (at most `limit`, 1) and the parent domains
+         *     that may be used.
+         */
+        get: operations["gameSubdomainList"];
+        put?: never;
+        /**
+         * Take a game subdomain
+         * @description Owners, Admins and Members (the permission to change external access; a token needs `orders.manage`);
+         *     anyone else, and the services the list 404s for, get the 404 of an unknown id.
+         *     The records `A <hostname> → record_ip` and `SRV _minecraft._tcp.<hostname> → record_port` (the
+         *     primary allocation's address and port) are published in the platform's DNS in the same transaction
+         *     when the service has its primary allocation (`active`); otherwise the row is `pending` and the job
+         *     queue publishes them, retrying with backoff. Refusals, 422 `game-subdomain-refused` with `details`:
+         *     `zone_unavailable` (no such parent domain), `invalid_subdomain` (not 3-32 of a-z, 0-9 and inner
+         *     hyphens), `subdomain_taken` (held by any service, this one included), `already_has_subdomain` (the
+         *     limit of 1; rename instead). The name is one row's, so two services racing for it cannot both win.
+         *     Audited as `game_subdomain.created`.
+         */
+        post: operations["gameSubdomainCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/game-subdomains/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a game subdomain
+         * @description Members of the service's organization (a token needs `services.read`); the same 404s as the list.
+         *     `available`, `taken` (a row holds the name, this service's own included: a name stays taken while its
+         *     records exist), `invalid` with the `reason`, or `zone_unavailable` (no such parent domain).
+         */
+        get: operations["gameSubdomainAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/game-subdomains/{subdomain_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rename a game subdomain
+         * @description As create, for the service's own subdomain (another's or an unknown id is 404): in one transaction the
+         *     old row and its records go (the old name is free once this answers) and a NEW row with a NEW id takes
+         *     the new name, published as create does. The same refusals as create except `already_has_subdomain`;
+         *     the new name equal to the old one is `subdomain_taken` (it is this service's already). Audited as
+         *     `game_subdomain.renamed`.
+         */
+        put: operations["gameSubdomainRename"];
+        post?: never;
+        /**
+         * Remove a game subdomain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's or an unknown id is 404.
+         *     Its records leave the platform's DNS in the same transaction, and the name is free. Audited as
+         *     `game_subdomain.deleted`.
+         */
+        delete: operations["gameSubdomainDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/parent-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List parent domains
+         * @description Staff with `manage_services`. The zones game subdomains are taken under, each served by the platform's
+         *     DNS server. The embedded default registers `play.test`.
+         */
+        get: operations["adminParentDomainList"];
+        put?: never;
+        /**
+         * Register a parent domain
+         * @description Staff with `manage_services`. The platform's DNS serves the new zone (SOA, NS) within a second; point
+         *     the domain's delegation at it. A name already registered is 409 `hostname-taken`; a name that is not a
+         *     host name, or overlaps `PLATFORM_DOMAIN` or another parent domain, is 400 `invalid-field-value`.
+         */
+        post: operations["adminParentDomainCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/parent-domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a parent domain
+         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains still
+         *     use is 409 `parent-domain-in-use` (customers' names are never dropped behind their backs); an unknown
+         *     id is 404.
+         */
+        delete: operations["adminParentDomainDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/external-access": {
         parameters: {
             query?: never;
@@ -2770,6 +2907,36 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/game/live-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live info of a game server
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product
+         *     without external access, gets the 404 of an unknown id.
+         *     The platform asks the game the way a player's browser does: a Quake 3 `getstatus` (sent again once
+         *     when unanswered, then `getinfo`) to the primary allocation's `external_ip` and `external_port`,
+         *     through the edge, so `ok` means players reach it too. Always 200 with `status`:
+         *     `ok` (`info` present), `not_configured` (the product has no `live_info` feature, or its workload runs no Quake 3
+         *     server: a VPS, the block game), `no_address`
+         *     (no primary allocation), `offline` (the service is not running, or nothing answered within about 2
+         *     seconds), `parse_error` (an answer that is not Quake 3's format), `error` (the query could not be
+         *     sent). One query per server is in flight at a time and its answer is kept about 1.5 seconds:
+         *     callers in that window share it (Quake 3 servers rate-limit queries).
+         */
+        get: operations["gameLiveInfoGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
         parameters: {
             query?: never;
@@ -2874,6 +3041,97 @@ export type paths = {
          */
         put: operations["adminServiceExtraSlotsSet"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service's imports
+         * @description The service's most recent imports (50), newest first; an unfinished one is `preparing`, `running` or
+         *     `cleaning_up`. A product without imports, and a service the caller may not read, answer the 404 of
+         *     an unknown id. Members of the service's organization.
+         */
+        get: operations["importList"];
+        put?: never;
+        /**
+         * Import files from an SFTP server
+         * @description Copies the remote directory `remote_path` (default `.`, the account's root) of an SFTP server into
+         *     the service's volume, at its root: an operation (kind `import`) holding the service, answered at once
+         *     with the import `preparing`. Other workloads on the volume are paused first and started again however
+         *     the import ends. Regular files and directories are copied (symbolic links and special files on the
+         *     remote are skipped, names holding `/` or NUL, and `.`/`..`, ignored); a file already in the volume
+         *     with the remote's size and modification time is skipped, so an import resumed after a restart of the
+         *     platform, or started again, copies only what is missing. Every file is written to a temporary file
+         *     and renamed, with the remote's modification time. With `delete_extraneous`, what the volume holds
+         *     and the remote tree does not is deleted once the copy completes (not after a cancel). The host key is
+         *     not checked (the customer's own server, reached once): a password is the only credential sent.
+         *
+         *     The host is resolved once (through `DNS_SERVERS`); every address it has must be public (not private,
+         *     loopback, link-local, multicast, unique-local or otherwise reserved), unless inside
+         *     `IMPORT_ALLOWED_NETWORKS`, else 422 `import-host-refused` (also when it does not resolve); the
+         *     connection goes to the address checked, never resolved again. The password is sealed while the
+         *     import runs and erased when it ends; it is never returned nor logged.
+         *
+         *     Refused: a service that is not stopped, 409 `service-running`; while another operation or import
+         *     holds the service, 409 `operation-in-progress`; a suspended or ended subscription, 422
+         *     `subscription-not-serviceable`. Owners, Admins and Members (not Billing); anyone else, and a product
+         *     without imports, the 404 of an unknown id. Honours `Idempotency-Key`. Audited as `import.started`.
+         */
+        post: operations["importStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show an import
+         * @description One import with its progress. Another service's import, or an unknown one, answers the 404 of an
+         *     unknown id. Members of the service's organization.
+         */
+        get: operations["importGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/imports/{import_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an import
+         * @description Asks the import to stop: it answers the import with `cancel_requested` true; the copy stops after at
+         *     most the file chunk in flight, then the import goes `cleaning_up` (paused workloads started again)
+         *     and `cancelled`. Files already copied stay. Asking again is harmless; an import that has ended is 422
+         *     `import-finished`. Owners, Admins and Members (not Billing); another service's import the 404 of an
+         *     unknown id. Audited as `import.cancel_requested`.
+         */
+        post: operations["importCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3212,6 +3470,223 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a directory of the volume
+         * @description The entries of the directory at `path` (default `/`): files and directories only, unordered, at most
+         *     1000 (`truncated` says there were more). A missing directory, a file, or a symbolic link at `path` is
+         *     404 `not-found`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
+         *     without `files`, and a resource that is neither the service's volume nor a workload on it answer the
+         *     404 of an unknown id.
+         */
+        get: operations["fileList"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file or directory
+         * @description Deletes the file or directory at `path` (the service decides which). A non-empty directory needs
+         *     `recursive=true`, else 409 `directory-not-empty` and nothing is deleted; the root of the volume is 422
+         *     `mount-root`. A symbolic link is removed itself, never what it points at, also inside a recursive
+         *     delete. A missing path is 404 `not-found`. The audit entry `file.deleted` is written. Takes no
+         *     operation lease (a running workload's files may be deleted).
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        delete: operations["fileDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a text file
+         * @description The content of the file at `path` as UTF-8 text. A file over 1 MiB (1048576 bytes) is 422
+         *     `file-too-large` (download it with a download ticket instead); bytes that are not UTF-8 are 422
+         *     `file-not-text`; a directory is 422 `is-a-directory`; a missing file, a symbolic link or a special
+         *     file is 404 `not-found`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Members of the service's organization (for a token, `services.read`). Anyone else, a product
+         *     without `files`, and a resource that is neither the service's volume nor a workload on it answer the
+         *     404 of an unknown id.
+         */
+        get: operations["fileRead"];
+        /**
+         * Write a text file
+         * @description Replaces or creates the file at `path` with `content` (at most 1 MiB once UTF-8 encoded, else 422
+         *     `file-too-large`), atomically: the bytes go to a temporary file in the same directory, which is then
+         *     renamed over the old one, so a reader sees the old file or the new one, never a part. The replaced
+         *     file's permission bits are kept (a new file is 0644). Missing parent directories are made
+         *     (0755); a directory at `path` is 422 `is-a-directory`; a file or symbolic link where a parent
+         *     directory should be is 422 `not-a-directory`. A symbolic link at `path` is replaced by
+         *     the file, never written through. Takes no operation lease (a running workload's configuration may be
+         *     edited). Answers the new entry; the audit entry `file.written` is written (not the content).
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        put: operations["fileWrite"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/directories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a directory
+         * @description Makes the directory at `body.path` and every missing parent (mode 0755). Idempotent: a directory
+         *     already there answers 200 with its entry and changes nothing. A file or symbolic link in the way is
+         *     422 `not-a-directory`. The audit entry `file.directory_created` is written.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         *
+         *     Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         */
+        post: operations["directoryCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/download-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to download a file
+         * @description A single-use ticket to download the file at `body.path` through the edge gateway, of any size:
+         *     `GET {base_url}/download?token={token}` within 5 minutes (`expires_at`) streams the file with
+         *     `Content-Disposition: attachment` (its name), `Content-Type: application/octet-stream` and
+         *     `Content-Length`. The token's signature covers the path: it opens that file and no other. It is spent
+         *     at the first request, on any gateway (a second request is 401); the file is opened confined to the
+         *     volume as every file operation is. The gateway answers 401 (a token unknown, spent, expired or of
+         *     another purpose, or the caller's access ended), 404 (the file is gone, or is a directory or a link),
+         *     405 (another method). The file must exist when the ticket is asked for (404 `not-found`; a directory
+         *     is 422 `is-a-directory`).
+         *
+         *     Gated as changing the service (seed §4: tickets are credentials handed to a client). Owners, Admins and Members of the service's organization (for a token, `orders.manage`); anyone
+         *     else, a product without `files`, and a resource that is neither the service's volume nor a workload on
+         *     it answer the 404 of an unknown id. A suspended or ended service is 422 `subscription-not-serviceable`.
+         *     The audit entry `file.download_ticket_issued` is written before the answer. No `Idempotency-Key`:
+         *     each answer is its own ticket.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         */
+        post: operations["fileDownloadTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/files/session-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a file session on the whole volume
+         * @description A file session on the whole volume through the edge gateway, usable for 15 minutes (`expires_at`)
+         *     and as many times as wanted until then, with `Authorization: Bearer {token}`:
+         *     - `GET {base_url}/files?path=P` streams the file P (as a download ticket does);
+         *     - `PUT {base_url}/files?path=P` uploads the request body, of any size, to P: streamed to a temporary
+         *       file in P's directory and renamed over P when complete, so P is replaced atomically (an upload cut
+         *       short leaves P as it was and no temporary file). P's directory must exist (404). An upload that would
+         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept. Answers 201 with
+         *       the file entry as JSON.
+         *     Paths follow the rules below (400 for a refused path). The gateway answers 401 for a token unknown,
+         *     expired or of another purpose, or once the caller's access ended (removed from the organization,
+         *     role lowered, credential revoked, service suspended or ended).
+         *
+         *     Gated as changing the service. A product without `files`, a resource that is neither the service's
+         *     volume nor a workload on it, and a substrate without an edge gateway or without file access answer the
+         *     404 of an unknown id; a suspended or ended service is 422 `subscription-not-serviceable`. The audit
+         *     entry `file.session_ticket_issued` is written before the answer. No `Idempotency-Key`.
+         *
+         *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
+         *     anywhere, a NUL byte, a path under `/proc`, `/sys` or `/dev`, a name over 255 bytes or a path over 4096
+         *     characters are 400 `invalid-path` (a path in the query string is at most 1024 characters, so the
+         *     URL stays within what HTTP servers take; one in a body may be 4096). Every operation runs confined to the volume: a symbolic link is
+         *     never followed (it is not listed, reads as absent and is replaced, not written through).
+         */
+        post: operations["fileSessionTicketCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -3237,7 +3712,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -4646,6 +5121,95 @@ export type components = {
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
         };
+        /** @description A parent domain a game subdomain may be taken under. */
+        GameSubdomainZone: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /**
+         * @description `active` once its records are published; `pending` while they wait for the service's primary allocation;
+         *     `failed` after an attempt to make them failed (`last_error` says why): the job queue tries again with
+         *     backoff, and the row becomes `active` when one succeeds.
+         * @enum {string}
+         */
+        GameSubdomainStatus: "pending" | "active" | "failed";
+        GameSubdomain: {
+            /**
+             * Format: uuid
+             * @description Changes on rename.
+             */
+            id: string;
+            subdomain: string;
+            /** Format: uuid */
+            parent_domain_id: string;
+            parent_domain_name: string;
+            /** @description `<subdomain>.<parent_domain_name>` */
+            hostname: string;
+            status: components["schemas"]["GameSubdomainStatus"];
+            /** @description Whether `_minecraft._tcp.<hostname>` SRV is published (block games). */
+            has_srv_record: boolean;
+            /** @description The address the `A <hostname>` record gives (the primary allocation's `external_ip`); null until published. */
+            record_ip: string | null;
+            /** @description The port the SRV record gives (the primary allocation's `external_port`); null until published. */
+            record_port: number | null;
+            /**
+             * Format: date-time
+             * @description When the records were last published.
+             */
+            last_synced_at: string | null;
+            /** @description Why the records are not published yet (pending, failed), else null. */
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        GameSubdomainList: {
+            /** @description Game subdomains a service may hold (1). */
+            limit: number;
+            /** @description The parent domains that may be used, by name. */
+            zones: components["schemas"]["GameSubdomainZone"][];
+            subdomains: components["schemas"]["GameSubdomain"][];
+        };
+        GameSubdomainRequest: {
+            /** Format: uuid */
+            parent_domain_id: string;
+            /**
+             * @description 3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422
+             *     `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).
+             */
+            subdomain: string;
+        };
+        /** @enum {string} */
+        GameSubdomainAvailabilityStatus: "available" | "taken" | "invalid" | "zone_unavailable";
+        GameSubdomainAvailability: {
+            status: components["schemas"]["GameSubdomainAvailabilityStatus"];
+            /** @description Why the name is invalid; null otherwise. */
+            reason: string | null;
+        };
+        /**
+         * @description A zone staff register for game subdomains, served by the platform's own DNS server (`DNS_PORT`) with
+         *     its SOA and NS records and the records of the game subdomains under it.
+         */
+        ParentDomain: {
+            /** Format: uuid */
+            id: string;
+            /** @description Lowercase, in A-labels, without the trailing dot. */
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ParentDomainList: {
+            /** @description By name. */
+            data: components["schemas"]["ParentDomain"][];
+        };
+        ParentDomainCreateRequest: {
+            /**
+             * @description At least two labels of letters, digits and inner hyphens (1-63 characters each, 253 in all); trimmed,
+             *     lowercased, one trailing dot dropped. Refused (400 `invalid-field-value`) when it is, or lies under
+             *     or above, `PLATFORM_DOMAIN` or another parent domain (each parent domain is a zone of its own).
+             */
+            name: string;
+        };
         /** @enum {string} */
         AllocationProtocol: "tcp" | "udp";
         /**
@@ -4743,6 +5307,36 @@ export type components = {
             assignment_id: string;
             network_protection_mode: string;
         };
+        /**
+         * @description Present only when `status` is `ok`. Every text has Quake 3's `^N` colour codes stripped (as ioquake3's
+         *     own Q_CleanStr: `^^` keeps one `^`, a trailing `^` stays) and never carries a player's address or
+         *     identifier.
+         */
+        GameLiveInfoContent: {
+            /** @description The server's `sv_hostname` (the service's name). */
+            hostname: string;
+            /**
+             * @description `ffa`, `tournament`, `single_player`, `team` or `ctf` (ioquake3's `g_gametype` 0-4); another game's
+             *     value as it reports it.
+             */
+            gametype: string;
+            map: string;
+            players_connected: number;
+            /** @description The server's `sv_maxclients`. */
+            slots: number;
+            /** @description In the server's order; empty when only `getinfo` answered (it lists no players). */
+            players: {
+                /** @description The player's position in this answer, not an identity. */
+                id: number;
+                name: string;
+                ping: number;
+            }[];
+        };
+        GameLiveInfo: {
+            /** @enum {string} */
+            status: "ok" | "not_configured" | "no_address" | "offline" | "parse_error" | "error";
+            info?: components["schemas"]["GameLiveInfoContent"];
+        };
         /** @enum {string} */
         FirewallDirection: "ingress" | "egress";
         /** @enum {string} */
@@ -4837,6 +5431,73 @@ export type components = {
             extra_slots: number;
             used: number;
             free_slots: number;
+        };
+        /**
+         * @description `preparing` (queued; workloads on the volume being paused), `running` (copying), `cleaning_up`
+         *     (paused workloads started again, the password erased), then `succeeded`, `failed` or `cancelled`.
+         * @enum {string}
+         */
+        ImportStatus: "preparing" | "running" | "cleaning_up" | "succeeded" | "failed" | "cancelled";
+        Import: {
+            /** Format: uuid */
+            id: string;
+            /** @description The host as given (a name or an address). */
+            host: string;
+            port: number;
+            username: string;
+            /** @description The remote directory copied; `.` is the account's root. */
+            remote_path: string;
+            /** @description Where in the volume the files land: its root, `/`. */
+            target_path: string;
+            delete_extraneous: boolean;
+            status: components["schemas"]["ImportStatus"];
+            cancel_requested: boolean;
+            /** @description Bytes of regular files done, files already complete (skipped on a resume) included. */
+            bytes_transferred: number;
+            /** @description The remote tree's regular files' sizes summed; null until the tree has been read. */
+            bytes_total: number | null;
+            files_transferred: number;
+            files_total: number | null;
+            /** @description The remote path being copied; null when none is. */
+            current_file: string | null;
+            /** @description By bytes when the total is known and not zero, else by files; null before either is known. */
+            progress_percent: number | null;
+            /** @description Why it failed, in words; never a secret or a stack. */
+            error: string | null;
+            /**
+             * Format: uuid
+             * @description The operation (kind `import`) that runs it.
+             */
+            operation_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        ImportList: {
+            /** @description The service's 50 most recent imports, newest first. */
+            imports: components["schemas"]["Import"][];
+        };
+        ImportStartRequest: {
+            /** @description A host name or an IP address (IPv6 without brackets). */
+            host: string;
+            /** @default 22 */
+            port?: number;
+            username: string;
+            /** @description Sealed while the import runs, erased when it ends, never returned. */
+            password: string;
+            /**
+             * @description The remote directory to copy, absolute or relative to the account's root (the default).
+             * @default .
+             */
+            remote_path?: string;
+            /**
+             * @description Delete from the volume what the remote tree does not have (after a copy that was not cancelled).
+             * @default false
+             */
+            delete_extraneous?: boolean;
         };
         /**
          * @description `creating` until its snapshot is made, then `ready` (restorable) or `failed`; `restoring` while a
@@ -4988,6 +5649,60 @@ export type components = {
             port: number | null;
             /** @description A new random password (25 base62 characters, 144 random bits); the previous one stops working at once. */
             password: string;
+        };
+        /** @description One file or directory of the volume. Symbolic links, devices, sockets and FIFOs are never listed. */
+        FileEntry: {
+            /** @enum {string} */
+            kind: "file" | "directory";
+            /** @description The last component of `path` (empty for the root). */
+            name: string;
+            /** @description The normalised absolute path within the volume, starting with `/`. */
+            path: string;
+            /** Format: date-time */
+            modified_at: string | null;
+            /** @description The file's size; null for a directory. */
+            size_bytes: number | null;
+        };
+        FileListing: {
+            /** @description The directory's entries, in no particular order; at most 1000. */
+            entries: components["schemas"]["FileEntry"][];
+            /** @description The normalised path that was listed (`/srv//a/./b/` lists `/srv/a/b`). */
+            path: string;
+            /** @description True when the directory holds more than the 1000 entries answered. */
+            truncated: boolean;
+        };
+        FileContent: {
+            /** @description The file's bytes as UTF-8 text. */
+            content: string;
+            path: string;
+            size_bytes: number;
+        };
+        FileWriteRequest: {
+            /** @description The whole new content, UTF-8; at most 1 MiB (1048576 bytes) once encoded. */
+            content: string;
+        };
+        DirectoryCreateRequest: {
+            /** @description The absolute path of the directory to make, parents included. */
+            path: string;
+        };
+        DownloadTicketRequest: {
+            /** @description The absolute path of the file to download. */
+            path: string;
+        };
+        /**
+         * @description A hand-off to the edge gateway, which alone carries the bytes: `token` is a credential signed by the
+         *     platform naming its purpose, the resource and (for a download) the file's path.
+         */
+        FileTicket: {
+            /** @description The gateway's base URL (`GATEWAY_PUBLIC_URL`), `http://` or `https://`, without a trailing slash. */
+            base_url: string;
+            /**
+             * Format: date-time
+             * @description A download's redemption deadline (5 minutes), or the end of a file session (15 minutes).
+             */
+            expires_at: string;
+            /** @description The credential; secret until spent or expired. */
+            token: string;
         };
     };
     responses: {
@@ -5216,16 +5931,25 @@ export type components = {
         ServiceInstanceIdPath: string;
         /** @description The resource's id, of this service instance. */
         ResourceIdPath: string;
+        /** @description The game subdomain's id (it changes on rename). */
+        SubdomainIdPath: string;
         /** @description The allocation's id, of this service instance. */
         AllocationIdPath: string;
         /** @description The virtual machine's resource id, of this service instance. */
         FirewallResourceIdPath: string;
         /** @description The rule's id, of this machine. */
         RuleIdPath: string;
+        /** @description The import's id, of this service. */
+        ImportIdPath: string;
         /** @description The id of the service's volume (its resource of kind `volume`). */
         VolumeIdPath: string;
         /** @description The backup's id, of this volume. */
         BackupIdPath: string;
+        /**
+         * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+         *     those of the volume it runs on).
+         */
+        FilesResourceIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -9148,6 +9872,273 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    gameSubdomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subdomains and the usable zones. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GameSubdomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The game subdomain. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainAvailability: {
+        parameters: {
+            query: {
+                parent_domain_id: string;
+                subdomain: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the name may be taken. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomainAvailability"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainRename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The game subdomain's id (it changes on rename). */
+                subdomain_id: components["parameters"]["SubdomainIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GameSubdomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The new game subdomain (a new id). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameSubdomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameSubdomainDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The game subdomain's id (it changes on rename). */
+                subdomain_id: components["parameters"]["SubdomainIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parent domains, by name. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParentDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ParentDomainCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The parent domain. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ParentDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminParentDomainDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent domain's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     externalAccessGet: {
         parameters: {
             query?: never;
@@ -9379,6 +10370,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    gameLiveInfoGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The game's answer, or why there is none. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameLiveInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     firewallRuleList: {
         parameters: {
             query?: never;
@@ -9591,6 +10611,143 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The imports, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importStart: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportStartRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the import is `preparing`; its `status` is the progress. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The import's id, of this service. */
+                import_id: components["parameters"]["ImportIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The import's id, of this service. */
+                import_id: components["parameters"]["ImportIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, `cancel_requested`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -10018,6 +11175,275 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileList: {
+        parameters: {
+            query?: {
+                /** @description The directory to list, absolute; default `/`. */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileDelete: {
+        parameters: {
+            query: {
+                /** @description The file or directory to delete, absolute. */
+                path: string;
+                /** @description Delete a non-empty directory with all it holds (default false). */
+                recursive?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileRead: {
+        parameters: {
+            query: {
+                /** @description The file to read, absolute. */
+                path: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileContent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileWrite: {
+        parameters: {
+            query: {
+                /** @description The file to write, absolute. */
+                path: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FileWriteRequest"];
+            };
+        };
+        responses: {
+            /** @description The written file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    directoryCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DirectoryCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The directory. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileDownloadTicketCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DownloadTicketRequest"];
+            };
+        };
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    fileSessionTicketCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /**
+                 * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
+                 *     those of the volume it runs on).
+                 */
+                resource_id: components["parameters"]["FilesResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -5465,6 +5465,371 @@ export const operations = {
     "successStatus": 202,
     "responseType": "application/json"
   },
+  "gameSubdomainList": {
+    "operationId": "gameSubdomainList",
+    "method": "get",
+    "path": "/service-instances/{id}/game-subdomains",
+    "summary": "List game subdomains",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainCreate": {
+    "operationId": "gameSubdomainCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/game-subdomains",
+    "summary": "Take a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "set"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "parent_domain_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "subdomain",
+          "required": true,
+          "type": "string",
+          "description": "3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422 `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "gameSubdomainAvailability": {
+    "operationId": "gameSubdomainAvailability",
+    "method": "get",
+    "path": "/service-instances/{id}/game-subdomains/availability",
+    "summary": "Check a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "check"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "parent_domain_id",
+        "in": "query",
+        "required": true,
+        "type": "uuid",
+        "description": ""
+      },
+      {
+        "name": "subdomain",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": ""
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainRename": {
+    "operationId": "gameSubdomainRename",
+    "method": "put",
+    "path": "/service-instances/{id}/game-subdomains/{subdomain_id}",
+    "summary": "Rename a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "rename"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "subdomain_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The game subdomain's id (it changes on rename)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "parent_domain_id",
+          "required": true,
+          "type": "uuid",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "subdomain",
+          "required": true,
+          "type": "string",
+          "description": "3-32 characters of a-z, 0-9 and inner hyphens, after trimming and lowercasing. Anything else is 422 `game-subdomain-refused` with `details` `invalid_subdomain` (not 400: the seed names the refusal).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameSubdomainDelete": {
+    "operationId": "gameSubdomainDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/game-subdomains/{subdomain_id}",
+    "summary": "Remove a game subdomain",
+    "tags": [
+      "game-subdomains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game-subdomain",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "subdomain_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The game subdomain's id (it changes on rename)."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "adminParentDomainList": {
+    "operationId": "adminParentDomainList",
+    "method": "get",
+    "path": "/admin/parent-domains",
+    "summary": "List parent domains",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "list"
+    ],
+    "parameters": [],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "adminParentDomainCreate": {
+    "operationId": "adminParentDomainCreate",
+    "method": "post",
+    "path": "/admin/parent-domains",
+    "summary": "Register a parent domain",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "add"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "At least two labels of letters, digits and inner hyphens (1-63 characters each, 253 in all); trimmed, lowercased, one trailing dot dropped. Refused (400 `invalid-field-value`) when it is, or lies under or above, `PLATFORM_DOMAIN` or another parent domain (each parent domain is a zone of its own).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "adminParentDomainDelete": {
+    "operationId": "adminParentDomainDelete",
+    "method": "delete",
+    "path": "/admin/parent-domains/{id}",
+    "summary": "Remove a parent domain",
+    "tags": [
+      "admin"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token"
+    ],
+    "capability": "admin.services.manage",
+    "capabilityFree": false,
+    "serviceScoped": false,
+    "cli": [
+      "admin",
+      "parent-domains",
+      "remove"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The parent domain's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
   "externalAccessGet": {
     "operationId": "externalAccessGet",
     "method": "get",
@@ -5788,6 +6153,42 @@ export const operations = {
         }
       ]
     },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameLiveInfoGet": {
+    "operationId": "gameLiveInfoGet",
+    "method": "get",
+    "path": "/service-instances/{id}/game/live-info",
+    "summary": "Live info of a game server",
+    "tags": [
+      "games"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game",
+      "info"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
     "successStatus": 200,
     "responseType": "application/json"
   },
@@ -6221,6 +6622,218 @@ export const operations = {
         }
       ]
     },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "importList": {
+    "operationId": "importList",
+    "method": "get",
+    "path": "/service-instances/{id}/imports",
+    "summary": "List a service's imports",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "imports",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "importStart": {
+    "operationId": "importStart",
+    "method": "post",
+    "path": "/service-instances/{id}/imports",
+    "summary": "Import files from an SFTP server",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "imports",
+      "start"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "host",
+          "required": true,
+          "type": "string",
+          "description": "A host name or an IP address (IPv6 without brackets).",
+          "nullable": false
+        },
+        {
+          "name": "port",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "username",
+          "required": true,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "password",
+          "required": true,
+          "type": "string",
+          "description": "Sealed while the import runs, erased when it ends, never returned.",
+          "nullable": false
+        },
+        {
+          "name": "remote_path",
+          "required": false,
+          "type": "string",
+          "description": "The remote directory to copy, absolute or relative to the account's root (the default).",
+          "nullable": false
+        },
+        {
+          "name": "delete_extraneous",
+          "required": false,
+          "type": "boolean",
+          "description": "Delete from the volume what the remote tree does not have (after a copy that was not cancelled).",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 202,
+    "responseType": "application/json"
+  },
+  "importGet": {
+    "operationId": "importGet",
+    "method": "get",
+    "path": "/service-instances/{id}/imports/{import_id}",
+    "summary": "Show an import",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "imports",
+      "show"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "import_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The import's id, of this service."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "importCancel": {
+    "operationId": "importCancel",
+    "method": "post",
+    "path": "/service-instances/{id}/imports/{import_id}/cancel",
+    "summary": "Cancel an import",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "imports",
+      "cancel"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "import_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The import's id, of this service."
+      }
+    ],
+    "body": null,
     "successStatus": 200,
     "responseType": "application/json"
   },
@@ -6800,9 +7413,381 @@ export const operations = {
     "body": null,
     "successStatus": 200,
     "responseType": "application/json"
+  },
+  "fileList": {
+    "operationId": "fileList",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/files",
+    "summary": "List a directory of the volume",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "ls"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": false,
+        "type": "string",
+        "description": "The directory to list, absolute; default `/`."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileDelete": {
+    "operationId": "fileDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/resources/{resource_id}/files",
+    "summary": "Delete a file or directory",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "rm"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file or directory to delete, absolute."
+      },
+      {
+        "name": "recursive",
+        "in": "query",
+        "required": false,
+        "type": "boolean",
+        "description": "Delete a non-empty directory with all it holds (default false)."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "fileRead": {
+    "operationId": "fileRead",
+    "method": "get",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/content",
+    "summary": "Read a text file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "cat"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file to read, absolute."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileWrite": {
+    "operationId": "fileWrite",
+    "method": "put",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/content",
+    "summary": "Write a text file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "write"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      },
+      {
+        "name": "path",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The file to write, absolute."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "content",
+          "required": true,
+          "type": "string",
+          "description": "The whole new content, UTF-8; at most 1 MiB (1048576 bytes) once encoded.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "directoryCreate": {
+    "operationId": "directoryCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/directories",
+    "summary": "Make a directory",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "mkdir"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "path",
+          "required": true,
+          "type": "string",
+          "description": "The absolute path of the directory to make, parents included.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileDownloadTicketCreate": {
+    "operationId": "fileDownloadTicketCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/download-ticket",
+    "summary": "Get a ticket to download a file",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "download-ticket"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "path",
+          "required": true,
+          "type": "string",
+          "description": "The absolute path of the file to download.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "fileSessionTicketCreate": {
+    "operationId": "fileSessionTicketCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/resources/{resource_id}/files/session-ticket",
+    "summary": "Get a file session on the whole volume",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "files",
+      "session-ticket"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "resource_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service's volume (its resource of kind `volume`), or a workload of the service (its files are those of the volume it runs on)."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

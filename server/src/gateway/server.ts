@@ -22,6 +22,7 @@ import { CLOSE } from './close-codes.js';
 import { bridgeConsole } from './console-bridge.js';
 import { bridgeScreen } from './screen-bridge.js';
 import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty, stopPty } from './shell-bridge.js';
+import { handleFileTransfer } from './file-transfers.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
 import {
@@ -119,6 +120,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     substrate,
   });
 
+  const transfers = { sql, clock, log, keys, substrate, limits, gatewayId: id };
+
   const openers: Partial<Record<TicketPurpose, Opener>> = {
     console: {
       async open({ resource_id }) {
@@ -180,6 +183,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       res.end(JSON.stringify({ status: 'ok', connections: open.size }));
       return;
     }
+    if (!closing && handleFileTransfer(transfers, req, res)) return;
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'not found' }));
   });
 

@@ -63,6 +63,27 @@ export async function redeemTicket(
 }
 
 /**
+ * A file session's ticket used for one request: unexpired, of this purpose and resource, its caller's
+ * access intact. Unlike the others it is not spent (a session is used for its whole 15 minutes); the
+ * first use is recorded.
+ */
+export async function useFileSession(
+  db: Db,
+  claim: { id: string; resourceId: string },
+  gatewayId: string,
+  now: Date,
+): Promise<RedeemedTicket | undefined> {
+  const [row] = await db<RedeemedTicket[]>`
+    update gateway_tickets t set redeemed_at = coalesce(t.redeemed_at, ${now}),
+      redeemed_by = coalesce(t.redeemed_by, ${gatewayId})
+    where t.id = ${claim.id} and t.purpose = 'file_session' and t.resource_id = ${claim.resourceId}
+      and t.expires_at > ${now}
+      and ${stillAllowed(db, now)}
+    returning t.id, t.purpose, t.service_instance_id, t.resource_id, t.user_id, t.details`;
+  return row;
+}
+
+/**
  * Of these redeemed tickets, the ones whose caller may still hold the socket, each with whether its
  * service runs (a shell is the gateway's process, so a stopped unit does not end it by itself).
  */

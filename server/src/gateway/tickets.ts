@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { KeyRing, SIGNING_ALG, type SigningKey } from '../auth/crypto/signing-keys.js';
 
-export const TICKET_PURPOSES = ['console', 'shell', 'screen'] as const;
+export const TICKET_PURPOSES = ['console', 'shell', 'screen', 'download', 'file_session'] as const;
 export type TicketPurpose = (typeof TICKET_PURPOSES)[number];
 
 const TICKET_TYPE = 'svc-ticket+jwt';
@@ -18,8 +18,17 @@ const TICKET_ISSUER = 'svc-control-plane';
 const TICKET_AUDIENCE = 'svc-gateway';
 const MAX_TICKET_LENGTH = 2048;
 
-/** Redemption deadlines (DECISIONS.md §6): console and screen 60 s, shell 10 s. */
-export const TICKET_TTL_SECONDS: Record<TicketPurpose, number> = { console: 60, shell: 10, screen: 60 };
+/**
+ * Redemption deadlines (DECISIONS.md §6): console and screen 60 s, shell 10 s, download 5 min; a file
+ * session is used as often as wanted for its 15 minutes.
+ */
+export const TICKET_TTL_SECONDS: Record<TicketPurpose, number> = {
+  console: 60,
+  shell: 10,
+  screen: 60,
+  download: 300,
+  file_session: 900,
+};
 
 /** The ticket keys: they sign for a month, and verify 15 minutes longer (the longest ticket). */
 export function ticketKeyRing(sql: Sql, clock: Clock, box: SecretBox): KeyRing {
@@ -37,11 +46,17 @@ export interface TicketClaims {
   /** Who asked for it (`sub`): the gateway counts open sockets per user before spending it. */
   userId: string;
   expiresAt: Date;
+  /** The one file a download ticket opens (claim `pth`): the signature covers it. */
+  path?: string;
 }
 
 /** Signs with `key`: the ring's current signing key, read by the caller (see features/consoles/tickets.ts). */
 export async function signTicket(key: SigningKey, claims: TicketClaims, now: Date): Promise<string> {
-  return new SignJWT({ pur: claims.purpose, res: claims.resourceId })
+  return new SignJWT({
+    pur: claims.purpose,
+    res: claims.resourceId,
+    ...(claims.path === undefined ? {} : { pth: claims.path }),
+  })
     .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: TICKET_TYPE })
     .setIssuer(TICKET_ISSUER)
     .setAudience(TICKET_AUDIENCE)
@@ -76,10 +91,14 @@ export async function verifyTicket(
       currentDate: now,
       requiredClaims: ['jti', 'exp', 'sub', 'pur', 'res'],
     });
-    const { pur, res, jti, sub, exp } = payload;
+    const { pur, res, jti, sub, exp, pth } = payload;
     if (pur !== purpose || typeof res !== 'string' || typeof jti !== 'string' || typeof sub !== 'string')
       return null;
-    return { id: jti, purpose, resourceId: res, userId: sub, expiresAt: new Date(exp! * 1000) };
+    if (pth !== undefined && typeof pth !== 'string') return null;
+    if ((purpose === 'download') !== (typeof pth === 'string')) return null;
+    const claims: TicketClaims = { id: jti, purpose, resourceId: res, userId: sub, expiresAt: new Date(exp! * 1000) };
+    if (typeof pth === 'string') claims.path = pth;
+    return claims;
   } catch {
     return null;
   }

@@ -7,17 +7,26 @@ import { ApiError } from './errors.js';
 
 /** Requests above this are refused with 413 (payload-too-large) before they are parsed. */
 const JSON_BODY_LIMIT = '256kb';
+/**
+ * A file write carries up to 1 MiB of text (seed §8), which JSON may escape up to six bytes a byte
+ * (`\u0001`): its route alone takes bodies this large; the handler refuses content over 1 MiB.
+ */
+const FILE_WRITE_BODY_LIMIT = '7mb';
+const FILE_WRITE_PATH = /\/service-instances\/[^/]+\/resources\/[^/]+\/files\/content\/?$/i;
 
 export function jsonBody(basePath: string): RequestHandler {
-  const parse = express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  const type = ['application/json', 'application/*+json'];
+  const parse = express.json({ limit: JSON_BODY_LIMIT, type });
+  const parseFile = express.json({ limit: FILE_WRITE_BODY_LIMIT, type });
   // As Express mounts a path: case-insensitive, on a segment boundary.
   const under = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:/|$)`, 'i');
   return (req, res, next) => {
     const { headers } = req;
     // The parser's own test for a body (type-is hasBody): a Transfer-Encoding or a Content-Length.
     const hasBody = headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined;
-    if (hasBody && under.test(req.path)) parse(req, res, (err?: unknown) => next(err === undefined ? err : undecodable(err)));
-    else next();
+    if (!hasBody || !under.test(req.path)) return next();
+    const parser = req.method === 'PUT' && FILE_WRITE_PATH.test(req.path) ? parseFile : parse;
+    parser(req, res, (err?: unknown) => next(err === undefined ? err : undecodable(err)));
   };
 }
 

@@ -35,6 +35,10 @@ export interface DeleteBackupPayload {
   backup_id: string;
 }
 
+export interface PublishGameSubdomainPayload {
+  id: string;
+}
+
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
@@ -43,6 +47,7 @@ export interface TaskPayloads {
   run_operation: RunOperationPayload;
   converge_service: ConvergePayload;
   delete_backup: DeleteBackupPayload;
+  publish_game_subdomain: PublishGameSubdomainPayload;
 
   requeue_stranded_mail: PeriodicPayload;
   prune_rate_limit_buckets: PeriodicPayload;

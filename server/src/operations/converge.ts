@@ -12,6 +12,7 @@ import type { ConvergePayload } from '../jobs/payloads.js';
 import type { UnitSpec } from '../substrate/driver.js';
 import { workloadCommand } from '../workloads/command.js';
 import { writeContract, type Draining } from './contract.js';
+import { withGameEnv } from '../games/unit-env.js';
 
 interface ResourceRow {
   id: string;
@@ -74,7 +75,9 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
       const { state } = await ctx.substrate.unitStatus(unit.id);
       if (shouldRun && state !== 'running') {
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
-        await ctx.substrate.startUnit(specOf(unit, service.workload_program));
+        // In the transaction: it holds the service row, which the password row's key refers to.
+        const spec = await withGameEnv({ ...ctx, sql: tx }, service.id, specOf(unit, service.workload_program));
+        await ctx.substrate.startUnit(spec);
         changed += 1;
       } else if (!shouldRun && state === 'running') {
         await contract(unit, 'stop');

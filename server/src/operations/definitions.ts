@@ -1,5 +1,6 @@
 // Every kind of operation with its phases.
 import { backup, restore } from './kinds/backup.js';
+import { importOperation } from './kinds/import.js';
 import { restart, start, stop } from './kinds/power.js';
 import { provision } from './kinds/provision.js';
 import { reinstall } from './kinds/reinstall.js';
@@ -13,4 +14,5 @@ export const OPERATIONS: OperationDefinitions = {
   restart,
   backup,
   restore,
+  import: importOperation,
 } as unknown as OperationDefinitions;

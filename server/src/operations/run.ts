@@ -24,7 +24,12 @@ export interface OperationDefinition<S> {
   phases: readonly Phase<S>[];
   /** Right after a phase is recorded, before it acts (a restore's backup shows the phase too). */
   entered?(state: S, phase: string, ctx: TaskContext): Promise<void>;
-  /** In the transaction that records success. */
+  /**
+   * How the operation ended once every phase ran: succeeded unless it says otherwise (an import that was
+   * cancelled, or whose copy failed, still runs its cleaning-up phase first).
+   */
+  outcome?(state: S, ctx: TaskContext): Promise<{ status: 'succeeded' | 'failed' | 'cancelled'; error: string | null }>;
+  /** In the transaction that records the end the phases reached (success, unless `outcome` says otherwise). */
   complete(tx: Db, state: S, now: Date): Promise<void>;
   /** In the transaction that records failure; from the operation alone (its state may not have loaded). */
   fail(tx: Db, op: OperationRow, now: Date): Promise<void>;
@@ -77,9 +82,10 @@ export async function runOperation(
       await failpoint(ctx, op.kind, phase.name);
       await phase.run(state as never, ctx);
     }
+    const outcome = (await definition.outcome?.(state as never, ctx)) ?? { status: 'succeeded', error: null };
     await ctx.sql.begin(async (tx) => {
       await definition.complete(tx, state as never, ctx.clock.now());
-      await finishOperation(tx, op, { status: 'succeeded', error: null }, ctx.clock.now());
+      await finishOperation(tx, op, outcome, ctx.clock.now());
     });
   } catch (err) {
     const permanent = err instanceof OperationError && err.permanent;

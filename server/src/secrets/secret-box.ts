@@ -19,7 +19,9 @@ export type SealPurpose =
   | 'captcha-secret'
   | 'oauth-flow'
   | 'idempotent-answer'
-  | 'sftp-host-key';
+  | 'sftp-host-key'
+  | 'import-password'
+  | 'rcon-password';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;

@@ -1,26 +1,49 @@
-// The block game's built-in server program (the `block-game` product): a command console in the form a
-// Minecraft server prints, and a TCP listener on the unit's address when one is given. A later issue puts
-// a real Minecraft server in its place (catalog `workload_program`).
-import { createServer } from 'node:net';
-import { listenAddress, logLine, runConsole } from './console-loop.js';
+// The block game's server program (the `block-game` product): a Minecraft Java Edition server in
+// offline mode (flying-squid, PrismarineJS) that real clients join on the unit's address, its MOTD the
+// service's name, with Minecraft's RCON on the unit's address for the platform only (its port is never
+// forwarded), answering in vanilla's formats (./block/vanilla.ts). Its console is flying-squid's own.
+import { createRequire } from 'node:module';
+import { GAME_ENV } from '../games/unit-env.js';
+import { startRconServer } from './block/rcon-server.js';
+import { MINECRAFT_VERSION, RCON_PORT } from './block/version.js';
+import { VanillaCommands, type SquidPlayer, type SquidServer } from './block/vanilla.js';
+import { listenAddress } from './console-loop.js';
 
-const started = Date.now();
-const players = new Set<string>();
-logLine('Starting block game server');
+const MAX_PLAYERS = 20;
+
+const require = createRequire(import.meta.url);
+const flyingSquid = require('flying-squid') as {
+  createMCServer(options: Record<string, unknown>): SquidServer & {
+    on(event: 'newPlayer', listener: (player: SquidPlayer) => void): void;
+    on(event: 'listening', listener: () => void): void;
+  };
+};
+
 const at = listenAddress('tcp', 25565);
-if (at) {
-  const server = createServer((socket) => socket.end());
-  server.on('error', (err: NodeJS.ErrnoException) =>
-    logLine(`Cannot listen: ${err.code ?? 'error'}`, 'ERROR'),
-  );
-  server.listen(at.port, at.host, () => logLine(`Listening on ${at.host}:${at.port}`));
-}
-logLine(`Done (${((Date.now() - started) / 1000).toFixed(3)}s)! For help, type "help"`);
-
-runConsole('the server', {
-  list: (_args, out) =>
-    out(`There are ${players.size} of a max of 20 players online: ${[...players].join(', ')}`),
-  say: (args, out) => out(`[Server] ${args}`),
-  echo: (args, out) => out(args),
-  seed: (_args, out) => out('Seed: [1234567890]'),
+const home = process.env.HOME ?? process.cwd();
+const serv = flyingSquid.createMCServer({
+  host: at?.host ?? '127.0.0.1',
+  port: at?.port ?? 25565,
+  'online-mode': false,
+  motd: (process.env[GAME_ENV.name] ?? 'Block game').slice(0, 59),
+  'max-players': MAX_PLAYERS,
+  logging: true,
+  gameMode: 0,
+  difficulty: 1,
+  // In memory: a fresh flat world at each start keeps start-up quick and the volume small.
+  worldFolder: undefined,
+  generation: { name: 'superflat', options: { worldHeight: 80 } },
+  kickTimeout: 10000,
+  plugins: {},
+  modpe: false,
+  'view-distance': 4,
+  'player-list-text': { header: { text: '' }, footer: { text: '' } },
+  'everybody-op': false,
+  'max-entities': 100,
+  version: MINECRAFT_VERSION,
 });
+const vanilla = new VanillaCommands(serv, home, MAX_PLAYERS);
+serv.on('newPlayer', (player) => vanilla.joined(player));
+
+const password = process.env[GAME_ENV.rconPassword];
+if (at && password) startRconServer({ host: at.host, port: RCON_PORT }, password, (c) => vanilla.run(c));

@@ -1,5 +1,6 @@
 // All SQL of staff provisioning and of the subscription's lifecycle (DECISIONS.md §4 "provisioning",
 // "service end").
+import { gamePlatformName } from '../../dns/platform-names.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { unitAddressCandidates } from '../../substrate/local/address.js';
@@ -83,7 +84,7 @@ export async function insertService(
     insert into service_resources (id, service_instance_id, kind, role, status, size_gb, created_at, updated_at)
     values (${volumeId}, ${serviceId}, 'volume', 'storage', 'provisioning', ${input.product.storage_gb}, ${now}, ${now})`;
   const vps = input.product.kind === 'vps';
-  const publicAddress = `${input.slug.slice(0, 40).replace(/-+$/, '')}-${serviceId.slice(0, 8)}.${input.platformDomain}`;
+  const publicAddress = gamePlatformName(input.slug, serviceId, input.platformDomain);
   // What the service answers on from outside is the product's (its program's ports), at the unit's name;
   // the unit's own address is the first candidate no other unit of this platform holds.
   await db`

@@ -23,6 +23,8 @@ export function ticketSigningKey(ctx: RequestContext): Promise<SigningKey> {
 export interface MintedTicket {
   id: string;
   url: string;
+  /** The signed token itself (file tickets hand it over with the gateway's base URL). */
+  token: string;
   expiresAt: Date;
 }
 
@@ -36,6 +38,8 @@ export async function mintTicket(
     access: ServiceAccessRow;
     resourceId: string;
     details?: Record<string, unknown>;
+    /** The file a download ticket opens, signed into the ticket. */
+    path?: string;
     /** The audit action, `<purpose>.ticket_issued`. */
     action: string;
   },
@@ -65,8 +69,15 @@ export async function mintTicket(
   });
   const token = await signTicket(
     key,
-    { id, purpose: input.purpose, resourceId: input.resourceId, userId: auth.userId, expiresAt },
+    {
+      id,
+      purpose: input.purpose,
+      resourceId: input.resourceId,
+      userId: auth.userId,
+      expiresAt,
+      ...(input.path === undefined ? {} : { path: input.path }),
+    },
     now,
   );
-  return { id, url: ticketUrl(ctx.config.gatewayPublicUrl, input.purpose, token), expiresAt };
+  return { id, url: ticketUrl(ctx.config.gatewayPublicUrl, input.purpose, token), token, expiresAt };
 }

@@ -11,6 +11,7 @@ import { hit, type Limit } from '../../ratelimit/limiter.js';
 import { checkClaim } from './check.js';
 import { toDomainVerification } from './mappers.js';
 import { claimableDomain } from './names.js';
+import { platformZones } from '../parent-domains/store.js';
 import * as store from './store.js';
 
 /** Each check sends queries to DNS servers outside the platform: a few a minute is plenty. */
@@ -42,7 +43,7 @@ export const domainHandlers: AreaHandlers<'domainList' | 'domainAdd' | 'domainCh
   async domainAdd({ path, body, auth, ctx }) {
     const result = await ctx.sql.begin(async (tx) => {
       const caller = await requireMembership(tx, path.id, auth, 'domains.manage');
-      const domain = domainOf(body.domain, [ctx.config.platformDomain], 'body', '/domain');
+      const domain = domainOf(body.domain, await platformZones(tx, ctx.config.platformDomain), 'body', '/domain');
       // A second claim of the same domain answers the first as it is (seed: "creates the challenge
       // or re-reads it"); two concurrent ones make one claim.
       const made = await store.insertClaim(tx, path.id, domain, challengeValue(), ctx.clock.now());

@@ -9,6 +9,7 @@ import { awaitAcknowledgement, writeContract, type ContractSubject } from '../co
 import { specOf } from '../converge.js';
 import type { OperationDefinition, Phase } from '../run.js';
 import type { OperationRow } from '../store.js';
+import { withGameEnv } from '../../games/unit-env.js';
 
 export interface PowerState {
   service: { id: string; slug: string };
@@ -70,7 +71,7 @@ export async function stopUnits(s: PowerState, ctx: TaskContext): Promise<void> 
 export async function startUnits(s: PowerState, ctx: TaskContext): Promise<void> {
   for (const unit of s.units) {
     const generation = await writeContract(ctx, subjectOf(s, unit), false);
-    await ctx.substrate.startUnit(specOf(unit, s.workloadProgram));
+    await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, specOf(unit, s.workloadProgram)));
     await awaitAcknowledgement(ctx, unit.id, generation);
     await setStatus(ctx, unit.id, 'running');
   }

@@ -5,6 +5,7 @@ import { awaitAcknowledgement, writeContract } from '../contract.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
 import { loadSubject, unitSpecOf, type ServiceSubject } from './subject.js';
+import { withGameEnv } from '../../games/unit-env.js';
 
 interface ProvisionState extends ServiceSubject {
   osImage: string | null;
@@ -30,7 +31,7 @@ export const provision: OperationDefinition<ProvisionState> = {
         if (s.osImage !== null && (await ctx.substrate.installedImage(s.volume.id)) !== s.osImage) {
           await ctx.substrate.installImage(s.volume.id, s.osImage);
         }
-        await ctx.substrate.startUnit(unitSpecOf(s));
+        await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, unitSpecOf(s)));
       },
     },
     {

@@ -5,7 +5,7 @@ import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
-import { VolumeFiles } from './files/index.js';
+import { VolumeFiles, VolumeImportTarget } from './files/index.js';
 import { openScreen } from './screen.js';
 import { offeredShells, shellCommand } from './shell.js';
 import { readUnit } from '../../agent/unit.js';
@@ -61,6 +61,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     },
     exposePorts: async () => undefined,
     volumeFiles: (volumeId) => new VolumeFiles(layout.volumeDir(volumeId)),
+    volumeImportTarget: (volumeId) => new VolumeImportTarget(layout.volumeDir(volumeId)),
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 

@@ -265,6 +265,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     offeredShells: () => [],
     shellCommand: async () => null,
     volumeFiles: () => null,
+    volumeImportTarget: () => null,
 
     async exposePorts(unitId, ports) {
       const name = instanceName(unitId);

@@ -11,6 +11,7 @@ import { chmod, lstat, open, readdir, rename, rmdir, unlink, type FileHandle } f
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { VolumeHandles } from './handles.js';
+import { VolumeStreams } from './streams.js';
 import { at, openDir, openRoot } from './walk.js';
 
 // libuv opens every descriptor close-on-exec already.
@@ -44,8 +45,13 @@ export interface FileContent {
 }
 
 export class VolumeFiles {
+  /** Reads and writes of any size, for transfers (streams.ts). */
+  readonly streams: VolumeStreams;
+
   /** `root`: the volume's directory on this machine, which the platform made and no customer controls. */
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    this.streams = new VolumeStreams(root);
+  }
 
   /** Open files and whole listings, for sessions that hold them (SFTP): handles.ts. */
   handles(): VolumeHandles {

@@ -1,0 +1,203 @@
+// Downloads and file sessions (DECISIONS.md §6 "The edge gateway"): the gateway alone carries the bytes
+// of a volume's files, so they never pass through the API process. `GET /download?token=T` spends a
+// download ticket (single use; the file is the path signed into it); `GET` and `PUT /files?path=P` with
+// `Authorization: Bearer T` use a file session (the whole volume, any number of requests for 15
+// minutes). Files are opened through the confined file layer's streams (no link followed, nothing
+// outside the volume); an upload goes to a temporary file in its directory and is renamed over P only
+// once complete and within the volume's size.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { create as contentDisposition } from 'content-disposition';
+import type { Logger } from 'pino';
+import type { Sql } from '../db/client.js';
+import type { Clock } from '../clock.js';
+import type { KeyRing } from '../auth/crypto/signing-keys.js';
+import type { SubstrateDriver } from '../substrate/driver.js';
+import { FileLayerError, type VolumeFiles } from '../substrate/local/files/index.js';
+import type { ConnectionLimits } from './limits.js';
+import { redeemTicket, useFileSession, type RedeemedTicket } from './store.js';
+import { verifyTicket, type TicketClaims } from './tickets.js';
+
+/** Read and write in large blocks: transfers are bulk. */
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface FileTransferDeps {
+  sql: Sql;
+  clock: Clock;
+  log: Logger;
+  keys: KeyRing;
+  substrate: SubstrateDriver;
+  limits: ConnectionLimits;
+  gatewayId: string;
+}
+
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly text: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(text);
+  }
+}
+
+/** Answers the request when it is a file transfer (true); false leaves it to the caller. */
+export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse): boolean {
+  const url = new URL(req.url ?? '/', 'http://gateway');
+  if (url.pathname !== '/download' && url.pathname !== '/files') return false;
+  const run = url.pathname === '/download' ? download(deps, req, res, url) : session(deps, req, res, url);
+  run.catch((err: unknown) => {
+    if (err instanceof Refusal) return answer(res, err.status, { status: err.text }, err.headers);
+    if (err instanceof FileLayerError) {
+      const status = err.code === 'invalid-path' ? 400 : err.code === 'not-found' || err.code === 'is-a-directory' ? 404 : 409;
+      return answer(res, status, { status: err.code, detail: err.detail });
+    }
+    // No path, message or stack in the log: an error of the file system names host paths.
+    deps.log.error({ code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' }, 'file transfer failed');
+    if (res.headersSent) res.destroy();
+    else answer(res, 500, { status: 'internal error' });
+  });
+  return true;
+}
+
+async function download(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method not allowed', { allow: 'GET' });
+  const claim = await verifyTicket(deps.keys, url.searchParams.get('token') ?? '', 'download', deps.clock.now());
+  const path = claim?.path;
+  if (!claim || path === undefined) throw new Refusal(401, 'unauthorized');
+  await withSlot(deps, claim, async () => {
+    const ticket = await redeemTicket(deps.sql, claim, deps.gatewayId, deps.clock.now());
+    // The row's path is the one minted; the signature's must be the same (it is what the caller saw).
+    if (!ticket || ticket.details.path !== path) throw new Refusal(401, 'unauthorized');
+    await sendFile(res, filesOf(deps, ticket), path, req.method === 'HEAD');
+  });
+}
+
+async function session(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
+  if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'HEAD') {
+    throw new Refusal(405, 'method not allowed', { allow: 'GET, PUT' });
+  }
+  const header = req.headers.authorization ?? '';
+  const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
+  const claim = await verifyTicket(deps.keys, token, 'file_session', deps.clock.now());
+  if (!claim) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+  const path = url.searchParams.get('path');
+  if (path === null) throw new Refusal(400, 'path missing');
+  await withSlot(deps, claim, async () => {
+    const ticket = await useFileSession(deps.sql, claim, deps.gatewayId, deps.clock.now());
+    if (!ticket) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+    const files = filesOf(deps, ticket);
+    if (req.method === 'PUT') await receiveFile(req, res, files, path, Number(ticket.details.volume_bytes));
+    else await sendFile(res, files, path, req.method === 'HEAD');
+  });
+}
+
+async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () => Promise<void>): Promise<void> {
+  if (!deps.limits.take(claim.userId, claim.resourceId)) throw new Refusal(429, 'too many requests');
+  try {
+    await work();
+  } finally {
+    deps.limits.give(claim.userId, claim.resourceId);
+  }
+}
+
+function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFiles {
+  const files = typeof ticket.details.volume_id === 'string' ? deps.substrate.volumeFiles(ticket.details.volume_id) : null;
+  if (!files) throw new Refusal(503, 'files unavailable');
+  return files;
+}
+
+/** Streams the file at `path` as the answer (exported for scripts/bench/transfers.ts). */
+export async function sendFile(res: ServerResponse, files: VolumeFiles, path: string, headOnly: boolean): Promise<void> {
+  const file = await files.streams.openRead(path);
+  try {
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': String(file.entry.size_bytes ?? 0),
+      'content-disposition': contentDisposition(file.entry.name),
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    if (headOnly) {
+      res.end();
+      return;
+    }
+    // The length announced is the file's at open: a file growing meanwhile is sent as it was then.
+    const stream = file.handle.createReadStream({
+      start: 0,
+      end: Math.max(0, (file.entry.size_bytes ?? 0) - 1),
+      highWaterMark: CHUNK_BYTES,
+      autoClose: false,
+    });
+    if ((file.entry.size_bytes ?? 0) === 0) {
+      stream.destroy();
+      res.end();
+    } else {
+      await pipeline(stream, res);
+    }
+  } finally {
+    await file.close().catch(() => undefined);
+  }
+}
+
+/** Receives the request body into `path`, atomically, within the volume's size (answers 201 and the entry). */
+export async function receiveFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  files: VolumeFiles,
+  path: string,
+  volumeBytes: number,
+): Promise<void> {
+  const pending = await files.streams.createPending(path);
+  let committed = false;
+  try {
+    const room = volumeBytes - (await files.streams.usedBytes()) + pending.replacedBytes;
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > room) throw tooLarge(room);
+    let position = 0;
+    let batch: Buffer[] = [];
+    let batched = 0;
+    const flush = async () => {
+      if (batched === 0) return;
+      const buffer = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+      batch = [];
+      batched = 0;
+      await pending.writeAt(buffer, position);
+      position += buffer.length;
+    };
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      if (position + batched + chunk.length > room) throw tooLarge(room);
+      batch.push(chunk);
+      batched += chunk.length;
+      if (batched >= CHUNK_BYTES) await flush();
+    }
+    await flush();
+    if (req.readableAborted || !req.complete) throw new Refusal(400, 'upload cut short');
+    const entry = await pending.commit();
+    committed = true;
+    answer(res, 201, entry);
+  } finally {
+    if (!committed) await pending.discard().catch(() => undefined);
+  }
+}
+
+function tooLarge(room: number): Refusal {
+  return new Refusal(413, `the upload does not fit in the volume (${Math.max(0, room)} bytes free)`, {
+    connection: 'close',
+  });
+}
+
+function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}

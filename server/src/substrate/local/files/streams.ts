@@ -1,0 +1,231 @@
+// Streaming access to a volume's files, for transfers of any size (gateway downloads and file sessions,
+// SFTP, imports): a file opened for reading, and a new file written at any offsets then put in place by a
+// rename. Both reach the file only through walk.ts (directory descriptors, O_NOFOLLOW on every component),
+// as every operation of volume-files.ts does, so neither can leave the volume or follow a link.
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { errnoOf, FileLayerError } from './errors.js';
+import { parseVolumePath, type VolumePath } from './path.js';
+import { at, openDir, openRoot } from './walk.js';
+import type { FileEntry } from './volume-files.js';
+
+const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
+
+/** Temporary files of uploads start with this; a listing shows them like any file while they fill. */
+export const TEMP_PREFIX = '.svc-upload-';
+
+/** A regular file of the volume, open for reading; the caller closes it. */
+export interface OpenedFile {
+  readonly handle: FileHandle;
+  readonly entry: FileEntry;
+  /** Reads up to `length` bytes at `position` into `buffer`; 0 at the end. */
+  readAt(buffer: Buffer, position: number, length?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * A new file being written next to `path` (a temporary name in the same directory, held open by
+ * descriptor). `commit` renames it over `path` atomically; `discard` removes it. Exactly one of them
+ * must be called.
+ */
+export interface PendingFile {
+  readonly handle: FileHandle;
+  /** The normalised path it will replace. */
+  readonly path: string;
+  /** Bytes of the file that `commit` replaces (0 when none): an upload's room within the volume. */
+  readonly replacedBytes: number;
+  writeAt(buffer: Buffer, position: number): Promise<void>;
+  commit(): Promise<FileEntry>;
+  discard(): Promise<void>;
+}
+
+export class VolumeStreams {
+  /** `root`: the volume's directory on this machine (see VolumeFiles). */
+  constructor(private readonly root: string) {}
+
+  /** Opens the regular file at `raw`; a directory is `is-a-directory`, a link or special file absent. */
+  async openRead(raw: string): Promise<OpenedFile> {
+    const target = parseVolumePath(raw);
+    if (target.parts.length === 0) throw new FileLayerError('is-a-directory', '/ is a directory.');
+    const handle = await this.inParent(target, async (dir, name) => {
+      try {
+        // O_NONBLOCK: a FIFO must not hang the opener; fstat refuses it below.
+        return await open(at(dir, name), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENXIO') throw absent(target.path);
+        throw err;
+      }
+    });
+    let stats: Stats;
+    try {
+      stats = await handle.stat();
+      if (stats.isDirectory()) throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
+      if (!stats.isFile()) throw absent(target.path);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    return {
+      handle,
+      entry: fileEntry(target, stats),
+      readAt: async (buffer, position, length = buffer.length) =>
+        (await handle.read(buffer, 0, length, position)).bytesRead,
+      close: () => handle.close(),
+    };
+  }
+
+  /** Starts a file that will replace (or create) `raw`; its directory must exist. */
+  async createPending(raw: string): Promise<PendingFile> {
+    const target = parseVolumePath(raw);
+    if (target.parts.length === 0) throw new FileLayerError('is-a-directory', '/ is a directory.');
+    const name = target.parts.at(-1)!;
+    const root = await openRoot(this.root);
+    let dir: FileHandle;
+    try {
+      dir = await openDir(root, target.parts.slice(0, -1), target.path);
+    } catch (err) {
+      if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(target.path);
+      throw err;
+    } finally {
+      await root.close();
+    }
+    const temp = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}.tmp`;
+    let handle: FileHandle;
+    let previous: Stats | null;
+    try {
+      previous = await lstat(at(dir, name)).catch(() => null);
+      if (previous?.isDirectory()) throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
+      handle = await open(at(dir, temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+    } catch (err) {
+      await dir.close();
+      throw err;
+    }
+    let settled = false;
+    const settle = async (work: () => Promise<FileEntry | void>) => {
+      if (settled) throw new Error('the pending file was already committed or discarded');
+      settled = true;
+      try {
+        return await work();
+      } finally {
+        await dir.close();
+      }
+    };
+    const removeTemp = () => unlink(at(dir, temp)).catch(() => undefined);
+    return {
+      handle,
+      path: target.path,
+      replacedBytes: previous?.isFile() ? previous.size : 0,
+      writeAt: async (buffer, position) => {
+        let written = 0;
+        while (written < buffer.length) {
+          const { bytesWritten } = await handle.write(buffer, written, buffer.length - written, position + written);
+          written += bytesWritten;
+        }
+      },
+      commit: async () =>
+        (await settle(async () => {
+          let stats: Stats;
+          try {
+            // A replaced file keeps its mode; lstat never follows, so only a real file lends one.
+            const before = await lstat(at(dir, name)).catch(() => null);
+            if (before?.isFile()) await handle.chmod(before.mode & 0o777);
+            await handle.sync();
+            stats = await handle.stat();
+          } catch (err) {
+            await handle.close();
+            await removeTemp();
+            throw err;
+          }
+          await handle.close();
+          try {
+            // rename never follows its target: a link there is replaced, not written through.
+            await rename(at(dir, temp), at(dir, name));
+          } catch (err) {
+            await removeTemp();
+            const code = errnoOf(err);
+            if (code === 'EISDIR' || code === 'ENOTEMPTY')
+              throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
+            if (code === 'ENOENT') throw absent(target.path);
+            throw err;
+          }
+          return fileEntry(target, stats);
+        })) as FileEntry,
+      discard: async () => {
+        await settle(async () => {
+          await handle.close().catch(() => undefined);
+          await removeTemp();
+        });
+      },
+    };
+  }
+
+  /**
+   * Bytes held by the volume's regular files (apparent sizes), walked through descriptors without
+   * following links: what an upload's room within the volume's size is measured against.
+   */
+  async usedBytes(): Promise<number> {
+    const root = await openRoot(this.root);
+    try {
+      return await sizeOf(root);
+    } finally {
+      await root.close();
+    }
+  }
+
+  private async inParent<T>(target: VolumePath, use: (dir: FileHandle, name: string) => Promise<T>): Promise<T> {
+    const root = await openRoot(this.root);
+    try {
+      const dir = await openDir(root, target.parts.slice(0, -1), target.path);
+      try {
+        return await use(dir, target.parts.at(-1)!);
+      } finally {
+        await dir.close();
+      }
+    } catch (err) {
+      if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(target.path);
+      throw err;
+    } finally {
+      await root.close();
+    }
+  }
+}
+
+async function sizeOf(dir: FileHandle): Promise<number> {
+  let total = 0;
+  let names: string[];
+  try {
+    names = await readdir(at(dir, '.'));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const stats = await lstat(at(dir, name)).catch(() => null);
+    if (stats?.isFile()) total += stats.size;
+    else if (stats?.isDirectory()) {
+      const child = await open(at(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+      if (!child) continue;
+      try {
+        total += await sizeOf(child);
+      } finally {
+        await child.close();
+      }
+    }
+  }
+  return total;
+}
+
+function fileEntry(target: VolumePath, stats: Stats): FileEntry {
+  return {
+    kind: 'file',
+    name: target.parts.at(-1) ?? '',
+    path: target.path,
+    modified_at: stats.mtime.toISOString(),
+    size_bytes: stats.size,
+  };
+}
+
+function absent(path: string): FileLayerError {
+  return new FileLayerError('not-found', `${path} does not exist.`);
+}
