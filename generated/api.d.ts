@@ -9949,6 +9949,7 @@ export interface operations {
         parameters: {
             query: {
                 parent_domain_id: string;
+                /** @description The name to check, as typed; one it cannot take answers `invalid` with the `reason`. */
                 subdomain: string;
             };
             header?: never;

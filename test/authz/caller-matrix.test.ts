@@ -64,7 +64,9 @@ const slug = (tag: string) => `${tag}-${(slugs += 1)}-${randomUUID().slice(0, 8)
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', IMPORT_ALLOWED_NETWORKS: '127.0.0.1/32' },
+  });
   image = await png(8, 8);
   readState = await stateReader(app.sql);
 
@@ -135,6 +137,21 @@ beforeAll(async () => {
     name: 'Matrix site',
   });
   await u.api.sftpUpdate({ path: { id: site.serviceInstanceId }, body: { enabled: true } });
+  // Imports need the service stopped (power routes running on it are refused 409 either way).
+  const stopped = await u.api.serviceInstancePower({ path: { id: site.serviceInstanceId }, body: { action: 'stop' } });
+  await awaitOperation(u.api, site.serviceInstanceId, stopped.operation_id, 60_000);
+  // An import that fails at once (nothing listens on the discard port) leaves a row to read; it ends
+  // before any case runs, so nothing changes behind a refusal's read-back.
+  const imported = await u.api.importStart({
+    path: { id: site.serviceInstanceId },
+    body: { host: '127.0.0.1', port: 9, username: 'matrix', password: 'matrix' },
+  });
+  await awaitOperation(u.api, site.serviceInstanceId, imported.operation_id);
+  await u.api.fileWrite({
+    path: { id: site.serviceInstanceId, resource_id: site.volumeResourceId },
+    query: { path: '/matrix.txt' },
+    body: { content: 'matrix' },
+  });
 
   fixtures = {
     service: {
@@ -144,7 +161,9 @@ beforeAll(async () => {
       volumeResourceId: service.volumeResourceId,
       backupId: backup.backup.id,
       operationId: service.operationId,
-      sftpServiceId: site.serviceInstanceId,
+      siteId: site.serviceInstanceId,
+      siteVolumeResourceId: site.volumeResourceId,
+      importId: imported.id,
     },
     gameService: { id: gameService.serviceInstanceId },
     user: { id: u.id },

@@ -34,8 +34,11 @@ export interface Fixtures {
     volumeResourceId: string;
     backupId: string;
     operationId: string;
-    /** A web app in P with its SFTP account provisioned: what the /sftp routes are aimed at (a VPS has none). */
-    sftpServiceId: string;
+    /** A web app in P with its SFTP account provisioned and an import: what the /sftp, /imports and /files
+     * routes are aimed at (a VPS has none of them), with its volume and that import. */
+    siteId: string;
+    siteVolumeResourceId: string;
+    importId: string;
   };
   /** A block game provisioned in P: the game-subdomain routes are aimed at it (a VPS has none). */
   gameService: { id: string };
@@ -123,6 +126,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
 const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>>> = {
   // play.test, the embedded default's parent domain (migration 0029).
   gameSubdomainAvailability: () => ({ parent_domain_id: '5c0a7a10-0000-4000-8000-0000000000d1', subdomain: 'matrix' }),
+  // A file the fixture site's volume holds (written before the cases).
+  fileRead: () => ({ path: '/matrix.txt' }),
   applicationUserByOauthAccount: (f) => ({
     provider: f.oauthAccount.provider,
     provider_user_id: f.oauthAccount.providerUserId,
@@ -137,6 +142,12 @@ const PATTERNS: Record<string, () => string> = {
   '^[0-9]{6}$': () => SUDO_PIN,
   '^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$': () => 'en',
   '^[A-Za-z]{2}$': () => 'DE',
+  // An import's host: a loopback address outside the matrix app's IMPORT_ALLOWED_NETWORKS, so an allowed
+  // caller's import is refused (422) and starts nothing that could change the state a refusal reads back.
+  '^[A-Za-z0-9._:-]+$': () => '127.0.0.2',
+  // An import's user name, password and remote directory: any text without control characters.
+  [String.raw`^[^\x00-\x1f\x7f]+$`]: () => `sample-${unique()}`,
+  [String.raw`^[^\x00]+$`]: () => `sample-${unique()}`,
   '^[a-z0-9]+(-[a-z0-9]+)*$': () => `m-${unique()}`,
   '^-?[0-9]+\\.[0-9]{2}$': () => '0.00',
   '^[a-z][a-z_]*(\\.[a-z][a-z_]*)+$': () => 'me.read',
@@ -340,10 +351,13 @@ function serviceParameter(
     if (service === 'unknown') return randomUUID();
     if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
     if (op.path.includes('/game-subdomains')) return f.gameService.id;
-    return op.path.endsWith('/sftp') || op.path.includes('/sftp/') ? f.service.sftpServiceId : f.service.id;
+    return /\/(sftp|imports|resources\/\{resource_id\}\/files)(\/|$)/.test(op.path) ? f.service.siteId : f.service.id;
   }
-  if (name === 'resource_id')
+  if (name === 'resource_id') {
+    if (op.path.includes('/files')) return f.service.siteVolumeResourceId;
     return op.path.includes('/backups') ? f.service.volumeResourceId : f.service.resourceId;
+  }
+  if (name === 'import_id') return f.service.importId;
   if (name === 'backup_id') return f.service.backupId;
   if (name === 'operation_id') return f.service.operationId;
   if (name === 'user_id') return f.member.id;

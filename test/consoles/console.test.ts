@@ -102,18 +102,18 @@ describe('the console socket', () => {
       );
       // The program's start-up lines are in the scrollback every viewer gets first (a program still
       // starting on a loaded machine prints them live).
-      await a.waitFor('For help, type "help"', 60_000);
-      await b.waitFor('For help, type "help"');
+      await a.waitFor('Server listening on port', 60_000);
+      await b.waitFor('Server listening on port');
       const word = `w${randomUUID().slice(0, 8)}`;
-      a.ws.send(Buffer.from(`echo ${word}\n`));
+      a.ws.send(Buffer.from(`say ${word}\n`));
       // Text frames are dropped: this one never reaches the program.
-      a.ws.send(`echo text-${word}\n`);
-      await a.waitFor(`]: ${word}`);
-      await b.waitFor(`]: ${word}`);
+      a.ws.send(`say text-${word}\n`);
+      await a.waitFor(`[Server] ${word}`);
+      await b.waitFor(`[Server] ${word}`);
       b.ws.send(Buffer.from(`say from-b-${word}\n`));
       await a.waitFor(`[Server] from-b-${word}`);
       // After the text frame and a later binary one: the text frame's line never came.
-      b.ws.send(Buffer.from(`echo after-${word}\n`));
+      b.ws.send(Buffer.from(`say after-${word}\n`));
       await a.waitFor(`after-${word}`);
       expect(a.text).not.toContain(`text-${word}`);
       a.ws.close();
@@ -128,8 +128,8 @@ describe('the console socket', () => {
     const marker = `m${randomUUID().slice(0, 8)}`;
     // About 100 KiB of output through the program's own console.
     const line = 'x'.repeat(1000);
-    for (let i = 0; i < 100; i += 1) writer.ws.send(Buffer.from(`echo ${marker}-${i} ${line}\n`));
-    writer.ws.send(Buffer.from(`echo ${marker}-end\n`));
+    for (let i = 0; i < 100; i += 1) writer.ws.send(Buffer.from(`say ${marker}-${i} ${line}\n`));
+    writer.ws.send(Buffer.from(`say ${marker}-end\n`));
     await writer.waitFor(`${marker}-end`);
     writer.ws.close();
     const late = new ConsoleReader(

@@ -5606,7 +5606,7 @@ export const operations = {
         "in": "query",
         "required": true,
         "type": "string",
-        "description": ""
+        "description": "The name to check, as typed; one it cannot take answers `invalid` with the `reason`."
       }
     ],
     "body": null,

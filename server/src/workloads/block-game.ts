@@ -2,6 +2,7 @@
 // offline mode (flying-squid, PrismarineJS) that real clients join on the unit's address, its MOTD the
 // service's name, with Minecraft's RCON on the unit's address for the platform only (its port is never
 // forwarded), answering in vanilla's formats (./block/vanilla.ts). Its console is flying-squid's own.
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { GAME_ENV } from '../games/unit-env.js';
 import { startRconServer } from './block/rcon-server.js';
@@ -21,6 +22,9 @@ const flyingSquid = require('flying-squid') as {
 
 const at = listenAddress('tcp', 25565);
 const home = process.env.HOME ?? process.cwd();
+// flying-squid writes its log to logs/<time>.log under the working directory (the volume), as vanilla
+// keeps logs/ there, and fails to open it when the folder is missing.
+mkdirSync('logs', { recursive: true });
 const serv = flyingSquid.createMCServer({
   host: at?.host ?? '127.0.0.1',
   port: at?.port ?? 25565,
