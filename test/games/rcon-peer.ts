@@ -26,7 +26,10 @@ export interface RconPeer {
 
 const FRAGMENT = 4096;
 
-export async function startRconPeer(behaviour: PeerBehaviour): Promise<RconPeer> {
+export async function startRconPeer(
+  behaviour: PeerBehaviour,
+  at: { host: string; port: number } = { host: '127.0.0.1', port: 0 },
+): Promise<RconPeer> {
   const sockets = new Set<Socket>();
   const state: RconPeer = {
     port: 0,
@@ -89,7 +92,7 @@ export async function startRconPeer(behaviour: PeerBehaviour): Promise<RconPeer>
       }
     });
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(at.port, at.host);
   await once(server, 'listening');
   state.port = (server.address() as { port: number }).port;
   return state;

@@ -2937,6 +2937,77 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/game/roster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is on a block game server
+         * @description Members of the service's organization (a token needs `services.read`); anyone else, and a product
+         *     without a console, gets the 404 of an unknown id. The platform asks the game over Minecraft's RCON on
+         *     the unit's own address (never forwarded; its password sealed in the platform): `list uuids`
+         *     (`online`, with each player's UUID; `list` and `uuid` null where the server has no `uuids`),
+         *     `banlist players` (`banned`) and the operators from the server's `ops.json` in its volume (`ops`).
+         *     Always 200 with `status`: `ok`; `not_configured` (the product has no roster, or its workload runs
+         *     no RCON server); `server_offline` (the service or its unit is not running); `auth_failed` (the
+         *     server refused the password); `unreachable` (nothing accepts the connection though the unit runs);
+         *     `timeout`; `protocol_error` (an answer that is not RCON's framing); `parse_error` (a `list` reply
+         *     with no player list in it). The three lists are empty unless `ok`. `ops_unavailable` and
+         *     `banned_unavailable` say a list could not be read, so its emptiness proves nothing;
+         *     `partial_list_format` says the `list` reply was not vanilla's and was read permissively.
+         *
+         *     `include` (comma-separated `gamemode`, `position`) asks each online player's game mode
+         *     (`data get entity NAME playerGameType`) and position (`data get entity NAME Pos`): one RCON round
+         *     trip per player each; a player who does not answer (gone meanwhile) lacks the field. One connection
+         *     per server, commands one at a time on it (a hammered RCON port crashes Minecraft servers, MC-72390).
+         */
+        get: operations["gameRosterGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/game/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Act on a block game's players
+         * @description An organization Owner or Admin (the personal organization's owner); a Member, Billing, a token
+         *     without `orders.manage` and anyone else get the 404 of an unknown id, as does a product without a
+         *     console. One RCON command per action, built from fields the schema has already checked (a name
+         *     `^[A-Za-z0-9_]{3,16}$`, an item id, a message of 1-256 characters without control characters), so no
+         *     field can add a second command: `kick NAME [REASON]`, `ban NAME [REASON]`, `pardon NAME`, `op NAME`,
+         *     `deop NAME`, `gamemode MODE NAME`, `tell NAME MESSAGE` (whisper), `give NAME ITEM COUNT`, `say
+         *     MESSAGE` (broadcast).
+         *
+         *     Always 200 with `status` once the input is valid: `ok` when the server did it, or when what was asked
+         *     already holds (op an operator, ban a banned name, pardon one not banned, deop one who is not);
+         *     `unsupported_by_server` when the server refused it as given (a player who is not online for kick,
+         *     gamemode, whisper or give; an unknown item; a command it does not have); the roster's statuses for
+         *     the rest. Each `ok` is audited as `game.player_kicked`, `game.player_banned`, `game.player_pardoned`,
+         *     `game.player_opped`, `game.player_deopped`, `game.player_gamemode_set`, `game.player_whispered`,
+         *     `game.item_given` or `game.broadcast_sent`, its target the player (`game_player`, the name) or, for a
+         *     broadcast, the service; a message or reason is never recorded.
+         */
+        post: operations["gameActionRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/firewall/rules": {
         parameters: {
             query?: never;
@@ -5336,6 +5407,109 @@ export type components = {
             /** @enum {string} */
             status: "ok" | "not_configured" | "no_address" | "offline" | "parse_error" | "error";
             info?: components["schemas"]["GameLiveInfoContent"];
+        };
+        /** @enum {string} */
+        GameRosterStatus: "ok" | "not_configured" | "server_offline" | "auth_failed" | "unreachable" | "timeout" | "protocol_error" | "parse_error";
+        GameRosterPlayer: {
+            name: string;
+            /** @description The player's UUID, when the server gives it. */
+            uuid: string | null;
+            /**
+             * @description With `include=gamemode`, when the player answered.
+             * @enum {string}
+             */
+            gamemode?: "survival" | "creative" | "adventure" | "spectator";
+            /** @description With `include=position`, when the player answered. */
+            position?: {
+                x: number;
+                y: number;
+                z: number;
+                /** @description The dimension, when the server says it (such as `minecraft:overworld`). */
+                dimension?: string;
+            };
+        };
+        GameRoster: {
+            status: components["schemas"]["GameRosterStatus"];
+            /** @description The players online, in the server's order. */
+            online: components["schemas"]["GameRosterPlayer"][];
+            /** @description The server's operators (its `ops.json`). */
+            ops: {
+                name: string;
+            }[];
+            /** @description The banned player names (`banlist players`). */
+            banned: {
+                name: string;
+                reason: string | null;
+            }[];
+            /** @description The server's player limit, as its `list` reply says; null unless `ok` (or when the reply does not say). */
+            max_players: number | null;
+            ops_unavailable: boolean;
+            banned_unavailable: boolean;
+            partial_list_format: boolean;
+        };
+        /** @description A Minecraft player name. */
+        GamePlayerName: string;
+        /** @description 1 to 256 characters, no control characters (no line breaks). */
+        GameMessage: string;
+        GameKickAction: {
+            /** @constant */
+            kind: "kick";
+            name: components["schemas"]["GamePlayerName"];
+            reason?: components["schemas"]["GameMessage"];
+        };
+        GameBanAction: {
+            /** @constant */
+            kind: "ban";
+            name: components["schemas"]["GamePlayerName"];
+            reason?: components["schemas"]["GameMessage"];
+        };
+        GamePardonAction: {
+            /** @constant */
+            kind: "pardon";
+            name: components["schemas"]["GamePlayerName"];
+        };
+        GameOpAction: {
+            /** @constant */
+            kind: "op";
+            name: components["schemas"]["GamePlayerName"];
+        };
+        GameDeopAction: {
+            /** @constant */
+            kind: "deop";
+            name: components["schemas"]["GamePlayerName"];
+        };
+        GameGamemodeAction: {
+            /** @constant */
+            kind: "gamemode";
+            name: components["schemas"]["GamePlayerName"];
+            /** @enum {string} */
+            mode: "survival" | "creative" | "adventure" | "spectator";
+        };
+        GameWhisperAction: {
+            /** @constant */
+            kind: "whisper";
+            name: components["schemas"]["GamePlayerName"];
+            message: components["schemas"]["GameMessage"];
+        };
+        GameGiveAction: {
+            /** @constant */
+            kind: "give";
+            name: components["schemas"]["GamePlayerName"];
+            /** @description A namespaced item id, such as `minecraft:diamond`. */
+            item: string;
+            /** @description How many; 1 when absent. */
+            count?: number;
+        };
+        GameBroadcastAction: {
+            /** @constant */
+            kind: "broadcast";
+            message: components["schemas"]["GameMessage"];
+        };
+        /** @description One action; the fields each `kind` takes are its own (an unlisted field is 400). */
+        GameActionRequest: components["schemas"]["GameKickAction"] | components["schemas"]["GameBanAction"] | components["schemas"]["GamePardonAction"] | components["schemas"]["GameOpAction"] | components["schemas"]["GameDeopAction"] | components["schemas"]["GameGamemodeAction"] | components["schemas"]["GameWhisperAction"] | components["schemas"]["GameGiveAction"] | components["schemas"]["GameBroadcastAction"];
+        GameActionResult: {
+            /** @enum {string} */
+            status: "ok" | "not_configured" | "server_offline" | "auth_failed" | "unreachable" | "timeout" | "protocol_error" | "parse_error" | "unsupported_by_server";
         };
         /** @enum {string} */
         FirewallDirection: "ingress" | "egress";
@@ -10391,6 +10565,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GameLiveInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameRosterGet: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated extra fields of each online player, `gamemode` and `position`; another value is 400. */
+                include?: ("gamemode" | "position")[];
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's roster, or why there is none. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameRoster"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    gameActionRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GameActionRequest"];
+            };
+        };
+        responses: {
+            /** @description What the server did. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameActionResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -6192,6 +6192,89 @@ export const operations = {
     "successStatus": 200,
     "responseType": "application/json"
   },
+  "gameRosterGet": {
+    "operationId": "gameRosterGet",
+    "method": "get",
+    "path": "/service-instances/{id}/game/roster",
+    "summary": "Who is on a block game server",
+    "tags": [
+      "games"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game",
+      "roster"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "include",
+        "in": "query",
+        "required": false,
+        "type": "gamemode|position[]",
+        "description": "Comma-separated extra fields of each online player, `gamemode` and `position`; another value is 400."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "gameActionRun": {
+    "operationId": "gameActionRun",
+    "method": "post",
+    "path": "/service-instances/{id}/game/actions",
+    "summary": "Act on a block game's players",
+    "tags": [
+      "games"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "game",
+      "action"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": []
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "firewallRuleList": {
     "operationId": "firewallRuleList",
     "method": "get",
@@ -7788,6 +7871,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -19,7 +19,8 @@ export type Permission =
   | 'standing.detail'
   | 'services.read' // service instances, resources, operations (document 2)
   | 'services.manage' // "changing the service": reinstall and the like; Billing manages money, not servers
-  | 'services.share'; // per-service shares (DECISIONS.md §4: owner or admin)
+  | 'services.share' // per-service shares (DECISIONS.md §4: owner or admin)
+  | 'services.game_actions'; // a game's player actions (DECISIONS.md §6 "Access": owner or admin)
 
 const EVERY_MEMBER: Permission[] = [
   'organization.read',
@@ -42,6 +43,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
     'domains.manage',
     'services.manage',
     'services.share',
+    'services.game_actions',
   ]),
   admin: new Set<Permission>([
     ...EVERY_MEMBER,
@@ -52,6 +54,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> =
     'domains.manage',
     'services.manage',
     'services.share',
+    'services.game_actions',
   ]),
   billing: new Set<Permission>(EVERY_MEMBER),
   member: new Set<Permission>([...EVERY_MEMBER, 'services.manage']),

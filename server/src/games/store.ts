@@ -59,3 +59,22 @@ export async function primaryTarget(db: Db, serviceId: string): Promise<PrimaryT
     limit 1`;
   return row ?? null;
 }
+
+export interface RconUnit {
+  unit_id: string;
+  /** The unit's own address, where its RCON listens; null before the substrate gave it one. */
+  address: string | null;
+  unit_status: string;
+  volume_id: string | null;
+}
+
+/** The service's workload unit (where RCON listens) and its volume (where ops.json is). */
+export async function rconUnit(db: Db, serviceId: string): Promise<RconUnit | null> {
+  const [row] = await db<RconUnit[]>`
+    select r.id as unit_id, host(r.address) as address, r.status as unit_status, r.volume_id
+    from service_resources r
+    where r.service_instance_id = ${serviceId} and r.kind = 'workload' and r.deleted_at is null
+    order by (r.role = 'primary') desc, r.created_at
+    limit 1`;
+  return row ?? null;
+}

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 /** What this file uses of a flying-squid player. */
 export interface SquidPlayer {
   username: string;
+  _client?: { username?: string };
+  once(event: 'spawned', listener: () => void): void;
   uuid: string;
   gameMode: number;
   op: boolean;
@@ -71,9 +73,23 @@ export class VanillaCommands {
     for (const ban of this.#bans) serv.bannedPlayers[ban.uuid] = { time: Date.now(), reason: ban.reason };
   }
 
-  /** A joining player gets the operator status ops.json gives them. */
+  /**
+   * A joining player gets the operator status ops.json gives them; a banned name is sent away with its
+   * reason. flying-squid's own check reads the player's UUID before it is set (so it never matches):
+   * the name decides, as it does for an offline-mode server's UUID.
+   */
   joined(player: SquidPlayer): void {
-    player.op = this.#ops.some((o) => o.name.toLowerCase() === player.username.toLowerCase());
+    // Before its login flying-squid has set neither the player's name nor its UUID: the protocol's has it.
+    const name = (player.username ?? player._client?.username ?? '').toLowerCase();
+    const ban = this.#bans.find((b) => b.name.toLowerCase() === name);
+    if (ban) {
+      player.kick(ban.reason);
+      return;
+    }
+    // Login sets `op` from its own settings: ops.json decides once the player is in.
+    player.once('spawned', () => {
+      player.op = this.#ops.some((o) => o.name.toLowerCase() === name);
+    });
   }
 
   #player(name: string): SquidPlayer | undefined {
