@@ -6256,7 +6256,7 @@ export const operations = {
     "serviceScoped": true,
     "cli": [
       "game",
-      "action"
+      "kick"
     ],
     "parameters": [
       {

@@ -56,14 +56,20 @@ export function coerceValue(type: string, raw: string, nullable = false): unknow
 }
 
 /**
- * One occurrence of a repeatable array flag: a JSON array (`'["a","b"]'`) is taken whole, anything
- * else is one item, so `--tag a --tag b` and `--tag '["a","b"]'` mean the same.
+ * One occurrence of a repeatable array flag: a JSON array (`'["a","b"]'`) is taken whole, a list of
+ * enum values may be comma-separated, anything else is one item, so `--tag a --tag b` and
+ * `--tag '["a","b"]'` mean the same.
  */
 function coerceArrayItem(type: string, raw: string, nullable: boolean): unknown[] {
   if (raw.trimStart().startsWith('[')) {
     const parsed = parseJson(raw, 'a JSON array');
     if (!Array.isArray(parsed)) throw new CoercionError(`expected a JSON array; got ${raw}`);
     return parsed;
+  }
+  // No enum value here holds a comma: `a,b` is two of them, as the API's comma-separated queries read
+  // (`--include gamemode,position`).
+  if (itemType(type).includes('|') && raw.includes(',')) {
+    return raw.split(',').map((part) => coerceValue(itemType(type), part.trim(), nullable));
   }
   return [coerceValue(itemType(type), raw, nullable)];
 }

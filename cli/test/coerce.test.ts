@@ -20,6 +20,8 @@ describe('coerceValue', () => {
     ['enum listing null', { given: ['a|b|null', 'null'], want: null }],
     ['array item', { given: ['integer[]', '7'], want: [7] }],
     ['array as JSON', { given: ['string[]', '["a","b"]'], want: ['a', 'b'] }],
+    ['enum values, comma-separated', { given: ['gamemode|position[]', 'gamemode, position'], want: ['gamemode', 'position'] }],
+    ['a string with a comma, one item', { given: ['string[]', 'a,b'], want: ['a,b'] }],
     ['array of objects, one at a time', { given: ['object[]', '{"a":1}'], want: [{ a: 1 }] }],
     ['array null', { given: ['string[]', 'null'], want: null }],
   ] as const)('%s', (_name, { given, want }) => {
@@ -37,6 +39,7 @@ describe('coerceValue', () => {
     ['allow|deny', 'maybe', 'expected one of allow, deny; got "maybe"'],
     ['allow|deny', 'null', 'expected one of allow, deny'],
     ['string[]', '[1', 'expected a JSON array'],
+    ['gamemode|position[]', 'gamemode,health', 'expected one of gamemode, position; got "health"'],
   ])('refuses %s %j', (type, raw, message) => {
     expect(() => coerceValue(type, raw)).toThrow(CoercionError);
     expect(() => coerceValue(type, raw)).toThrow(message);

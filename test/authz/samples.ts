@@ -40,7 +40,7 @@ export interface Fixtures {
     siteVolumeResourceId: string;
     importId: string;
   };
-  /** A block game provisioned in P: the game-subdomain routes are aimed at it (a VPS has none). */
+  /** A block game provisioned in P: the game and game-subdomain routes are aimed at it (a VPS has none). */
   gameService: { id: string };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
@@ -145,6 +145,9 @@ const PATTERNS: Record<string, () => string> = {
   // An import's host: a loopback address outside the matrix app's IMPORT_ALLOWED_NETWORKS, so an allowed
   // caller's import is refused (422) and starts nothing that could change the state a refusal reads back.
   '^[A-Za-z0-9._:-]+$': () => '127.0.0.2',
+  // A Minecraft player name, and a game message.
+  '^[A-Za-z0-9_]{3,16}$': () => 'Matrix',
+  [String.raw`^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$`]: () => `sample ${unique()}`,
   // An import's user name, password and remote directory: any text without control characters.
   [String.raw`^[^\x00-\x1f\x7f]+$`]: () => `sample-${unique()}`,
   [String.raw`^[^\x00]+$`]: () => `sample-${unique()}`,
@@ -350,7 +353,7 @@ function serviceParameter(
   if (name === 'id') {
     if (service === 'unknown') return randomUUID();
     if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
-    if (op.path.includes('/game-subdomains')) return f.gameService.id;
+    if (op.path.includes('/game-subdomains') || op.path.includes('/game/')) return f.gameService.id;
     return /\/(sftp|imports|resources\/\{resource_id\}\/files)(\/|$)/.test(op.path) ? f.service.siteId : f.service.id;
   }
   if (name === 'resource_id') {

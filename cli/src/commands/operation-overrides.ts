@@ -59,6 +59,9 @@
 //   imports start SERVICE_ID --host H --username U   the remote's password asked for unseen, or
 //                               --password-stdin; an Idempotency-Key always; --wait follows the operation
 //   imports cancel SERVICE_ID IMPORT_ID   as generated, plus --wait until it has ended (run-imports.ts)
+//   game kick | ban | pardon | op | deop | gamemode | whisper | give | broadcast SERVICE_ID ...   one player
+//                               action each, the kind the command's word (gameActionRun); a status other
+//                               than ok is exit 10 (run-games.ts)
 //   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
 //                               either the array of rules or {rules: [...]}
 //
@@ -79,6 +82,7 @@ import type * as RunImports from '../run-imports.js';
 import type * as RunFiles from '../run-files.js';
 import type * as RunScreen from '../run-screen.js';
 import type * as RunSftp from '../run-sftp.js';
+import type * as RunGames from '../run-games.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
@@ -120,6 +124,7 @@ const imports = () => import('../run-imports.js');
 const fileTransfers = () => import('../run-files.js');
 const screens = () => import('../run-screen.js');
 const sftp = () => import('../run-sftp.js');
+const games = () => import('../run-games.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
 
@@ -282,6 +287,67 @@ function sftpCommand(enabled: boolean, summary?: string): OperationOverride['run
     (m, _op, input) => m.runSftpSwitch(input, enabled),
     summary,
   );
+}
+
+const SERVICE_ARG = { name: 'SERVICE_ID', required: true, description: "the block game service's id (uuid)" };
+const PLAYER_ARG = { name: 'NAME', required: true, description: 'the player name (3-16 letters, digits or _)' };
+const MESSAGE_RULE = '1-256 characters, no control characters';
+const REASON = option('--reason', `why, shown to the player (${MESSAGE_RULE})`, { value: '<text>' });
+
+/** Each player action: what it does, its arguments after SERVICE_ID, its options. */
+const GAME_ACTIONS = {
+  kick: ['Kick a player', 'This one kicks: disconnects the online player NAME (the others: svcctl game --help).', [PLAYER_ARG], [REASON]],
+  ban: ['Ban a player', 'Bans the name NAME (online or not) and disconnects it.', [PLAYER_ARG], [REASON]],
+  pardon: ['Pardon a player', 'Lifts the ban of NAME.', [PLAYER_ARG], []],
+  op: ['Make a player an operator', 'Makes NAME a server operator (ops.json).', [PLAYER_ARG], []],
+  deop: ['Take operator status away', 'Makes NAME no longer a server operator.', [PLAYER_ARG], []],
+  gamemode: [
+    "Set a player's game mode",
+    'Sets the game mode of the online player NAME.',
+    [PLAYER_ARG, { name: 'MODE', required: true, description: 'survival, creative, adventure or spectator' }],
+    [],
+  ],
+  whisper: [
+    'Whisper to a player',
+    'Sends MESSAGE to the online player NAME alone; the platform never records it.',
+    [PLAYER_ARG, { name: 'MESSAGE', required: true, description: MESSAGE_RULE }],
+    [],
+  ],
+  give: [
+    'Give a player items',
+    'Gives the online player NAME --count (default 1, at most 64) of ITEM.',
+    [PLAYER_ARG, { name: 'ITEM', required: true, description: 'a namespaced item id, such as minecraft:diamond' }],
+    [option('--count', 'how many, 1-64 (default 1)', { value: '<n>' })],
+  ],
+  broadcast: [
+    'Say something to every player',
+    'Sends MESSAGE to every player online; the platform never records it.',
+    [{ name: 'MESSAGE', required: true, description: MESSAGE_RULE }],
+    [],
+  ],
+} as const satisfies Record<string, readonly [string, string, readonly unknown[], readonly OptionSpec[]]>;
+type GameActionKind = keyof typeof GAME_ACTIONS;
+
+function gameCommand(kind: GameActionKind): BesideCommand {
+  const [summary, effect, args, options] = GAME_ACTIONS[kind];
+  const names = [SERVICE_ARG, ...args].map((a) => `<${a.name}>`).join(' ');
+  return {
+    summary,
+    term: (word: string) => `${word}${options.length > 0 ? ' [options]' : ''} ${names}`,
+    runnable: command<typeof RunGames>(
+      [
+        effect,
+        '',
+        'Prints the answer ({status}). A status other than ok is exit 10, with what it means on stderr: unsupported_by_server when the server refused it as given, server_offline when the service is not running. Owners and Admins only (anyone else: not found, exit 3).',
+      ].join('\n'),
+      [SERVICE_ARG, ...args] as unknown as Runnable['arguments'],
+      options,
+      games,
+      (m, _op, input) => m.runGameAction(input, kind),
+      // The operation's own command keeps the operation's summary; the others say theirs.
+      kind === 'kick' ? undefined : summary,
+    ),
+  };
 }
 
 /** The generated command, unchanged: for an override that only adds commands `beside` it. */
@@ -710,6 +776,14 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         runnable: sftpCommand(false, "Disable a service's SFTP account"),
       },
     },
+  },
+
+  gameActionRun: {
+    term: gameCommand('kick').term,
+    runnable: gameCommand('kick').runnable,
+    beside: Object.fromEntries(
+      (Object.keys(GAME_ACTIONS) as GameActionKind[]).filter((k) => k !== 'kick').map((k) => [k, gameCommand(k)]),
+    ),
   },
 
   serviceInstancePower: {
