@@ -11,11 +11,12 @@
 // (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
 // (scripts/bench/sftp.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
-// time (scripts/bench/dns.ts).
+// time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
+// through its cache (scripts/bench/games.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-dns]
+//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-dns] [--skip-games]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -85,6 +86,7 @@ const { values: args } = parseArgs({
     'skip-services': { type: 'boolean', default: false },
     'skip-edge': { type: 'boolean', default: false },
     'skip-dns': { type: 'boolean', default: false },
+    'skip-games': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
     'skip-sftp': { type: 'boolean', default: false },
@@ -458,6 +460,7 @@ async function main(): Promise<number> {
   if (!args['skip-services'] && !quick) await services();
   if (!args['skip-edge'] && !quick) await edgeSection();
   if (!args['skip-dns'] && !quick) await dnsSection();
+  if (!args['skip-games'] && !quick) await gamesSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
   if (!args['skip-console'] && !quick) await consoleSection();
   if (!args['skip-files'] && !quick) await filesSection();
@@ -886,6 +889,21 @@ async function dnsSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('dns (not measured)');
+  }
+}
+
+/** scripts/bench/games.ts: the roster against bare RCON round trips (goal 1.2x), live info's cache. */
+async function gamesSection(): Promise<void> {
+  lines.push('Game servers (scripts/bench/games.ts)');
+  try {
+    const { measureGames } = await import('./games.js');
+    const report = await measureGames();
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+    goalsMissed.push(...report.goalsMissed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('games (not measured)');
   }
 }
 
