@@ -33,16 +33,27 @@ export interface GamesReport {
   goalsMissed: string[];
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 async function startBlockGame(host: string, home: string): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     // From the program's own working directory (its volume), tsx is found by path, not by name.
-    ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/index.mjs')).href, join(ROOT, 'server/src/workloads/block-game.ts')],
+    [
+      '--import',
+      pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/index.mjs')).href,
+      join(ROOT, 'server/src/workloads/block-game.ts'),
+    ],
     {
       cwd: home,
-      env: { ...process.env, HOME: home, SVC_BIND_ADDRESS: host, SVC_RCON_PASSWORD: 'bench', SVC_SERVICE_NAME: 'Bench' },
+      env: {
+        ...process.env,
+        HOME: home,
+        SVC_BIND_ADDRESS: host,
+        SVC_RCON_PASSWORD: 'bench',
+        SVC_SERVICE_NAME: 'Bench',
+      },
       stdio: ['pipe', 'ignore', 'ignore'],
     },
   );
@@ -58,7 +69,13 @@ async function startBlockGame(host: string, home: string): Promise<ChildProcess>
 }
 
 function join1(host: string, name: string): Promise<Bot> {
-  const bot = mineflayer.createBot({ host, port: 25565, username: name, version: MINECRAFT_VERSION, auth: 'offline' });
+  const bot = mineflayer.createBot({
+    host,
+    port: 25565,
+    username: name,
+    version: MINECRAFT_VERSION,
+    auth: 'offline',
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not join`)), 60_000);
     bot.once('spawn', () => {
@@ -132,8 +149,13 @@ async function startQuakePeer(): Promise<{ port: number; close(): void }> {
     const text = msg.subarray(4).toString('latin1');
     const [command, challenge] = text.trim().split(' ');
     const info = `\\sv_hostname\\^2Bench\\g_gametype\\0\\mapname\\q3dm17\\sv_maxclients\\16\\challenge\\${challenge}`;
-    const body = command === 'getstatus' ? `statusResponse\n${info}\n${players}\n` : `infoResponse\n${info}\\clients\\8`;
-    socket.send(Buffer.concat([Buffer.from([255, 255, 255, 255]), Buffer.from(body, 'latin1')]), from.port, from.address);
+    const body =
+      command === 'getstatus' ? `statusResponse\n${info}\n${players}\n` : `infoResponse\n${info}\\clients\\8`;
+    socket.send(
+      Buffer.concat([Buffer.from([255, 255, 255, 255]), Buffer.from(body, 'latin1')]),
+      from.port,
+      from.address,
+    );
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return { port: socket.address().port, close: () => socket.close() };
@@ -166,7 +188,9 @@ export async function measureLiveInfo(ms = 2000) {
   }
 }
 
-export async function measureGames(options: { players?: number; rounds?: number } = {}): Promise<GamesReport> {
+export async function measureGames(
+  options: { players?: number; rounds?: number } = {},
+): Promise<GamesReport> {
   const r = await measureRoster(options);
   const live = await measureLiveInfo();
   const ratio50 = pct(r.roster, 0.5) / pct(r.raw, 0.5);
@@ -176,16 +200,23 @@ export async function measureGames(options: { players?: number; rounds?: number 
     `  the same round trips bare: p50 ${pct(r.raw, 0.5).toFixed(1)} ms, p99 ${pct(r.raw, 0.99).toFixed(1)} ms; roster/bare p50 ${ratio50.toFixed(2)}x, p99 ${ratio99.toFixed(2)}x (goal at most ${GOAL}x)`,
     `  live info, 16 callers: ${live.cached.toFixed(0)} answers/s through the cache vs ${live.uncached.toFixed(0)}/s uncached (${(live.cached / live.uncached).toFixed(0)}x; the server saw one query per 1.5 s instead of one per answer)`,
   ];
-  const goalsMissed = [ratio50, ratio99].some((x) => x > GOAL) ? [`roster ${ratio50.toFixed(2)}x/${ratio99.toFixed(2)}x of bare > ${GOAL}x`] : [];
+  const goalsMissed = [ratio50, ratio99].some((x) => x > GOAL)
+    ? [`roster ${ratio50.toFixed(2)}x/${ratio99.toFixed(2)}x of bare > ${GOAL}x`]
+    : [];
   return { lines, missed: [], goalsMissed };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { 'no-fail': { type: 'boolean', default: false }, players: { type: 'string', default: '20' }, rounds: { type: 'string', default: '100' } },
+    options: {
+      'no-fail': { type: 'boolean', default: false },
+      players: { type: 'string', default: '20' },
+      rounds: { type: 'string', default: '100' },
+    },
   });
   const report = await measureGames({ players: Number(values.players), rounds: Number(values.rounds) });
   process.stdout.write(`${report.lines.join('\n')}\n`);
-  if (report.goalsMissed.length > 0) process.stdout.write(`  goals missed: ${report.goalsMissed.join('; ')}\n`);
+  if (report.goalsMissed.length > 0)
+    process.stdout.write(`  goals missed: ${report.goalsMissed.join('; ')}\n`);
   process.exit(report.missed.length > 0 && !values['no-fail'] ? 1 : 0);
 }

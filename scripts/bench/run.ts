@@ -10,13 +10,13 @@
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
 // (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
-// (scripts/bench/sftp.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
+// (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
 // time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
 // through its cache (scripts/bench/games.ts).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-dns] [--skip-games]
+//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
 //                    [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -87,6 +87,7 @@ const { values: args } = parseArgs({
     'skip-edge': { type: 'boolean', default: false },
     'skip-dns': { type: 'boolean', default: false },
     'skip-games': { type: 'boolean', default: false },
+    'skip-imports': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
     'skip-sftp': { type: 'boolean', default: false },
@@ -465,6 +466,7 @@ async function main(): Promise<number> {
   if (!args['skip-console'] && !quick) await consoleSection();
   if (!args['skip-files'] && !quick) await filesSection();
   if (!args['skip-sftp'] && !quick) await sftpSection();
+  if (!args['skip-imports'] && !quick) await importsSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -948,9 +950,12 @@ async function filesSection(): Promise<void> {
   lines.push('Downloads and uploads through the gateway against the disk (scripts/bench/transfers.ts)');
   try {
     const { measureTransfers } = await import('./transfers.js');
-    lines.push(...(await measureTransfers()).lines);
+    const report = await measureTransfers();
+    lines.push(...report.lines);
+    missed.push(...report.missed);
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('transfers (not measured)');
   }
 }
 
@@ -965,6 +970,19 @@ async function sftpSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('sftp (not measured)');
+  }
+}
+
+/** scripts/bench/imports.ts: an import's copy against OpenSSH's sftp client (goal 0.5). */
+async function importsSection(): Promise<void> {
+  try {
+    const { measureImports, TARGET_IMPORT_VS_SFTP } = await import('./imports.js');
+    const report = await measureImports();
+    lines.push(...report.lines);
+    if (report.ratio < TARGET_IMPORT_VS_SFTP)
+      goalsMissed.push(`imports ${report.ratio.toFixed(2)} of sftp < ${TARGET_IMPORT_VS_SFTP}`);
+  } catch (err) {
+    lines.push(`Imports (scripts/bench/imports.ts)`, `  not measured: ${firstLine(err)}`);
   }
 }
 

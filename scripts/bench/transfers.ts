@@ -5,7 +5,7 @@
 // in a child process (as a customer's client is another program); against, in interleaved slices, the
 // same file read from disk into nothing (download) and written to disk from memory (upload), in this
 // process. The ticket's redemption (one statement per transfer) is left out: it is paid once per
-// transfer, not per byte. Reported, never failing.
+// transfer, not per byte. A ratio under the floor fails `npm run bench`.
 //
 // First run (2 cores, load average 16 from other work): download 117 MiB/s against 1219 MiB/s from
 // disk, 0.10; upload 72 MiB/s against 318 MiB/s to disk, 0.23: below the floor. A bare node:http server
@@ -60,7 +60,9 @@ if (method === 'PUT') {
 `;
 
 async function client(method: 'GET' | 'PUT', url: string, bytes: number): Promise<number> {
-  const child = spawn(process.execPath, ['-e', CLIENT, method, url, String(bytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', CLIENT, method, url, String(bytes)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const [code] = (await once(child, 'exit')) as [number];
@@ -74,7 +76,11 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return (performance.now() - start) / 1000;
 }
 
-export async function measureTransfers(options: { mib?: number; slices?: number } = {}): Promise<{ lines: string[] }> {
+export const TRANSFER_FLOOR = 0.5;
+
+export async function measureTransfers(
+  options: { mib?: number; slices?: number } = {},
+): Promise<{ lines: string[]; missed: string[] }> {
   const mib = options.mib ?? 128;
   const slices = options.slices ?? 3;
   const bytes = mib * 1024 * 1024;
@@ -82,20 +88,27 @@ export async function measureTransfers(options: { mib?: number; slices?: number 
   const files = new VolumeFiles(volume);
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path') ?? '/';
-    const work = req.method === 'PUT' ? receiveFile(req, res, files, path, 1024 ** 4) : sendFile(res, files, path, false);
+    const work =
+      req.method === 'PUT'
+        ? receiveFile(req, res, files, path, 1024 ** 4)
+        : sendFile(res, files, path, false);
     work.catch(() => res.destroy());
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const lines: string[] = [];
+  const missed: string[] = [];
   try {
     await writeFile(join(volume, 'world.bin'), randomBytes(bytes));
     const chunk = Buffer.alloc(1024 * 1024, 7);
     const sum = { gatewayDown: 0, diskRead: 0, gatewayUp: 0, diskWrite: 0 };
     for (let i = 0; i < slices; i++) {
       sum.diskRead += await timed(() =>
-        pipeline(createReadStream(join(volume, 'world.bin'), { highWaterMark: 1024 * 1024 }), new Writable({ write: (_c, _e, cb) => cb() })),
+        pipeline(
+          createReadStream(join(volume, 'world.bin'), { highWaterMark: 1024 * 1024 }),
+          new Writable({ write: (_c, _e, cb) => cb() }),
+        ),
       );
       sum.gatewayDown += await client('GET', `${base}/?path=/world.bin`, bytes);
       sum.diskWrite += await timed(async () => {
@@ -114,11 +127,17 @@ export async function measureTransfers(options: { mib?: number; slices?: number 
     lines.push(`  ${mib} MiB file, ${slices} interleaved slices`);
     lines.push(line('download', sum.gatewayDown, sum.diskRead, 'reading it from disk'));
     lines.push(line('upload', sum.gatewayUp, sum.diskWrite, 'writing it to disk'));
+    for (const [what, ratio] of [
+      ['download', sum.diskRead / sum.gatewayDown],
+      ['upload', sum.diskWrite / sum.gatewayUp],
+    ] as const) {
+      if (ratio < TRANSFER_FLOOR) missed.push(`${what} ${ratio.toFixed(2)} of disk < ${TRANSFER_FLOOR}`);
+    }
   } finally {
     server.close();
     await rm(volume, { recursive: true, force: true });
   }
-  return { lines };
+  return { lines, missed };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -128,4 +147,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     slices: values.slices ? Number(values.slices) : undefined,
   });
   console.log(report.lines.join('\n'));
+  if (report.missed.length > 0) process.exitCode = 1;
 }

@@ -7,54 +7,34 @@
 // tests run in order and build on each other's state.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createClient } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { provisionService, type Provisioned } from '../../../test/support/services.js';
+import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
 import { converse, hasScript } from '../support/interactive.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let home: CliServiceOwner['home'];
+let svcctl: CliServiceOwner['svcctl'];
 let site: Provisioned;
 
 beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'bk-cli-owner'),
-    staffMember(app, smtp, 'bk-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Sites', slug: 'sites' } })
-  ).id;
-  site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
+  const owner = await cliServiceOwner(app, smtp, 'bk-cli', { productSlug: 'web-app', name: 'Shop' });
+  ({ home, svcctl } = owner);
+  site = owner.service;
 }, 180_000);
 afterAll(async () => {
   await app?.close();
   await smtp?.close();
 });
 
-const svcctl = (args: string[], run: CliRun = {}) =>
-  runCli(args, { ...run, env: { ...home, SVCCTL_BASE_URL: app.baseUrl, ...run.env } });
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 const lines = (text: string) => text.trimEnd().split('\n');
 const page = () => join(app.substrateDir, 'volumes', site.volumeResourceId, 'index.html');
@@ -92,7 +72,14 @@ describe('svcctl backups', () => {
     for (const line of progress) expect(line).toMatch(/^(queued|phase snapshot \d+%|succeeded)$/);
     expect(progress.at(-1)).toBe('succeeded');
 
-    const list = await svcctl(['backups', 'list', site.serviceInstanceId, site.volumeResourceId, '-o', 'table']);
+    const list = await svcctl([
+      'backups',
+      'list',
+      site.serviceInstanceId,
+      site.volumeResourceId,
+      '-o',
+      'table',
+    ]);
     expect(list.code, list.stderr).toBe(0);
     const [header, row, , used] = lines(list.stdout);
     expect(header).toMatch(/^ID\s+NAME\s+STATUS\s+RESTORE_PHASE\s+SIZE_BYTES\s+CREATED_AT\s+COMPLETED_AT$/);
@@ -156,10 +143,18 @@ describe('svcctl backups', () => {
   it('delete removes it; deleting it again is not found (exit 3)', async () => {
     const r = await svcctl(['backups', 'delete', site.serviceInstanceId, site.volumeResourceId, backupId]);
     expect(r.code, r.stderr).toBe(0);
-    expect(await app.sql`select 1 from service_backups where id = ${backupId} and deleted_at is null`).toHaveLength(0);
+    expect(
+      await app.sql`select 1 from service_backups where id = ${backupId} and deleted_at is null`,
+    ).toHaveLength(0);
     const list = await svcctl(['backups', 'list', site.serviceInstanceId, site.volumeResourceId]);
     expect(json<{ backups: unknown[] }>(list.stdout).backups).toEqual([]);
-    const again = await svcctl(['backups', 'delete', site.serviceInstanceId, site.volumeResourceId, backupId]);
+    const again = await svcctl([
+      'backups',
+      'delete',
+      site.serviceInstanceId,
+      site.volumeResourceId,
+      backupId,
+    ]);
     expect(again.code).toBe(ExitCode.notFound);
     expect(again.stderr).toContain('not-found');
   });

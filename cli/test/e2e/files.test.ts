@@ -4,53 +4,33 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createClient } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { provisionService, type Provisioned } from '../../../test/support/services.js';
+import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, tempDir, tempHome, type CliRun } from '../support/run-cli.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
+import { tempDir } from '../support/run-cli.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let svcctl: CliServiceOwner['svcctl'];
 let site: Provisioned;
 
 beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' }, gateway: true });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'fl-cli-owner'),
-    staffMember(app, smtp, 'fl-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Sites', slug: 'sites' } })
-  ).id;
-  site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
+  const owner = await cliServiceOwner(app, smtp, 'fl-cli', { productSlug: 'web-app', name: 'Shop' });
+  ({ svcctl } = owner);
+  site = owner.service;
 }, 180_000);
 afterAll(async () => {
   await app?.close();
   await smtp?.close();
 });
 
-const svcctl = (args: string[], run: CliRun = {}) =>
-  runCli(args, { ...run, env: { ...home, SVCCTL_BASE_URL: app.baseUrl, ...run.env } });
 const ids = () => [site.serviceInstanceId, site.volumeResourceId];
 const onVolume = (path: string) => join(app.substrateDir, 'volumes', site.volumeResourceId, path);
 
@@ -67,12 +47,18 @@ describe('svcctl files', () => {
     expect(put.code, put.stderr).toBe(0);
     expect(put.stderr).toContain(`Uploaded ${big.length} bytes to /srv/www/big.bin`);
     expect((await readFile(onVolume('srv/www/big.bin'))).equals(big)).toBe(true);
-    const text = await svcctl(['files', 'put', ...ids(), '-', '/srv/www/index.html'], { input: '<h1>hi</h1>\n' });
+    const text = await svcctl(['files', 'put', ...ids(), '-', '/srv/www/index.html'], {
+      input: '<h1>hi</h1>\n',
+    });
     expect(text.code, text.stderr).toBe(0);
 
     const ls = await svcctl(['files', 'ls', ...ids(), '--path', '/srv/www']);
     expect(ls.code, ls.stderr).toBe(0);
-    const listing = JSON.parse(ls.stdout) as { path: string; entries: { name: string }[]; truncated: boolean };
+    const listing = JSON.parse(ls.stdout) as {
+      path: string;
+      entries: { name: string }[];
+      truncated: boolean;
+    };
     expect(listing.path).toBe('/srv/www');
     expect(listing.entries.map((e) => e.name).sort()).toEqual(['big.bin', 'index.html']);
 
@@ -106,6 +92,8 @@ describe('svcctl files', () => {
     const noDir = await svcctl(['files', 'put', ...ids(), '-', '/no/such/dir.txt'], { input: 'x' });
     expect(noDir.code).toBe(ExitCode.notFound);
     expect(await readFile(onVolume('keep.txt'), 'utf8')).toBe('keep');
-    expect((await readdir(onVolume('.'))).filter((n) => n === 'no' || n.startsWith('.svc-upload-'))).toEqual([]);
+    expect((await readdir(onVolume('.'))).filter((n) => n === 'no' || n.startsWith('.svc-upload-'))).toEqual(
+      [],
+    );
   });
 });

@@ -4,26 +4,24 @@
 import mineflayer, { type Bot } from 'mineflayer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINECRAFT_VERSION } from '../../../server/src/workloads/block/version.js';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { provisionService, type Provisioned } from '../../../test/support/services.js';
+import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { createClient } from '@svcplatform/sdk';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let svcctl: CliServiceOwner['svcctl'];
 let game: Provisioned;
 let bot: Bot | undefined;
 
-const svcctl = (args: string[], run: CliRun = {}) =>
-  runCli(args, { ...run, env: { ...home, SVCCTL_BASE_URL: app.baseUrl, ...run.env } });
-type Roster = { status: string; online: { name: string; gamemode?: string; position?: unknown }[]; banned: unknown[] };
+type Roster = {
+  status: string;
+  online: { name: string; gamemode?: string; position?: unknown }[];
+  banned: unknown[];
+};
 const roster = async (...extra: string[]) => {
   const r = await svcctl(['game', 'roster', game.serviceInstanceId, '-o', 'json', ...extra]);
   expect(r.code, r.stderr).toBe(0);
@@ -34,33 +32,28 @@ beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'game-cli-owner'),
-    staffMember(app, smtp, 'game-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Arcade', slug: 'arcade' } })
-  ).id;
-  game = await provisionService(staff.elevated, { projectId, productSlug: 'block-game', name: 'Blocks' });
+  const owner = await cliServiceOwner(app, smtp, 'game-cli', {
+    productSlug: 'block-game',
+    name: 'Blocks',
+    project: { name: 'Arcade', slug: 'arcade' },
+  });
+  ({ svcctl } = owner);
+  game = owner.service;
   const deadline = Date.now() + 60_000;
-  while ((await api.gameRosterGet({ path: { id: game.serviceInstanceId } })).status !== 'ok') {
+  while ((await owner.api.gameRosterGet({ path: { id: game.serviceInstanceId } })).status !== 'ok') {
     if (Date.now() > deadline) throw new Error('the block game never answered RCON');
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   // The game port on the unit's own address (the edge's forwarding is the services tests' concern).
   const [unit] = await app.sql<{ address: string }[]>`
     select host(address) as address from service_resources where id = ${game.primaryResourceId}`;
-  bot = mineflayer.createBot({ host: unit!.address, port: 25565, username: 'Alice', version: MINECRAFT_VERSION, auth: 'offline' });
+  bot = mineflayer.createBot({
+    host: unit!.address,
+    port: 25565,
+    username: 'Alice',
+    version: MINECRAFT_VERSION,
+    auth: 'offline',
+  });
   await new Promise<void>((resolve, reject) => {
     bot!.once('spawn', () => resolve());
     bot!.once('error', reject);
@@ -84,12 +77,28 @@ describe('svcctl game', () => {
   it('whisper, give and ban by their words, seen from the player and the roster', async () => {
     const said: string[] = [];
     bot!.on('messagestr', (m) => void said.push(m));
-    const whispered = await svcctl(['game', 'whisper', game.serviceInstanceId, 'Alice', 'hello there', '-o', 'json']);
+    const whispered = await svcctl([
+      'game',
+      'whisper',
+      game.serviceInstanceId,
+      'Alice',
+      'hello there',
+      '-o',
+      'json',
+    ]);
     expect(whispered.code, whispered.stderr).toBe(0);
     expect(JSON.parse(whispered.stdout)).toEqual({ status: 'ok' });
     await expect.poll(() => said).toEqual(['Server whispers to you: hello there']);
 
-    const given = await svcctl(['game', 'give', game.serviceInstanceId, 'Alice', 'minecraft:diamond', '--count', '2']);
+    const given = await svcctl([
+      'game',
+      'give',
+      game.serviceInstanceId,
+      'Alice',
+      'minecraft:diamond',
+      '--count',
+      '2',
+    ]);
     expect(given.code, given.stderr).toBe(0);
     await expect.poll(() => bot!.inventory.items().map((i) => [i.name, i.count])).toEqual([['diamond', 2]]);
 

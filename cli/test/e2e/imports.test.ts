@@ -5,22 +5,19 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createClient, type SvcClient } from '@svcplatform/sdk';
+import { type SvcClient } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { awaitOperation, provisionService, type Provisioned } from '../../../test/support/services.js';
+import { awaitOperation, type Provisioned } from '../../../test/support/services.js';
 import { startSsh2Sftp, type TestSftp } from '../../../test/support/sftp-server.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let svcctl: CliServiceOwner['svcctl'];
 let site: Provisioned;
 let api: SvcClient;
 let sftp: TestSftp;
@@ -32,24 +29,10 @@ beforeAll(async () => {
   app = await startTestApp({
     env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', IMPORT_ALLOWED_NETWORKS: '127.0.0.0/8' },
   });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'im-cli-owner'),
-    staffMember(app, smtp, 'im-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Sites', slug: 'sites' } })
-  ).id;
-  site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
+  const owner = await cliServiceOwner(app, smtp, 'im-cli', { productSlug: 'web-app', name: 'Shop' });
+  ({ svcctl } = owner);
+  api = owner.api;
+  site = owner.service;
   await mkdir(join(remoteDir, 'www'), { recursive: true });
   await writeFile(join(remoteDir, 'www/index.html'), 'from the old host');
   sftp = await startSsh2Sftp(remoteDir);
@@ -61,8 +44,6 @@ afterAll(async () => {
   await rm(remoteDir, { recursive: true, force: true });
 });
 
-const svcctl = (args: string[], run: CliRun = {}) =>
-  runCli(args, { ...run, env: { ...home, SVCCTL_BASE_URL: app.baseUrl, ...run.env } });
 const startArgs = () => [
   'imports',
   'start',
@@ -89,7 +70,10 @@ describe('svcctl imports', () => {
   });
 
   it('start --password-stdin --wait copies the files; list and show; cancel when finished exits 6', async () => {
-    const stop = await api.serviceInstancePower({ path: { id: site.serviceInstanceId }, body: { action: 'stop' } });
+    const stop = await api.serviceInstancePower({
+      path: { id: site.serviceInstanceId },
+      body: { action: 'stop' },
+    });
     await awaitOperation(api, site.serviceInstanceId, stop.operation_id, 60_000);
     const r = await svcctl([...startArgs(), '--wait'], { input: `${sftp.password}\n` });
     expect(r.code, r.stderr).toBe(0);
@@ -105,7 +89,11 @@ describe('svcctl imports', () => {
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout)).toMatchObject({ imports: [{ id: started.id, status: 'succeeded' }] });
     const show = await svcctl(['imports', 'show', site.serviceInstanceId, started.id]);
-    expect(JSON.parse(show.stdout)).toMatchObject({ id: started.id, status: 'succeeded', progress_percent: 100 });
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      id: started.id,
+      status: 'succeeded',
+      progress_percent: 100,
+    });
 
     const before = await importRows();
     const cancel = await svcctl(['imports', 'cancel', site.serviceInstanceId, started.id]);

@@ -66,17 +66,20 @@ describe('svcctl ports', () => {
     expect(allocation.internal_port).toBe(8080);
     await edge.caughtUp();
 
-    const [list, live] = await Promise.all([
-      svcctl(['ports', 'list', id, '-o', 'json']),
-      svcctl(['ports', 'live', id, '-o', 'json']),
-    ]);
+    const list = await svcctl(['ports', 'list', id, '-o', 'json']);
     expect(json<{ used: number; allocations: unknown[] }>(list.stdout)).toMatchObject({
       used: 1,
       free_slots: 2,
     });
-    expect(json<{ degraded: boolean; allocations: { id: string }[] }>(live.stdout)).toMatchObject({
-      degraded: false,
-    });
+    // The API gives the edge a second to answer, and says degraded when it does not: on a loaded machine
+    // (the whole suite on two cores) one ask can miss it, so ask again.
+    await expect
+      .poll(
+        async () =>
+          json<{ degraded: boolean }>((await svcctl(['ports', 'live', id, '-o', 'json'])).stdout).degraded,
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(false);
 
     const duplicate = await svcctl(['ports', 'add', id, '--protocol', 'tcp', '--internal-port', '8080']);
     expect(duplicate.code).toBe(ExitCode.conflict);

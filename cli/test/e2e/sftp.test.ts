@@ -4,52 +4,31 @@
 import { randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { provisionService, type Provisioned } from '../../../test/support/services.js';
+import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { createClient } from '@svcplatform/sdk';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let svcctl: CliServiceOwner['svcctl'];
 let site: Provisioned;
 
 beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'sftp-cli-owner'),
-    staffMember(app, smtp, 'sftp-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Sites', slug: 'sites' } })
-  ).id;
-  site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
+  const owner = await cliServiceOwner(app, smtp, 'sftp-cli', { productSlug: 'web-app', name: 'Shop' });
+  ({ svcctl } = owner);
+  site = owner.service;
 }, 180_000);
 afterAll(async () => {
   await app?.close();
   await smtp?.close();
 });
 
-const svcctl = (args: string[], run: CliRun = {}) =>
-  runCli(args, { ...run, env: { ...home, SVCCTL_BASE_URL: app.baseUrl, ...run.env } });
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 const row = async () =>
   (
