@@ -78,6 +78,9 @@ export function connect(options: {
     };
     client.on('error', fail);
     client.on('ready', () => {
+      // Requests are small and answered one by one: Nagle's delay with the peer's delayed ACK would hold
+      // each for up to 40 ms (24 ms a 4 KiB file, 20 MB/s for a large one, measured).
+      client.setNoDelay(true);
       client.sftp((err, sftp) => {
         if (err) return fail(Object.assign(new Error('sftp'), { level: 'sftp' }));
         settled = true;
