@@ -43,7 +43,9 @@ beforeAll(async () => {
     signedIn(app, smtp, 'ro-stranger'),
   ]);
   orgId = (
-    await owner.api.organizationCreate({ body: { name: 'Roster', slug: `roster-${Date.now().toString(36)}` } })
+    await owner.api.organizationCreate({
+      body: { name: 'Roster', slug: `roster-${Date.now().toString(36)}` },
+    })
   ).id;
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: admin.userId, role: 'admin' } });
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: member.userId, role: 'member' } });
@@ -132,7 +134,9 @@ describe('the roster and the actions, seen from a real client', () => {
     const said: string[] = [];
     alice.on('messagestr', (m) => void said.push(m));
     const audits = (await auditEntries(app, orgId)).length;
-    expect(await act(owner, { kind: 'whisper', name: 'Alice', message: 'meet at spawn /op Mallory' })).toEqual({
+    expect(
+      await act(owner, { kind: 'whisper', name: 'Alice', message: 'meet at spawn /op Mallory' }),
+    ).toEqual({
       status: 'ok',
     });
     expect(await act(admin, { kind: 'broadcast', message: 'restart in 5' })).toEqual({ status: 'ok' });
@@ -212,7 +216,10 @@ describe('refusals', () => {
       { kind: 'broadcast', message: 'hi', name: 'Alice' },
       { kind: 'dance', name: 'Alice' },
     ]) {
-      expect(await outcome(act(owner, body as Action)), JSON.stringify(body)).toEqual([400, 'invalid-request']);
+      expect(await outcome(act(owner, body as Action)), JSON.stringify(body)).toEqual([
+        400,
+        'invalid-request',
+      ]);
     }
     const res = await fetch(
       `${app.baseUrl}/api/v2/service-instances/${game.serviceInstanceId}/game/roster?include=gamemode,health`,
@@ -225,7 +232,9 @@ describe('refusals', () => {
 
   it('answers a Member, a stranger, a product without a console and an unknown id with the same 404', async () => {
     const audits = (await auditEntries(app, orgId)).length;
-    const unknown = await outcome(act(owner, { kind: 'op', name: 'Alice' }, { ...game, serviceInstanceId: randomUUID() }));
+    const unknown = await outcome(
+      act(owner, { kind: 'op', name: 'Alice' }, { ...game, serviceInstanceId: randomUUID() }),
+    );
     expect(unknown).toEqual([404, 'not-found']);
     expect(await outcome(act(member, { kind: 'op', name: 'Mallory' }))).toEqual(unknown);
     expect(await outcome(act(stranger, { kind: 'op', name: 'Mallory' }))).toEqual(unknown);
@@ -249,11 +258,15 @@ describe('every degraded status', () => {
       await app.sql`update service_resources set address = ${row!.address} where id = ${game.primaryResourceId}`;
     }
   }
-  const spare = () => `127.${60 + Math.floor(Math.random() * 60)}.${Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
+  const spare = () =>
+    `127.${60 + Math.floor(Math.random() * 60)}.${Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
 
   async function againstPeer(behaviour: Partial<PeerBehaviour>) {
     const host = spare();
-    const peer = await startRconPeer({ password: '', reply: () => '', ...behaviour }, { host, port: RCON_PORT });
+    const peer = await startRconPeer(
+      { password: '', reply: () => '', ...behaviour },
+      { host, port: RCON_PORT },
+    );
     try {
       return await withUnitAt(host, async () => ({
         roster: await roster(owner),
@@ -266,7 +279,13 @@ describe('every degraded status', () => {
 
   it('unreachable: the unit runs but nothing accepts the connection', async () => {
     const answer = await withUnitAt(spare(), () => roster(owner));
-    expect(answer).toEqual({ status: 'unreachable', ...EMPTY, ops_unavailable: false, banned_unavailable: false, partial_list_format: false });
+    expect(answer).toEqual({
+      status: 'unreachable',
+      ...EMPTY,
+      ops_unavailable: false,
+      banned_unavailable: false,
+      partial_list_format: false,
+    });
   });
 
   it('auth_failed, protocol_error and parse_error from a server that answers so', async () => {
@@ -281,9 +300,19 @@ describe('every degraded status', () => {
     expect([prose.roster.status, prose.action.status]).toEqual(['parse_error', 'parse_error']);
     const other = await againstPeer({
       password,
-      reply: (c) => (c.startsWith('list') ? 'Online (1/10): Alice' : c.startsWith('op') ? 'Opped Alice' : 'There are no bans'),
+      reply: (c) =>
+        c.startsWith('list')
+          ? 'Online (1/10): Alice'
+          : c.startsWith('op')
+            ? 'Opped Alice'
+            : 'There are no bans',
     });
-    expect(other.roster).toMatchObject({ status: 'ok', online: [{ name: 'Alice', uuid: null }], max_players: 10, partial_list_format: true });
+    expect(other.roster).toMatchObject({
+      status: 'ok',
+      online: [{ name: 'Alice', uuid: null }],
+      max_players: 10,
+      partial_list_format: true,
+    });
   }, 60_000);
 
   it('timeout: a server that never answers', async () => {
@@ -301,6 +330,17 @@ describe('every degraded status', () => {
       expect(await act(owner, { kind: 'op', name: 'Alice' })).toEqual({ status: 'not_configured' });
     } finally {
       await app.sql`update catalog_products set workload_program = 'block-game' where slug = 'block-game'`;
+    }
+    // A workload never given an RCON password runs none either; asking makes none.
+    const [credential] = await app.sql`
+      delete from game_rcon_credentials where service_instance_id = ${game.serviceInstanceId} returning *`;
+    try {
+      expect((await roster(owner)).status).toBe('not_configured');
+      expect(
+        await app.sql`select 1 from game_rcon_credentials where service_instance_id = ${game.serviceInstanceId}`,
+      ).toEqual([]);
+    } finally {
+      await app.sql`insert into game_rcon_credentials ${app.sql(credential as Record<string, unknown>)}`;
     }
   });
 

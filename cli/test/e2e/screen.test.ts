@@ -4,25 +4,23 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, openScreenSocket } from '@svcplatform/sdk';
+import { openScreenSocket } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember } from '../../../test/admin-content/staff.js';
 import { RfbClient } from '../../../test/consoles/rfb.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { newAccount } from '../../../test/support/auth.js';
-import { provisionService, type Provisioned } from '../../../test/support/services.js';
+import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
 import { findProgram } from '../../../server/src/substrate/local/programs.js';
 import { waitUntil } from '../../../server/src/substrate/local/proc.js';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { CLI_BIN, ensureBuilt } from '../support/build.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
+import { runCli, type CliRun } from '../support/run-cli.js';
 
 const hasXvnc = findProgram('Xvnc') !== null;
 let app: TestApp;
 let smtp: TestSmtp;
-let home: ReturnType<typeof tempHome>;
+let home: CliServiceOwner['home'];
 let vps: Provisioned;
 let userId: string;
 
@@ -31,25 +29,11 @@ beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' }, gateway: true });
-  const [owner, staff] = await Promise.all([
-    newAccount(app, smtp, 'scr-cli-owner'),
-    staffMember(app, smtp, 'scr-cli-staff', ['manage_services']),
-  ]);
-  home = tempHome();
-  const { session } = owner;
-  userId = session.user.id;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  const projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Machines', slug: 'machines' } })
-  ).id;
-  vps = await provisionService(staff.elevated, { projectId, name: 'Box' });
+  const owner = await cliServiceOwner(app, smtp, 'scr-cli', {
+    name: 'Box',
+    project: { name: 'Machines', slug: 'machines' },
+  });
+  ({ home, userId, service: vps } = owner);
   const endpoint = join(app.substrateDir, 'units', vps.primaryResourceId, 'screen.json');
   expect(await waitUntil(() => existsSync(endpoint), 30_000)).toBe(true);
 }, 180_000);

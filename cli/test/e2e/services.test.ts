@@ -8,25 +8,24 @@
 // One app, one owner signed in for one saved profile, one VPS provisioned with the lead's helper; the
 // tests run in order and build on each other's state, and each spawns as few svcctl processes as it can.
 import { randomUUID } from 'node:crypto';
-import { createClient } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staffMember, type Staff } from '../../../test/admin-content/staff.js';
+import { type Staff } from '../../../test/admin-content/staff.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { newAccount } from '../../../test/support/auth.js';
-import { PRODUCTS, provisionService, type Provisioned } from '../../../test/support/services.js';
+import { PRODUCTS, type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { writeCredentials } from '../../src/credentials.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { OPERATION_FAILED } from '../../src/run-services.js';
 import { ensureBuilt } from '../support/build.js';
+import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
 import { converse, hasScript } from '../support/interactive.js';
-import { runCli, tempHome, type CliRun } from '../support/run-cli.js';
+import { runCli, type CliRun } from '../support/run-cli.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
 let staff: Staff;
 /** The owner's saved session, as `svcctl login` leaves it. */
-let home: ReturnType<typeof tempHome>;
+let home: CliServiceOwner['home'];
 let projectId: string;
 let friend: { id: string; name: string };
 let vps: Provisioned;
@@ -35,27 +34,16 @@ beforeAll(async () => {
   ensureBuilt();
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
-  const [owner, other, staffer] = await Promise.all([
-    newAccount(app, smtp, 'svc-owner'),
+  const [owner, other] = await Promise.all([
+    cliServiceOwner(app, smtp, 'svc', {
+      osImage: 'debian-12',
+      name: 'Web box',
+      project: { name: 'Servers', slug: 'servers' },
+    }),
     newAccount(app, smtp, 'svc-friend'),
-    staffMember(app, smtp, 'svc-staff', ['manage_services']),
   ]);
-  staff = staffer;
+  ({ home, staff, projectId, service: vps } = owner);
   friend = { id: other.session.user.id, name: other.session.user.name ?? '' };
-  home = tempHome();
-  const { session } = owner;
-  await writeCredentials(
-    'default',
-    { token: session.token, refresh_token: session.refresh_token, session_id: session.session_id },
-    home.SVCCTL_CONFIG_DIR,
-  );
-  const [personal] = await app.sql<{ id: string }[]>`
-    select id from organizations where personal_owner_id = ${session.user.id}`;
-  const api = createClient({ baseUrl: app.baseUrl, token: session.token, retries: 0 });
-  projectId = (
-    await api.projectCreate({ path: { id: personal!.id }, body: { name: 'Servers', slug: 'servers' } })
-  ).id;
-  vps = await provisionService(staff.elevated, { projectId, osImage: 'debian-12', name: 'Web box' });
 }, 180_000);
 afterAll(async () => {
   await app?.close();

@@ -1,7 +1,7 @@
 // The set-up of svcctl's service tests: a new account signed in to svcctl in a temporary home, a
 // project of its personal organization, and one service a staff member provisions there.
 import { createClient, type SvcClient } from '@svcplatform/sdk';
-import { staffMember } from '../../../test/admin-content/staff.js';
+import { staffMember, type Staff } from '../../../test/admin-content/staff.js';
 import type { TestApp } from '../../../test/support/app.js';
 import { newAccount } from '../../../test/support/auth.js';
 import { provisionService, type ProductSlug, type Provisioned } from '../../../test/support/services.js';
@@ -11,6 +11,10 @@ import { runCli, tempHome, type CliResult, type CliRun } from './run-cli.js';
 
 export interface CliServiceOwner {
   home: ReturnType<typeof tempHome>;
+  userId: string;
+  projectId: string;
+  /** The staff member who provisioned the service (its elevated session). */
+  staff: Staff;
   /** The owner's own SDK client (its session). */
   api: SvcClient;
   service: Provisioned;
@@ -22,7 +26,12 @@ export async function cliServiceOwner(
   app: TestApp,
   smtp: TestSmtp,
   label: string,
-  service: { productSlug: ProductSlug; name: string; project?: { name: string; slug: string } },
+  service: {
+    productSlug?: ProductSlug;
+    osImage?: string;
+    name: string;
+    project?: { name: string; slug: string };
+  },
 ): Promise<CliServiceOwner> {
   const [owner, staff] = await Promise.all([
     newAccount(app, smtp, `${label}-owner`),
@@ -43,10 +52,14 @@ export async function cliServiceOwner(
   const provisioned = await provisionService(staff.elevated, {
     projectId,
     productSlug: service.productSlug,
+    osImage: service.osImage,
     name: service.name,
   });
   return {
     home,
+    userId: session.user.id,
+    projectId,
+    staff,
     api,
     service: provisioned,
     svcctl: (args, run = {}) =>

@@ -29,6 +29,13 @@ export async function ensureRconPassword(
   }
 }
 
+/** The sealed password, or null when the service's workload was never given one (it runs no RCON). */
+export async function sealedRconPassword(db: Db, serviceId: string): Promise<string | null> {
+  const [row] = await db<{ password_sealed: string }[]>`
+    select password_sealed from game_rcon_credentials where service_instance_id = ${serviceId}`;
+  return row?.password_sealed ?? null;
+}
+
 export interface GameServiceRow {
   name: string;
   product_kind: string;

@@ -9,8 +9,7 @@ import { AUDIT_ACTION, auditTarget, commandOf, outcomeOf } from '../../games/blo
 import { emptyRoster, gatherRoster, rosterFailure, type Include } from '../../games/block/roster.js';
 import { RconError, type RconClient } from '../../games/rcon/client.js';
 import { RconPool } from '../../games/rcon/pool.js';
-import { gameService, primaryTarget, rconUnit } from '../../games/store.js';
-import { rconPassword } from '../../games/unit-env.js';
+import { gameService, primaryTarget, rconUnit, sealedRconPassword } from '../../games/store.js';
 import { RCON_PORT } from '../../workloads/block/version.js';
 import { productFeatures } from '../external-access/store.js';
 import { requireService, serviceNotFound } from '../services/access.js';
@@ -45,7 +44,11 @@ async function reachRcon(ctx: RequestContext, access: ServiceAccessRow): Promise
   if (!unit?.address || service.status !== 'running' || unit.unit_status !== 'running') {
     return { ok: false, status: 'server_offline' };
   }
-  const password = await rconPassword(ctx, service.id);
+  // Read, never made here: a password is made when the unit is given its environment, so a service
+  // without one runs no RCON (and a roster request never writes).
+  const sealed = await sealedRconPassword(ctx.sql, service.id);
+  if (!sealed) return { ok: false, status: 'not_configured' };
+  const password = await ctx.box.openText('rcon-password', sealed);
   const rcon = rconPool.client(service.id, { host: unit.address, port: RCON_PORT, password });
   return { ok: true, rcon, unitId: unit.unit_id, volumeId: unit.volume_id };
 }

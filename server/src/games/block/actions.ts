@@ -4,12 +4,11 @@
 // command; the checks are repeated here since a command line is where an unchecked newline would bite.
 import type { components } from '../../../../generated/api.js';
 import { UNKNOWN_COMMAND } from './replies.js';
+import { ITEM_ID, PLAYER_NAME } from './rules.js';
 
 export type GameAction = components['schemas']['GameActionRequest'];
 type Kind = GameAction['kind'];
 
-const NAME = /^[A-Za-z0-9_]{3,16}$/;
-const ITEM = /^[a-z0-9_.-]+:[a-z0-9_./-]+$/;
 // eslint-disable-next-line no-control-regex
 const MESSAGE = /^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,256}$/;
 
@@ -28,7 +27,7 @@ export const AUDIT_ACTION: Record<Kind, string> = {
 
 /** The command line of `action`. */
 export function commandOf(action: GameAction): string {
-  const name = 'name' in action ? checked(action.name, NAME) : '';
+  const name = 'name' in action ? checked(action.name, PLAYER_NAME) : '';
   const text = (s: string | undefined) => (s === undefined ? '' : ` ${checked(s, MESSAGE)}`);
   switch (action.kind) {
     case 'kick':
@@ -45,7 +44,7 @@ export function commandOf(action: GameAction): string {
     case 'give': {
       const count = action.count ?? 1;
       if (!Number.isInteger(count) || count < 1 || count > 64) throw new Error('count out of range');
-      return `give ${name} ${checked(action.item, ITEM)} ${count}`;
+      return `give ${name} ${checked(action.item, ITEM_ID)} ${count}`;
     }
     case 'broadcast':
       return `say${text(action.message)}`;

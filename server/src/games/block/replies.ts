@@ -1,6 +1,7 @@
 // Vanilla Minecraft's (1.13+) RCON replies, read back into the roster's fields (document 2 §2 "Game
 // roster"; DECISIONS.md §6 "Games"). A `list` reply that is not vanilla's is read permissively (the
 // names after its first colon) and flagged; one with no list at all is a parse error.
+import { GAME_MODES, type GameMode } from './rules.js';
 
 export interface OnlineList {
   players: { name: string; uuid: string | null }[];
@@ -82,8 +83,6 @@ export function parseOpsJson(text: string): { name: string }[] | null {
   return ops;
 }
 
-const MODES = ['survival', 'creative', 'adventure', 'spectator'] as const;
-export type GameMode = (typeof MODES)[number];
 
 const ENTITY_DATA = /^\S+ has the following entity data: (.*)$/s;
 
@@ -91,7 +90,7 @@ const ENTITY_DATA = /^\S+ has the following entity data: (.*)$/s;
 export function parseGameMode(reply: string): GameMode | null {
   const m = ENTITY_DATA.exec(reply.trim());
   const n = m ? Number(m[1]) : NaN;
-  return Number.isInteger(n) && n >= 0 && n < MODES.length ? MODES[n]! : null;
+  return Number.isInteger(n) && n >= 0 && n < GAME_MODES.length ? GAME_MODES[n]! : null;
 }
 
 /** `data get entity NAME Pos`: the coordinates, or null. */

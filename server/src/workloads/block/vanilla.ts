@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GAME_MODES, ITEM_ID, PLAYER_NAME, type GameMode } from '../../games/block/rules.js';
 
 /** What this file uses of a flying-squid player. */
 export interface SquidPlayer {
@@ -28,10 +29,7 @@ export interface SquidServer {
   commands: { use(command: string, ctx?: unknown, op?: boolean): Promise<unknown> };
 }
 
-const MODES = ['survival', 'creative', 'adventure', 'spectator'] as const;
 const MODE_TITLES = ['Survival Mode', 'Creative Mode', 'Adventure Mode', 'Spectator Mode'];
-const NAME = /^[A-Za-z0-9_]{3,16}$/;
-const ITEM = /^[a-z0-9_.-]+:[a-z0-9_./-]+$/;
 
 /** The UUID an offline-mode server gives a name (Java's UUID.nameUUIDFromBytes of "OfflinePlayer:name"). */
 export function offlineUuid(name: string): string {
@@ -114,7 +112,7 @@ export class VanillaCommands {
         return `There are ${names.length} of a max of ${this.maxPlayers} players online: ${names.join(', ')}`;
       }
       case 'op':
-        if (!a || !NAME.test(a)) return 'Unknown or incomplete command, see below for error';
+        if (!a || !PLAYER_NAME.test(a)) return 'Unknown or incomplete command, see below for error';
         if (this.#ops.some((o) => o.name.toLowerCase() === a.toLowerCase()))
           return 'Nothing changed. The player already is an operator';
         this.#ops.push({
@@ -141,7 +139,7 @@ export class VanillaCommands {
         return `Kicked ${player.username}: ${reason}`;
       }
       case 'ban': {
-        if (!a || !NAME.test(a)) return 'Unknown or incomplete command, see below for error';
+        if (!a || !PLAYER_NAME.test(a)) return 'Unknown or incomplete command, see below for error';
         if (this.#bans.some((x) => x.name.toLowerCase() === a.toLowerCase()))
           return 'Nothing changed. The player is already banned';
         const player = this.#player(a);
@@ -172,7 +170,7 @@ export class VanillaCommands {
         return [`There are ${this.#bans.length} ban(s):`, ...lines].join('\n');
       }
       case 'gamemode': {
-        const mode = MODES.indexOf((a ?? '') as (typeof MODES)[number]);
+        const mode = GAME_MODES.indexOf((a ?? '') as GameMode);
         const player = b ? this.#player(b) : undefined;
         if (mode < 0) return 'Unknown or incomplete command, see below for error';
         if (!player) return 'No player was found';
@@ -194,7 +192,7 @@ export class VanillaCommands {
         const player = a ? this.#player(a) : undefined;
         if (!player) return 'No player was found';
         const count = c === undefined ? 1 : Number(c);
-        if (!b || !ITEM.test(b) || !Number.isInteger(count) || count < 1 || count > 64)
+        if (!b || !ITEM_ID.test(b) || !Number.isInteger(count) || count < 1 || count > 64)
           return 'Unknown or incomplete command, see below for error';
         try {
           await this.serv.commands.use(
