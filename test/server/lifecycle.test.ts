@@ -114,6 +114,7 @@ it.skipIf(process.getuid?.() !== 0)('starts as an ordinary user too', { timeout:
     child.kill('SIGTERM');
     await exit;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    // The database's last writes (its postmaster lock, the stats file) can land while rm walks the tree.
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 });
