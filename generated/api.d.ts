@@ -3413,8 +3413,10 @@ export type paths = {
          *     PointerEvent, ClientCutText, QEMU key, SetDesktopSize and XVP messages; its screen updates flow as
          *     before). Owners, Admins and Members of the service's organization (for a token, `orders.manage`);
          *     anyone else, a product without a screen, a resource that is not the service's machine, and a
-         *     substrate without a framebuffer or edge gateway (the local substrate has one where Debian's
-         *     `tigervnc-standalone-server` is installed) all get the 404 of an unknown id. A suspended or ended
+         *     substrate without a framebuffer or edge gateway all get the 404 of an unknown id. The local
+         *     substrate always has one: a real Xvnc (Debian's `tigervnc-standalone-server`) where installed, else
+         *     an RFB server built into the machine's agent that draws its text console in an 8x13 bitmap font
+         *     (640x390, Raw encoding, any true-colour pixel format) and takes the holder's keys at its prompt. A suspended or ended
          *     service is 422 `subscription-not-serviceable`; a stopped one has no screen: 404 `not-found` whose
          *     detail says so.
          *

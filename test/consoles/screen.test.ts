@@ -327,26 +327,3 @@ describe.skipIf(!hasXvnc)('refusals', () => {
     expect(await screenTickets()).toBe(tickets);
   });
 });
-
-describe('without Xvnc on the host', () => {
-  it('has no framebuffer: every screen route is the 404 of an unknown id and nothing changes', async () => {
-    lapse();
-    const row = await holdRow();
-    const tickets = await screenTickets();
-    const unknown = await outcome(
-      owner.api.screenTicketCreate({ path: { id: randomUUID(), resource_id: vps.primaryResourceId }, query: {} }),
-    );
-    const path = process.env.PATH;
-    // A PATH with none of the host's programs: Xvnc is not installed as far as the substrate can tell.
-    process.env.PATH = join(app.substrateDir, 'no-programs');
-    try {
-      expect(await outcome(ticketOf(owner, true))).toEqual(unknown);
-      expect(await outcome(refresh(owner, 'any'))).toEqual(unknown);
-      expect(await outcome(release(owner, 'any'))).toEqual(unknown);
-    } finally {
-      process.env.PATH = path;
-    }
-    expect(await holdRow()).toEqual(row);
-    expect(await screenTickets()).toBe(tickets);
-  });
-});

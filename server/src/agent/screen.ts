@@ -19,6 +19,7 @@ import { runsWithArg, signal, waitUntil } from '../substrate/local/proc.js';
 import { findProgram } from '../substrate/local/programs.js';
 import { readScreenEndpoint, SCREEN_SOCKET, type ScreenEndpoint } from '../substrate/local/screen.js';
 import type { AgentLog } from './log.js';
+import { startTextScreen } from './text-screen.js';
 
 export const SCREEN_GEOMETRY = { width: 1024, height: 768 };
 const START_TIMEOUT_MS = 15_000;
@@ -27,14 +28,18 @@ export interface MachineScreen {
   close(): Promise<void>;
 }
 
-/** Starts the machine's Xvnc and its console window; null when Xvnc is not installed or cannot start. */
+/**
+ * Starts the machine's Xvnc and its console window, or the built-in text screen where Xvnc is not
+ * installed (text-screen.ts; the local substrate's `framebuffer` capability says which); null when Xvnc
+ * is installed but cannot start.
+ */
 export async function startMachineScreen(
   machine: { id: string; unitDir: string; consoleText: string },
   log: AgentLog,
 ): Promise<MachineScreen | null> {
-  const xvnc = findProgram('Xvnc');
-  if (!xvnc) return null;
   await endOrphanScreen(machine.unitDir);
+  const xvnc = findProgram('Xvnc');
+  if (!xvnc) return startTextScreen(machine, log);
   const dir = await mkdtemp(join(tmpdir(), 'svc-screen-'));
   const socketPath = join(dir, SCREEN_SOCKET);
   const authority = join(dir, 'xauthority');

@@ -85,7 +85,7 @@ export class RfbClientParser {
 }
 
 /** A client message's length from its first bytes (null: not enough of them yet). */
-function messageLength(b: Buffer): number | null {
+export function messageLength(b: Buffer): number | null {
   const need = (n: number) => b.length >= n;
   switch (b[0]) {
     case 0: // SetPixelFormat

@@ -15,7 +15,8 @@ export interface SubstrateCapabilities {
   gateway: boolean;
   /**
    * How a machine's screen is shown: `xvnc` a real X server (Debian's tigervnc-standalone-server), `text`
-   * the gateway's own RFB server drawing the machine's text console, false none (the screen routes 404).
+   * the RFB server built into the machine's agent drawing its text console, false none (the screen routes
+   * 404).
    */
   framebuffer: false | 'xvnc' | 'text';
 }

@@ -1,0 +1,236 @@
+// The built-in text screen (DECISIONS.md §6 "Screen": "otherwise a built-in RFB server that draws the
+// machine's text console"), run with Xvnc hidden from PATH, as on a host without Debian's
+// tigervnc-standalone-server: the capability says `text`, the machine's agent serves RFB 3.8 through the
+// gateway as noVNC speaks it, the Raw framebuffer's glyph cells read back as the machine's console text,
+// the holder's keys reach the console's prompt and a watcher's are dropped.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type WebSocket from 'ws';
+import { openScreenSocket } from '@svcplatform/sdk';
+import { staffMember } from '../admin-content/staff.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { signedIn, type Caller } from '../support/organizations.js';
+import { provisionService, type Provisioned } from '../support/services.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { FONT, GLYPHS } from '../../server/src/agent/text-font.js';
+import { localCapabilities } from '../../server/src/substrate/local/capabilities.js';
+import { findProgram } from '../../server/src/substrate/local/programs.js';
+import { waitUntil } from '../../server/src/substrate/local/proc.js';
+import { pathWithout } from './hidden-programs.js';
+import { ENCODING_RAW, RfbClient, type Rect } from './rfb.js';
+
+const COLUMNS = 80;
+const ROWS = 30;
+const KEY_RETURN = 0xff0d;
+const KEY_BACKSPACE = 0xff08;
+
+let app: TestApp;
+let smtp: TestSmtp;
+let owner: Caller;
+let member: Caller;
+let vps: Provisioned;
+const sockets: WebSocket[] = [];
+
+beforeAll(async () => {
+  // Before the app starts: its capabilities and the agents it spawns see this PATH.
+  process.env.PATH = await pathWithout(['Xvnc']);
+  smtp = await startTestSmtp();
+  app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' }, gateway: true });
+  const staff = await staffMember(app, smtp, 'txt-staff', ['manage_services']);
+  [owner, member] = await Promise.all([signedIn(app, smtp, 'txt-owner'), signedIn(app, smtp, 'txt-member')]);
+  const orgId = (
+    await owner.api.organizationCreate({ body: { name: 'Text', slug: `text-${Date.now().toString(36)}` } })
+  ).id;
+  await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: member.userId, role: 'member' } });
+  const projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Main', slug: 'main' } })
+  ).id;
+  vps = await provisionService(staff.elevated, { projectId, name: 'Machine' });
+  const endpoint = join(app.substrateDir, 'units', vps.primaryResourceId, 'screen.json');
+  expect(await waitUntil(() => existsSync(endpoint), 30_000)).toBe(true);
+}, 120_000);
+afterAll(async () => {
+  for (const ws of sockets) ws.terminate();
+  await app?.close();
+  await smtp?.close();
+});
+
+const path = () => ({ id: vps.serviceInstanceId, resource_id: vps.primaryResourceId });
+
+async function openScreen(caller: Caller, force = true): Promise<RfbClient> {
+  const ws = await openScreenSocket(await caller.api.screenTicketCreate({ path: path(), query: { force } }));
+  sockets.push(ws);
+  return new RfbClient(ws);
+}
+
+/** The 13 row bytes of the cell at (column, row) of a full-screen 32-bit rectangle: lit where not black. */
+function cellBits(rect: Rect, column: number, row: number, bytesPerPixel = 4): number[] {
+  const bits: number[] = [];
+  for (let line = 0; line < FONT.height; line += 1) {
+    let byte = 0;
+    for (let x = 0; x < FONT.width; x += 1) {
+      const px = column * FONT.width + x;
+      const py = row * FONT.height + line - rect.y;
+      const at = (py * rect.width + px) * bytesPerPixel;
+      if (rect.data.subarray(at, at + bytesPerPixel).some((b) => b !== 0)) byte |= 0x80 >> x;
+    }
+    bits.push(byte);
+  }
+  return bits;
+}
+
+/** The glyph a cell shows ('?' when it matches none; a cursor cell is the glyph inverted). */
+function glyphOf(bits: number[]): { char: string; inverted: boolean } {
+  for (const inverted of [false, true]) {
+    const want = inverted ? bits.map((b) => ~b & 0xff) : bits;
+    for (let code = FONT.first; code <= FONT.last; code += 1) {
+      const glyph = GLYPHS.subarray((code - FONT.first) * FONT.height, (code - FONT.first + 1) * FONT.height);
+      if (want.every((b, i) => b === glyph[i])) return { char: String.fromCharCode(code), inverted };
+    }
+  }
+  return { char: '?', inverted: false };
+}
+
+/** The screen's rows of text read from a rectangle of whole rows, trailing spaces cut; and the cursor. */
+function readText(rect: Rect, bytesPerPixel = 4): { lines: string[]; cursor: [number, number] | null } {
+  const lines: string[] = [];
+  let cursor: [number, number] | null = null;
+  for (let row = rect.y / FONT.height; row < (rect.y + rect.height) / FONT.height; row += 1) {
+    let line = '';
+    for (let column = 0; column < rect.width / FONT.width; column += 1) {
+      const cell = glyphOf(cellBits(rect, column, row, bytesPerPixel));
+      if (cell.inverted) cursor = [column, row];
+      line += cell.char;
+    }
+    lines.push(line.trimEnd());
+  }
+  return { lines, cursor };
+}
+
+async function fullScreen(rfb: RfbClient): Promise<Rect> {
+  rfb.requestUpdate(false, 0, 0, COLUMNS * FONT.width, ROWS * FONT.height);
+  const [rect] = await rfb.readUpdate();
+  return rect!;
+}
+
+function type(rfb: RfbClient, text: string): void {
+  for (const char of text) rfb.key(char.charCodeAt(0));
+}
+
+describe('a machine screen without Xvnc', () => {
+  it('is the text framebuffer: RFB 3.8, security None, 640x390 at 32 bits', async () => {
+    expect(findProgram('Xvnc')).toBeNull();
+    expect(localCapabilities().framebuffer).toBe('text');
+    const rfb = await openScreen(owner);
+    const init = await rfb.handshake(false);
+    expect(init).toEqual({
+      version: 'RFB 003.008\n',
+      securityTypes: [1],
+      securityResult: 0,
+      width: COLUMNS * FONT.width,
+      height: ROWS * FONT.height,
+      bitsPerPixel: 32,
+      name: `machine ${vps.primaryResourceId}`,
+    });
+    rfb.ws.close();
+  });
+
+  it("draws the machine's console: the glyph cells of a Raw update read back as its text", async () => {
+    const rfb = await openScreen(owner);
+    await rfb.handshake();
+    rfb.setEncodings([ENCODING_RAW]);
+    const rect = await fullScreen(rfb);
+    expect([rect.x, rect.y, rect.width, rect.height, rect.encoding]).toEqual([0, 0, 640, 390, ENCODING_RAW]);
+    const { lines, cursor } = readText(rect);
+    expect(lines[0]).toBe(`machine ${vps.primaryResourceId} (local substrate)`);
+    expect(lines[1]).toMatch(/^image: \S+/);
+    const prompt = lines.findIndex((l) => l.startsWith('login:'));
+    expect(prompt).toBeGreaterThan(1);
+    // Nothing typed yet: the cursor waits just after the prompt.
+    expect(cursor).toEqual(['login: '.length, prompt]);
+    // A region asked for alone comes alone.
+    rfb.requestUpdate(false, 8, 13, 16, 26);
+    const [part] = await rfb.readUpdate();
+    expect([part!.x, part!.y, part!.width, part!.height]).toEqual([8, 13, 16, 26]);
+    expect(part!.data.length).toBe(16 * 26 * 4);
+    rfb.ws.close();
+  });
+
+  it("takes the holder's keys at the prompt and sends the changed rows to an incremental request", async () => {
+    const rfb = await openScreen(owner);
+    await rfb.handshake();
+    const before = readText(await fullScreen(rfb));
+    const prompt = before.lines.findIndex((l) => l.startsWith('login:'));
+    rfb.requestUpdate(true, 0, 0, 640, 390);
+    type(rfb, 'roox');
+    rfb.key(KEY_BACKSPACE);
+    type(rfb, 't');
+    // Each key's rows come as they change; the screen then shows the line as typed.
+    let after = before;
+    for (;;) {
+      const [rect] = await rfb.readUpdate();
+      const band = readText(rect!);
+      after = {
+        lines: after.lines.map((l, i) => band.lines[i - rect!.y / FONT.height] ?? l),
+        cursor: band.cursor ?? after.cursor,
+      };
+      if (after.lines[prompt] === 'login: root') break;
+      rfb.requestUpdate(true, 0, 0, 640, 390);
+    }
+    expect(after.cursor).toEqual(['login: root'.length, prompt]);
+    rfb.key(KEY_RETURN);
+    const screen = readText(await fullScreen(rfb));
+    expect(screen.lines[prompt]).toBe('login: root');
+    expect(screen.lines[prompt + 1]).toMatch(/no operating system to log in to/);
+    expect(screen.lines[prompt + 2]).toBe('login:');
+    rfb.ws.close();
+  });
+
+  it('honours the pixel format a client sets (16-bit RGB565, as a thin client may ask)', async () => {
+    const rfb = await openScreen(owner);
+    await rfb.handshake();
+    const format = Buffer.alloc(20);
+    format[0] = 0;
+    format.set([16, 16, 0, 1], 4);
+    format.writeUInt16BE(31, 8);
+    format.writeUInt16BE(63, 10);
+    format.writeUInt16BE(31, 12);
+    format.set([11, 5, 0], 14);
+    rfb.send(format);
+    rfb.bitsPerPixel = 16;
+    const rect = await fullScreen(rfb);
+    expect(rect.data.length).toBe(640 * 390 * 2);
+    expect(readText(rect, 2).lines[0]).toBe(`machine ${vps.primaryResourceId} (local substrate)`);
+    // The foreground #c0c0c0 in RGB565, little-endian.
+    const lit = new Set<number>();
+    for (let i = 0; i < rect.data.length; i += 2) lit.add(rect.data.readUInt16LE(i));
+    const grey = (max: number) => Math.round((0xc0 * max) / 255);
+    expect([...lit].sort((a, b) => a - b)).toEqual([0, (grey(31) << 11) | (grey(63) << 5) | grey(31)]);
+    rfb.ws.close();
+  });
+
+  it("drops a watcher's keys: only the holder types on the console", async () => {
+    // The owner's ticket is taken over before its socket opens: that socket watches from its first byte.
+    const watcherTicket = await owner.api.screenTicketCreate({ path: path(), query: { force: true } });
+    const holderTicket = await member.api.screenTicketCreate({ path: path(), query: { force: true } });
+    const watcher = new RfbClient(await openScreenSocket(watcherTicket));
+    const holder = new RfbClient(await openScreenSocket(holderTicket));
+    sockets.push(watcher.ws, holder.ws);
+    await watcher.handshake();
+    await holder.handshake();
+    const prompt = readText(await fullScreen(holder)).lines.findIndex((l) => l === 'login:');
+    expect(prompt).toBeGreaterThan(1);
+    // The watcher's key, then an update of its own: the console read everything sent before it.
+    type(watcher, 'w');
+    expect(readText(await fullScreen(watcher)).lines[prompt]).toBe('login:');
+    type(holder, 'h');
+    expect(readText(await fullScreen(holder)).lines[prompt]).toBe('login: h');
+    // The watcher still watches: it sees the holder's key.
+    expect(readText(await fullScreen(watcher)).lines[prompt]).toBe('login: h');
+    holder.key(KEY_BACKSPACE);
+    expect(watcher.ws.readyState).toBe(watcher.ws.OPEN);
+    watcher.ws.close();
+    holder.ws.close();
+  });
+});
