@@ -49,10 +49,21 @@ export interface ConsoleReport {
 }
 
 /** Runs `role` of this file in a process of its own (as the agent and the gateway run), once it says ready. */
-async function peer(role: string[]): Promise<{ line: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...role], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export async function peer(
+  role: string[],
+  flags: string[] = [],
+): Promise<{ line: string; close(): Promise<void> }> {
+  // BENCH_CPU_PROF=DIR: each peer writes a V8 CPU profile there as it exits (where the time goes).
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [...flags, ...profile, '--import', 'tsx', fileURLToPath(import.meta.url), ...role],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
   return {
     line,
@@ -66,7 +77,7 @@ async function peer(role: string[]): Promise<{ line: string; close(): Promise<vo
 }
 
 /** A unit directory whose hub holds `command`'s stdin/stdout, as the agent holds a workload's. */
-async function startUnit(command: string[]): Promise<{ dir: string; close(): Promise<void> }> {
+export async function startUnit(command: string[]): Promise<{ dir: string; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-bench-console-'));
   const unit = await peer(['unit', dir, ...command]);
   return {
@@ -78,8 +89,9 @@ async function startUnit(command: string[]): Promise<{ dir: string; close(): Pro
   };
 }
 
-async function startBridge(unitDir: string): Promise<{ url: string; close(): Promise<void> }> {
-  const bridge = await peer(['bridge', unitDir]);
+/** The gateway's part in a process of its own; with `--expose-gc`, so its memory can be read after a GC. */
+export async function startBridge(unitDir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const bridge = await peer(['bridge', unitDir], ['--expose-gc']);
   return { url: bridge.line, close: () => bridge.close() };
 }
 
@@ -108,7 +120,12 @@ async function runUnit(dir: string, command: string[]): Promise<void> {
 /** The gateway's part: as the gateway, it opens the console before the upgrade completes. */
 async function runBridge(unitDir: string): Promise<void> {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  const server = createServer();
+  // GET /memory: the process's memory after a full GC (the viewers bench, console-viewers.ts).
+  const server = createServer((req, res) => {
+    if (req.url !== '/memory') return void res.writeHead(404).end();
+    (globalThis as { gc?: () => void }).gc?.();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(process.memoryUsage()));
+  });
   server.on('upgrade', (req, socket, head) => {
     void openConsole(unitDir).then((stream) => {
       if (!stream) return socket.destroy();

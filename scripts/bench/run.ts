@@ -8,7 +8,7 @@
 // poll under load on the local substrate (scripts/bench/services.ts), and the local edge's forwarding
 // and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
-// (scripts/bench/console.ts), and the confined file layer per operation against plain fs calls
+// (scripts/bench/console.ts; its RSS per idle viewer, scripts/bench/console-viewers.ts), and the confined file layer per operation against plain fs calls
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
 // (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
 // time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
@@ -924,7 +924,10 @@ async function backupsSection(): Promise<void> {
   }
 }
 
-/** scripts/bench/console.ts: console throughput and keystroke round trip against a direct pipe. */
+/**
+ * scripts/bench/console.ts: console throughput and keystroke round trip against a direct pipe; and
+ * scripts/bench/console-viewers.ts: the gateway's RSS per idle attached viewer (reported).
+ */
 async function consoleSection(): Promise<void> {
   lines.push('The command console through the gateway (scripts/bench/console.ts)');
   try {
@@ -935,6 +938,13 @@ async function consoleSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('console (not measured)');
+  }
+  try {
+    const { describeViewers, measureViewers } = await import('./console-viewers.js');
+    lines.push(...describeViewers(await measureViewers()));
+  } catch (err) {
+    lines.push(`  idle viewers not measured: ${firstLine(err)}`);
+    missed.push('console viewers (not measured)');
   }
 }
 
