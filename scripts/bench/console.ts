@@ -12,6 +12,13 @@
 // hub (the agent's part) and the bridge (the gateway's part) run in processes of their own, as in the
 // platform: four busy processes against the direct pipe's two. First runs (2 cores shared with other
 // work): 154 MiB/s against 742 MiB/s direct, 0.21 of direct, below the floor; keystroke p99 added 3.9 ms.
+// Profiled (BENCH_CPU_PROF=DIR): the agent's largest cost was copying every byte into the scrollback
+// ring, the gateway's the TCP writes to the viewer, the viewer's ws reassembling frames. The scrollback
+// now keeps the chunks themselves, the hub corks each viewer's socket for one event-loop turn and the
+// bridge sends a turn's reads as one frame: main's bench and this one alternated three times in one
+// session (load average ~15 on 2 cores), 0.19-0.25 of direct before (median 0.21), 0.27-0.39 after
+// (median 0.31; one run at 0.21 under a burst), still below the floor with four busy processes against
+// the direct pipe's two; keystroke p99 added stayed within noise.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';

@@ -41,43 +41,35 @@ export interface ConsoleHub {
   close(): Promise<void>;
 }
 
-/** A ring of the last `capacity` bytes, and whether anything older was dropped. */
+/**
+ * The last `capacity` bytes, and whether anything older was dropped. It keeps the output's own chunks
+ * (each read from the workload is a buffer of its own, never reused) instead of copying them into a
+ * ring: at full speed that copy of every byte was the agent's largest cost (scripts/bench/console.ts).
+ */
 export class Scrollback {
-  #buf: Buffer;
-  #start = 0;
+  #chunks: Buffer[] = [];
   #length = 0;
   truncated = false;
-  constructor(readonly capacity = SCROLLBACK_BYTES) {
-    this.#buf = Buffer.alloc(capacity);
-  }
+  constructor(readonly capacity = SCROLLBACK_BYTES) {}
   push(chunk: Buffer): void {
-    if (chunk.length >= this.capacity) {
-      chunk.copy(this.#buf, 0, chunk.length - this.capacity);
-      this.truncated ||= this.#length > 0 || chunk.length > this.capacity;
-      this.#start = 0;
-      this.#length = this.capacity;
-      return;
-    }
-    const overflow = this.#length + chunk.length - this.capacity;
-    if (overflow > 0) {
-      this.#start = (this.#start + overflow) % this.capacity;
-      this.#length -= overflow;
+    if (chunk.length === 0) return;
+    this.#chunks.push(chunk);
+    this.#length += chunk.length;
+    while (this.#length - this.#chunks[0]!.length >= this.capacity) {
+      this.#length -= this.#chunks.shift()!.length;
       this.truncated = true;
     }
-    const end = (this.#start + this.#length) % this.capacity;
-    const first = Math.min(chunk.length, this.capacity - end);
-    chunk.copy(this.#buf, end, 0, first);
-    if (first < chunk.length) chunk.copy(this.#buf, 0, first);
-    this.#length += chunk.length;
+    if (this.#length > this.capacity) {
+      const over = this.#length - this.capacity;
+      // A view, not a copy: what it holds beyond the capacity is at most one chunk.
+      this.#chunks[0] = this.#chunks[0]!.subarray(over);
+      this.#length -= over;
+      this.truncated = true;
+    }
   }
   /** What a viewer attaching now first receives. */
   replay(): Buffer {
-    const end = this.#start + this.#length;
-    const body =
-      end <= this.capacity
-        ? this.#buf.subarray(this.#start, end)
-        : Buffer.concat([this.#buf.subarray(this.#start), this.#buf.subarray(0, end - this.capacity)]);
-    return this.truncated ? Buffer.concat([SOFT_RESET, body]) : Buffer.from(body);
+    return Buffer.concat(this.truncated ? [SOFT_RESET, ...this.#chunks] : this.#chunks);
   }
 }
 
@@ -158,9 +150,22 @@ export async function startConsoleHub(unitDir: string): Promise<ConsoleHub> {
   const endpoint: ConsoleEndpoint = { name, key: key.toString('hex') };
   await writeJsonAtomic(join(unitDir, UNIT_FILES.console), endpoint, 0o600);
 
+  // Output read in one turn of the event loop leaves in one write per viewer (corked until the next
+  // turn): fewer system calls here and fewer, larger reads in the gateway.
+  let corked: Socket[] = [];
+  const uncork = () => {
+    for (const viewer of corked) viewer.uncork();
+    corked = [];
+  };
+
   return {
     output(chunk) {
       scrollback.push(chunk);
+      if (corked.length === 0 && viewers.size > 0) {
+        corked = [...viewers];
+        for (const viewer of corked) viewer.cork();
+        setImmediate(uncork);
+      }
       for (const viewer of viewers) {
         if (viewer.write(chunk) || viewer.writableLength < VIEWER_HIGH_WATER || stalled.has(viewer)) continue;
         stalled.set(

@@ -8,6 +8,8 @@ import { CLOSE } from './close-codes.js';
 /** Output waits while this much is queued for the viewer, and goes on below the low mark. */
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
+/** The largest frame a turn's reads are gathered into. */
+const BATCH_BYTES = 256 * 1024;
 
 /**
  * Sends what `stream` gives to `ws` as binary frames, pausing the stream while more than `highWater`
@@ -27,16 +29,32 @@ export function forwardOutput(
       stream.resume();
     }
   };
-  stream.on('data', (chunk: Buffer) => {
+  // What arrives in one turn of the event loop leaves as one frame (up to BATCH_BYTES): one header and
+  // one write instead of one per read, and fewer messages for the viewer to take apart.
+  let batch: Buffer[] = [];
+  let batched = 0;
+  const flush = () => {
+    if (batch.length === 0) return;
+    const message = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+    batch = [];
+    batched = 0;
     if (ws.readyState !== ws.OPEN) return;
-    ws.send(chunk, { binary: true }, sent);
+    ws.send(message, { binary: true }, sent);
     if (!paused && ws.bufferedAmount > highWater) {
       paused = true;
       stream.pause();
     }
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (batch.length === 0) setImmediate(flush);
+    batch.push(chunk);
+    batched += chunk.length;
+    if (batched >= BATCH_BYTES) flush();
   });
   stream.on('error', () => undefined);
   stream.once('close', () => {
+    flush();
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE.ended, ended);
   });
 }
