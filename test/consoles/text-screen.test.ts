@@ -2,14 +2,22 @@
 // machine's text console"), run with Xvnc hidden from PATH, as on a host without Debian's
 // tigervnc-standalone-server: the capability says `text`, the machine's agent serves RFB 3.8 through the
 // gateway as noVNC speaks it, the Raw framebuffer's glyph cells read back as the machine's console text,
-// the holder's keys reach the console's prompt and a watcher's are dropped.
+// the holder's keys reach the console's prompt and a watcher's are dropped; and noVNC itself, in a real
+// Chromium, connects, draws the console and types on it.
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join, normalize } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { openScreenSocket } from '@svcplatform/sdk';
 import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { findChromium } from '../support/browser.js';
 import { signedIn, type Caller } from '../support/organizations.js';
 import { provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -31,12 +39,57 @@ let owner: Caller;
 let member: Caller;
 let vps: Provisioned;
 const sockets: WebSocket[] = [];
+let pages: Server;
+let origin: string;
+
+/** noVNC's own files (its ES modules, as a page loads them) and a page that connects with its RFB class. */
+const NOVNC = dirname(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')));
+const PAGE = `<!doctype html><div id="screen"></div><script type="module">
+import RFB from '/novnc/core/rfb.js';
+window.openScreen = (url, protocols) => new Promise((resolve, reject) => {
+  const rfb = new RFB(document.getElementById('screen'), url, { wsProtocols: protocols, shared: true });
+  rfb.addEventListener('connect', () => resolve(true));
+  rfb.addEventListener('disconnect', (e) => reject(new Error('disconnected: ' + JSON.stringify(e.detail))));
+  window.rfb = rfb;
+});
+/** Pixels of the console's foreground grey on noVNC's canvas. */
+window.litPixels = () => {
+  const canvas = document.querySelector('#screen canvas');
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let lit = 0;
+  for (let i = 0; i < data.length; i += 4) if (data[i] === 0xc0 && data[i + 1] === 0xc0 && data[i + 2] === 0xc0) lit += 1;
+  return { lit, width: canvas.width, height: canvas.height };
+};
+</script>`;
+
+async function startPages(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://page');
+    if (url.pathname === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    const file = normalize(join(NOVNC, url.pathname.replace(/^\/novnc\//, '')));
+    if (!url.pathname.startsWith('/novnc/') || !file.startsWith(`${NOVNC}/`) || !file.endsWith('.js'))
+      return void res.writeHead(404).end();
+    readFile(file).then(
+      (body) => res.writeHead(200, { 'content-type': 'text/javascript' }).end(body),
+      () => res.writeHead(404).end(),
+    );
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server;
+}
 
 beforeAll(async () => {
   // Before the app starts: its capabilities and the agents it spawns see this PATH.
   process.env.PATH = await pathWithout(['Xvnc']);
   smtp = await startTestSmtp();
-  app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' }, gateway: true });
+  pages = await startPages();
+  origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  // The page's origin is one the gateway accepts a browser's WebSocket from.
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', ALLOWED_ORIGINS: origin },
+    gateway: true,
+  });
   const staff = await staffMember(app, smtp, 'txt-staff', ['manage_services']);
   [owner, member] = await Promise.all([signedIn(app, smtp, 'txt-owner'), signedIn(app, smtp, 'txt-member')]);
   const orgId = (
@@ -54,6 +107,8 @@ afterAll(async () => {
   for (const ws of sockets) ws.terminate();
   await app?.close();
   await smtp?.close();
+  pages?.closeAllConnections();
+  pages?.close();
 });
 
 const path = () => ({ id: vps.serviceInstanceId, resource_id: vps.primaryResourceId });
@@ -232,5 +287,60 @@ describe('a machine screen without Xvnc', () => {
     expect(watcher.ws.readyState).toBe(watcher.ws.OPEN);
     watcher.ws.close();
     holder.ws.close();
+  });
+});
+
+const CHROMIUM = findChromium();
+
+/** What PAGE puts on `window`. */
+interface NoVncPage {
+  openScreen(url: string, protocols: readonly string[]): Promise<boolean>;
+  litPixels(): { lit: number; width: number; height: number };
+  rfb: { sendKey(keysym: number, code: string): void };
+}
+
+describe.skipIf(!CHROMIUM)('noVNC on the text screen', () => {
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('connects, draws the console on its canvas and types at the prompt', async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM! });
+    const page = await browser.newPage();
+    await page.goto(`${origin}/`);
+    const ticket = await owner.api.screenTicketCreate({ path: path(), query: { force: true } });
+    expect(
+      await page.evaluate(([url, protocols]) => (window as unknown as NoVncPage).openScreen(url, protocols), [
+        ticket.url,
+        ticket.protocols,
+      ] as const),
+    ).toBe(true);
+    const litPixels = () => page.evaluate(() => (window as unknown as NoVncPage).litPixels());
+    // noVNC sized its canvas from ServerInit and drew the console's text in its grey.
+    await expect.poll(async () => (await litPixels()).lit, { timeout: 15_000 }).toBeGreaterThan(500);
+    const before = await litPixels();
+    expect([before.width, before.height]).toEqual([COLUMNS * FONT.width, ROWS * FONT.height]);
+    // Keys as noVNC sends them: the prompt grows by the glyphs of "ab".
+    await page.evaluate(() => {
+      (window as unknown as NoVncPage).rfb.sendKey(0x61, 'KeyA');
+      (window as unknown as NoVncPage).rfb.sendKey(0x62, 'KeyB');
+    });
+    const glyphPixels = (char: string) => {
+      const at = (char.charCodeAt(0) - FONT.first) * FONT.height;
+      return [...GLYPHS.subarray(at, at + FONT.height)].reduce(
+        (n, b) => n + b.toString(2).split('1').length - 1,
+        0,
+      );
+    };
+    // The cursor (a full cell) moves two cells on: its pixel count is the same before and after.
+    await expect
+      .poll(async () => (await litPixels()).lit, { timeout: 15_000 })
+      .toBe(before.lit + glyphPixels('a') + glyphPixels('b'));
+    // The same console, read through the gateway with this file's own client: the prompt shows the keys.
+    const rfb = await openScreen(owner);
+    await rfb.handshake();
+    expect(readText(await fullScreen(rfb)).lines).toContain('login: ab');
+    rfb.ws.close();
   });
 });
