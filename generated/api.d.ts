@@ -2693,6 +2693,94 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/domain-connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List domain connect links
+         * @description Members of the service's organization (a token needs `services.read`). A product without Domain Connect
+         *     (the catalog's `domain_connect` feature: the block game), someone else's and an unknown id all get the
+         *     404 of an unknown id. 501 `capability-not-available` while the deployment's `domain_connect`
+         *     capability is off (CAPABILITIES), for every service alike.
+         */
+        get: operations["domainConnectList"];
+        put?: never;
+        /**
+         * Discover the DNS provider and link a domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else and the services the list
+         *     404s for get the 404 of an unknown id. Never writes DNS: discovers the domain's DNS provider
+         *     (`_domainconnect.<domain>` TXT through `DNS_SERVERS`, then the provider's `/v2/{domain}/settings`
+         *     over https; a provider on a non-public address only inside `DOMAIN_CONNECT_ALLOWED_NETWORKS`, and
+         *     then over http; resolved once and connected to at the address checked; no redirect followed), asks
+         *     its `urlAPI` whether it holds the platform's template (`template_confirmed`), and answers the
+         *     `pending` link with its `apply_url`. Refusals, 422 `domain-connect-refused` with `details`:
+         *     `platform_domain` (the domain is, is under or is above `PLATFORM_DOMAIN` or a parent domain of game
+         *     subdomains), `already_linked` (this service has a link of this domain and host; another service's
+         *     link of the same name does not refuse it, so no one can hold a name they cannot prove),
+         *     `no_primary_allocation`, `no_discovery_record` (no `_domainconnect` TXT: the provider does not offer
+         *     Domain Connect), `provider_address_refused` (its API is on a non-public address outside the allowed
+         *     networks, or public over http), `provider_unreachable`, `invalid_settings`, `no_synchronous_flow`
+         *     (its settings have no `urlSyncUX`). 422 `domain-connect-limit-reached` (`details.limit` 20) when the
+         *     service holds 20 links, decided under the service row's lock, so parallel requests cannot pass it.
+         *     422 `subscription-not-serviceable` while suspended or ended. Audited as `domain_connect.linked`.
+         */
+        post: operations["domainConnectLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/domain-connect/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a domain connect link
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's link or an unknown id
+         *     is 404. Nothing is cleaned at the DNS provider: the customer removes the record there. Audited as
+         *     `domain_connect.released`.
+         */
+        delete: operations["domainConnectRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/domain-connect/{link_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain connect link
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's link or an unknown id
+         *     is 404. Looks up `SRV _minecraft._tcp.<hostname>` live through `DNS_SERVERS`: a record pointing at
+         *     `srv_target:srv_port` makes the link `active`; none, `pending`; only others, `failed` with
+         *     `last_error`. A lookup that fails (timeout, SERVFAIL) keeps the status and says so in `last_error`.
+         *     Audited as `domain_connect.verified`.
+         */
+        post: operations["domainConnectVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/parent-domains": {
         parameters: {
             query?: never;
@@ -3785,7 +3873,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5260,6 +5348,75 @@ export type components = {
             reason: string | null;
         };
         /**
+         * @description `pending` until verify finds the SRV record (also when it finds none, again); `active` when it finds
+         *     one pointing at `srv_target:srv_port`; `failed` when it finds only records pointing elsewhere
+         *     (`last_error` says where). A verify whose lookup fails keeps the status and says why in `last_error`.
+         * @enum {string}
+         */
+        DomainConnectLinkStatus: "pending" | "active" | "failed";
+        DomainConnectLink: {
+            /** Format: uuid */
+            id: string;
+            /** @description The registrable domain, lowercase in A-labels. */
+            domain: string;
+            /** @description One label, or empty for the apex. */
+            host: string;
+            /** @description `<host>.<domain>`, or `domain` for the apex: the name players connect to. */
+            hostname: string;
+            status: components["schemas"]["DomainConnectLinkStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Where the customer applies the platform's template at their DNS provider (the synchronous flow):
+             *     `{urlSyncUX}/v2/domainTemplates/providers/{DOMAIN_CONNECT_PROVIDER_ID}/services/{DOMAIN_CONNECT_SERVICE_ID}/apply`
+             *     with `domain`, `host` (absent for the apex) and the template's variables `target` (= `srv_target`)
+             *     and `port` (= `srv_port`); when `DOMAIN_CONNECT_SIGNING_KEY` is set, then `sig` (base64 RSA-SHA256
+             *     of the query before `&sig=`) and `key` (the public key's TXT record name, `DOMAIN_CONNECT_SIGNING_KEY_ID`).
+             *     Null when the platform has no template configured.
+             */
+            apply_url: string | null;
+            /** @description The provider's `providerDisplayName` (else `providerName`, else `providerId`) from its settings. */
+            dns_provider_display_name: string | null;
+            /** @description Why the last verify did not find the record expected (failed), or why its lookup failed. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description When a verify last read the customer's DNS (a failed lookup leaves it as it was).
+             */
+            last_verified_at: string | null;
+            /**
+             * @description Whether the provider holds the platform's template when the link was made (its `urlAPI` answered
+             *     200 for `/v2/domainTemplates/providers/{providerId}/services/{serviceId}`: true; 404: false); null
+             *     when it cannot be told (no `urlAPI`, no template configured, any other answer).
+             */
+            template_confirmed: boolean | null;
+            /** @description The service's platform name (`<slug>-<first 8 hex of its id>.<PLATFORM_DOMAIN>`) the SRV record points at. */
+            srv_target: string;
+            /** @description The service's primary allocation's `external_port` the SRV record gives. */
+            srv_port: number;
+        };
+        DomainConnectList: {
+            /**
+             * @description Whether this deployment has a Domain Connect template configured (`DOMAIN_CONNECT_PROVIDER_ID` and
+             *     `DOMAIN_CONNECT_SERVICE_ID`): without one, links are still made and verified, with `apply_url` null.
+             */
+            supported: boolean;
+            /** @description Oldest first; at most 20. */
+            links: components["schemas"]["DomainConnectLink"][];
+        };
+        DomainConnectLinkRequest: {
+            /**
+             * @description The registrable domain (`example.com`, not `play.example.com`: give `play` as host); trimmed,
+             *     lowercased, IDNA-mapped. Anything else is 400 `invalid-field-value`.
+             */
+            domain: string;
+            /**
+             * @description One label (letters, digits, inner hyphens), or empty (the default) for the apex.
+             * @default
+             */
+            host?: string;
+        };
+        /**
          * @description A zone staff register for game subdomains, served by the platform's own DNS server (`DNS_PORT`) with
          *     its SOA and NS records and the records of the game subdomains under it.
          */
@@ -6041,6 +6198,16 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A capability this deployment has switched off (`capability-not-available`; CAPABILITIES turns it on). */
+        NotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description A DNS hostname, matched case-insensitively and without a trailing root dot. */
@@ -6109,6 +6276,8 @@ export type components = {
         ResourceIdPath: string;
         /** @description The game subdomain's id (it changes on rename). */
         SubdomainIdPath: string;
+        /** @description The domain connect link's id. */
+        LinkIdPath: string;
         /** @description The allocation's id, of this service instance. */
         AllocationIdPath: string;
         /** @description The virtual machine's resource id, of this service instance. */
@@ -10216,6 +10385,143 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether a template is configured, and the links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainConnectLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description The pending link. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The domain connect link's id. */
+                link_id: components["parameters"]["LinkIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The domain connect link's id. */
+                link_id: components["parameters"]["LinkIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link after the check. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,4 +1,5 @@
-// `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`:
+// `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`,
+// `npm run admin -- domain-connect public-key`:
 // the operator command (DECISIONS.md §4 "Operator commands"), run on the server machine with the
 // environment of `npm start`. Exit codes: 0 done (also when nothing needed to change), 1 failure,
 // 2 usage or configuration error.
@@ -7,6 +8,7 @@ import { ConfigError, loadConfig, redactUrl } from '../server/src/config.js';
 import { parseArgs, USAGE, UsageError, type Command } from './admin/args.js';
 import { AdminError, openDatabase, type AdminDatabase } from './admin/database.js';
 import { describeChange, staffTable } from './admin/format.js';
+import { publicKeyZoneLines } from './admin/domain-connect.js';
 import { changePermissions, listStaff } from './admin/staff.js';
 
 function operatorName(): string {
@@ -17,7 +19,10 @@ function operatorName(): string {
   }
 }
 
-async function run(command: Exclude<Command, { kind: 'help' }>, db: AdminDatabase): Promise<string> {
+async function run(
+  command: Exclude<Command, { kind: 'help' | 'domain-connect-public-key' }>,
+  db: AdminDatabase,
+): Promise<string> {
   if (command.kind === 'users') {
     const staff = await listStaff(db.sql);
     return command.json ? JSON.stringify(staff, null, 2) : staffTable(staff);
@@ -47,6 +52,17 @@ async function main(argv: string[]): Promise<number> {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`admin: ${err.message}\n`);
     return 2;
+  }
+  if (command.kind === 'domain-connect-public-key') {
+    const { signingKey, signingKeyId } = config.domainConnect;
+    if (!signingKey) {
+      process.stderr.write(
+        'admin: DOMAIN_CONNECT_SIGNING_KEY is not set: there is no signing key whose public half to publish\n',
+      );
+      return 1;
+    }
+    process.stdout.write(`${publicKeyZoneLines(signingKey, signingKeyId).join('\n')}\n`);
+    return 0;
   }
 
   let db: AdminDatabase | null = null;

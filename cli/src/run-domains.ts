@@ -1,5 +1,6 @@
 // `svcctl domains add` and `svcctl domains check` in table mode: the claim, and while it is not
-// verified, the DNS record to publish set apart under it, ready to copy. Imported when one runs.
+// verified, the DNS record to publish set apart under it, ready to copy; `domains connect verify`'s
+// exit code. Imported when one runs.
 import type { ParsedInput } from './argv/spec.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
@@ -38,6 +39,19 @@ export function requireVerified(claim: unknown): void {
   const why = typeof claim.last_error === 'string' ? `: ${claim.last_error}` : '';
   throw new CliError(
     `${String(claim.domain)} is not verified (status ${String(claim.status)})${why}`,
+    ExitCode.checkFailed,
+  );
+}
+
+/**
+ * After `domains connect verify`: a link whose SRV record was not found pointing at the service (pending,
+ * failed) is a failed check, so a script can wait for propagation. The link was printed already.
+ */
+export function requireActiveLink(link: unknown): void {
+  if (!isRecord(link) || link.status === 'active') return;
+  const why = typeof link.last_error === 'string' ? `: ${link.last_error}` : '';
+  throw new CliError(
+    `${String(link.hostname)} is not active (status ${String(link.status)})${why}`,
     ExitCode.checkFailed,
   );
 }

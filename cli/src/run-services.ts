@@ -23,7 +23,7 @@ import type { ParsedInput, Runnable } from './argv/spec.js';
 import { CliError, UsageError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import type { GlobalFlags } from './global-options.js';
-import { BACKUP_COLUMNS, RESOURCE_COLUMNS } from './output/columns.js';
+import { BACKUP_COLUMNS, DOMAIN_CONNECT_COLUMNS, RESOURCE_COLUMNS } from './output/columns.js';
 import { progressReporter } from './output/operation-progress.js';
 import { isRecord, renderTable } from './output/table.js';
 import { writeResult } from './output/write-result.js';
@@ -274,6 +274,16 @@ export async function printsTable(input: ParsedInput): Promise<boolean> {
 export async function backupsTable(answer: unknown): Promise<unknown> {
   if (!isRecord(answer) || !Array.isArray(answer.backups)) return answer;
   return `${renderTable(answer.backups, BACKUP_COLUMNS).trimEnd()}\n\n${answer.backups.length} of ${String(answer.max_backups)} backups\n`;
+}
+
+/** `domains connect list` as a table: one row per link, then how many of the 20 are used. */
+export async function domainConnectTable(answer: unknown): Promise<unknown> {
+  if (!isRecord(answer) || !Array.isArray(answer.links)) return answer;
+  const note =
+    answer.supported === true
+      ? ''
+      : '\nno Domain Connect template is configured here: links carry no apply URL\n';
+  return `${renderTable(answer.links, DOMAIN_CONNECT_COLUMNS).trimEnd()}\n\n${answer.links.length} of 20 links\n${note}`;
 }
 
 /**

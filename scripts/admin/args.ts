@@ -1,4 +1,5 @@
-// The operator command's arguments: `grant|revoke --email E --permission P [P ...]`, `users [--json]`.
+// The operator command's arguments: `grant|revoke --email E --permission P [P ...]`, `users [--json]`,
+// `domain-connect public-key`.
 import {
   isSystemPermission,
   SYSTEM_PERMISSIONS,
@@ -8,6 +9,7 @@ import {
 export type Command =
   | { kind: 'grant' | 'revoke'; email: string; permissions: SystemPermission[] }
   | { kind: 'users'; json: boolean }
+  | { kind: 'domain-connect-public-key' }
   | { kind: 'help' };
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
@@ -20,13 +22,16 @@ export const USAGE = `usage: npm run admin -- <command>
   grant  --email E --permission P [P ...]   give a user system permissions (all: every one)
   revoke --email E --permission P [P ...]   take them away (all: every one)
   users [--json]                            list staff (users holding any system permission)
+  domain-connect public-key                 print the TXT records that publish the public half of
+                                            DOMAIN_CONNECT_SIGNING_KEY (no database needed)
 
 permissions: ${SYSTEM_PERMISSIONS.join(', ')}, all
 The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one in DATA_DIR.`;
 
 export function parseArgs(argv: string[]): Command {
   const [command, ...rest] = argv;
-  if (command === undefined) throw new UsageError('a command is required (grant, revoke or users)');
+  if (command === undefined)
+    throw new UsageError('a command is required (grant, revoke, users or domain-connect)');
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
   if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help' };
   if (command === 'users') {
@@ -37,8 +42,13 @@ export function parseArgs(argv: string[]): Command {
     }
     return { kind: 'users', json };
   }
+  if (command === 'domain-connect') {
+    if (rest.length !== 1 || rest[0] !== 'public-key')
+      throw new UsageError('domain-connect takes one subcommand: public-key');
+    return { kind: 'domain-connect-public-key' };
+  }
   if (command !== 'grant' && command !== 'revoke') {
-    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users)`);
+    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users, domain-connect)`);
   }
 
   let email: string | null = null;

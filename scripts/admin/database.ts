@@ -9,7 +9,10 @@ import type { Config } from '../../server/src/config.js';
 import { connect, type Sql } from '../../server/src/db/client.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/src/db/embedded.js';
 import { migrate } from '../../server/src/db/migrate.js';
-import { findRunningCluster as findCluster, type RunningCluster } from '../../server/src/db/running-cluster.js';
+import {
+  findRunningCluster as findCluster,
+  type RunningCluster,
+} from '../../server/src/db/running-cluster.js';
 
 /** An expected failure: its message is printed as it is, exit code 1. */
 export class AdminError extends Error {

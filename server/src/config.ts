@@ -1,6 +1,8 @@
 // Configuration from the environment (DECISIONS.md §5). Every variable has a default that serves one
 // machine; a bad value stops the start with a message naming every problem at once.
 import { resolve } from 'node:path';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export const CAPABILITY_NAMES = [
@@ -62,7 +64,9 @@ export interface Config {
    * IMPORT_ALLOWED_NETWORKS: CIDRs an import may reach although private, loopback or link-local (tests;
    * default none). Parsed and checked at start.
    */
-  importAllowedNetworks: { address: string; prefix: number; family: 'ipv4' | 'ipv6' }[];
+  importAllowedNetworks: Network[];
+  /** Domain Connect, the service-provider side (features/domain-connect/). */
+  domainConnect: DomainConnectConfig;
   /**
    * DB_TIMEOUT_MS: the longest a request waits on the database (connecting, a free connection, an
    * answer) before it answers 503 `service-unavailable` (DECISIONS.md §2).
@@ -121,6 +125,30 @@ export interface Config {
   dnsPort: number;
   /** PLATFORM_DNS: whether `npm start` runs the platform DNS server as its child process (on) or leaves it to `npm run dns`. */
   platformDns: boolean;
+}
+
+/** A CIDR of an *_ALLOWED_NETWORKS variable. */
+export interface Network {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
+export interface DomainConnectConfig {
+  /**
+   * DOMAIN_CONNECT_ALLOWED_NETWORKS: CIDRs a DNS provider's settings and template lookups may be fetched
+   * from although not public (then over http; tests), default none.
+   */
+  allowedNetworks: Network[];
+  /** DOMAIN_CONNECT_PROVIDER_ID / DOMAIN_CONNECT_SERVICE_ID: the platform's template; both or neither. */
+  template: { providerId: string; serviceId: string } | null;
+  /**
+   * DOMAIN_CONNECT_SIGNING_KEY: the template's RSA private key (PEM text, or the path of a PEM file) that
+   * signs apply URLs; null leaves them unsigned. DOMAIN_CONNECT_SIGNING_KEY_ID (default `_dcpubkeyv1`):
+   * the `key` parameter, the name of the TXT record under the template's syncPubKeyDomain.
+   */
+  signingKey: KeyObject | null;
+  signingKeyId: string;
 }
 
 /** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
@@ -203,17 +231,22 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const dnsTimeoutMs = int('DNS_TIMEOUT_MS', 5000, 50, 60_000);
-  const importAllowedNetworks: Config['importAllowedNetworks'] = [];
-  for (const raw of (opt('IMPORT_ALLOWED_NETWORKS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [address = '', prefixText = ''] = raw.split('/');
-    const family = isIP(address);
-    const prefix = Number(prefixText);
-    if (family === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
-      problems.push(`IMPORT_ALLOWED_NETWORKS entry "${raw}" must be a CIDR such as 127.0.0.0/8`);
-      continue;
+  const networks = (name: string): Network[] => {
+    const parsed: Network[] = [];
+    for (const raw of (opt(name) ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      const [address = '', prefixText = ''] = raw.split('/');
+      const family = isIP(address);
+      const prefix = Number(prefixText);
+      if (family === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
+        problems.push(`${name} entry "${raw}" must be a CIDR such as 127.0.0.0/8`);
+        continue;
+      }
+      parsed.push({ address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' });
     }
-    importAllowedNetworks.push({ address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' });
-  }
+    return parsed;
+  };
+  const importAllowedNetworks = networks('IMPORT_ALLOWED_NETWORKS');
+  const domainConnect = domainConnectConfig(opt, problems, networks('DOMAIN_CONNECT_ALLOWED_NETWORKS'));
   const dbTimeoutMs = int('DB_TIMEOUT_MS', 5000, 100, 600_000);
   const scaleRaw = opt('SOURCE_RATE_LIMIT_SCALE');
   let sourceRateLimitScale = 1;
@@ -355,6 +388,7 @@ export function loadConfig(env: Env = process.env): Config {
     dnsServers,
     dnsTimeoutMs,
     importAllowedNetworks,
+    domainConnect,
     dbTimeoutMs,
     sourceRateLimitScale,
     capabilities,
@@ -488,4 +522,49 @@ export function redactUrl(raw: string): string {
   } catch {
     return '(unparseable URL)';
   }
+}
+
+/** A Domain Connect id (providerId, serviceId): what the spec's template file names allow. */
+const TEMPLATE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,126}$/;
+
+function domainConnectConfig(
+  opt: (name: string) => string | null,
+  problems: string[],
+  allowedNetworks: Network[],
+): DomainConnectConfig {
+  const providerId = opt('DOMAIN_CONNECT_PROVIDER_ID');
+  const serviceId = opt('DOMAIN_CONNECT_SERVICE_ID');
+  if ((providerId === null) !== (serviceId === null))
+    problems.push('DOMAIN_CONNECT_PROVIDER_ID and DOMAIN_CONNECT_SERVICE_ID are set together or not at all');
+  for (const [name, value] of [
+    ['DOMAIN_CONNECT_PROVIDER_ID', providerId],
+    ['DOMAIN_CONNECT_SERVICE_ID', serviceId],
+  ] as const) {
+    if (value !== null && !TEMPLATE_ID.test(value))
+      problems.push(`${name} must be letters, digits, dots, hyphens and underscores, got "${value}"`);
+  }
+  const signingKeyId = opt('DOMAIN_CONNECT_SIGNING_KEY_ID') ?? '_dcpubkeyv1';
+  if (!/^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/.test(signingKeyId))
+    problems.push(`DOMAIN_CONNECT_SIGNING_KEY_ID must be one DNS label, got "${signingKeyId}"`);
+  let signingKey: KeyObject | null = null;
+  const keyText = opt('DOMAIN_CONNECT_SIGNING_KEY');
+  if (keyText !== null) {
+    // Never the value in a message: it is a private key.
+    try {
+      const pem = keyText.startsWith('-----BEGIN') ? keyText.replace(/\\n/g, '\n') : readFileSync(keyText, 'utf8');
+      signingKey = createPrivateKey(pem);
+      if (signingKey.asymmetricKeyType !== 'rsa') {
+        problems.push('DOMAIN_CONNECT_SIGNING_KEY must be an RSA private key (Domain Connect signs with RS256)');
+        signingKey = null;
+      }
+    } catch {
+      problems.push('DOMAIN_CONNECT_SIGNING_KEY must be an RSA private key in PEM, or the path of a readable PEM file');
+    }
+  }
+  return {
+    allowedNetworks,
+    template: providerId !== null && serviceId !== null ? { providerId, serviceId } : null,
+    signingKey,
+    signingKeyId,
+  };
 }

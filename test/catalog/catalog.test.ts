@@ -38,6 +38,7 @@ describe('GET /catalog/products', () => {
       'block-game': [
         'backups',
         'console',
+        'domain_connect',
         'external_access',
         'files',
         'game_subdomain',
@@ -47,7 +48,7 @@ describe('GET /catalog/products', () => {
         'shell',
       ],
       'arena-game': ['console', 'external_access', 'files', 'live_info'],
-      'web-app': ['backups', 'custom_domains', 'domain_connect', 'files', 'imports', 'sftp', 'shell'],
+      'web-app': ['backups', 'custom_domains', 'files', 'imports', 'sftp', 'shell'],
     });
     for (const p of products) {
       expect(Object.keys(p).sort()).toEqual(

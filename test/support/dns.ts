@@ -1,5 +1,6 @@
 // A real DNS server on loopback (dns2), UDP and TCP on one random port, serving the records a test
-// publishes and withdraws: TXT records (each one or several character-strings) and CNAMEs. Start the
+// publishes and withdraws: TXT records (each one or several character-strings), CNAMEs, addresses and
+// SRV records. Start the
 // app with `DNS_SERVERS: dns.server` and the domain checks query it like any other server.
 //
 // Like an authoritative server whose alias targets lie outside its zones, it answers a TXT question
@@ -29,15 +30,25 @@ export interface TestDns {
   setCname(name: string, target: string): void;
   /** Replaces the address records at `name` (A for IPv4, AAAA for IPv6 literals). */
   setAddresses(name: string, ...addresses: string[]): void;
+  /** Replaces the SRV records at `name` (`_minecraft._tcp.play.example.com`). */
+  setSrv(name: string, ...records: Srv[]): void;
   /** Withdraws everything at `name`: it no longer exists. */
   remove(name: string): void;
   close(): Promise<void>;
+}
+
+export interface Srv {
+  target: string;
+  port: number;
+  priority?: number;
+  weight?: number;
 }
 
 interface Node {
   txt: Txt[];
   cname: string | null;
   addresses?: string[];
+  srv?: Srv[];
 }
 
 const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
@@ -46,6 +57,7 @@ const TYPE_NAMES: Record<number, string> = {
   [Packet.TYPE.CNAME]: 'CNAME',
   [Packet.TYPE.A]: 'A',
   [Packet.TYPE.AAAA]: 'AAAA',
+  [Packet.TYPE.SRV]: 'SRV',
 };
 
 export async function startTestDns(): Promise<TestDns> {
@@ -88,6 +100,19 @@ export async function startTestDns(): Promise<TestDns> {
         const v6 = address.includes(':');
         if (question.type === (v6 ? Packet.TYPE.AAAA : Packet.TYPE.A)) {
           response.answers.push({ ...rr, name, type: question.type, address } as dns2.Packet.Resource);
+        }
+      }
+      if (question.type === Packet.TYPE.SRV) {
+        for (const srv of node.srv ?? []) {
+          response.answers.push({
+            ...rr,
+            name,
+            type: Packet.TYPE.SRV,
+            priority: srv.priority ?? 10,
+            weight: srv.weight ?? 5,
+            port: srv.port,
+            target: srv.target,
+          } as dns2.Packet.Resource);
         }
       }
       if (question.type === Packet.TYPE.TXT) {
@@ -151,6 +176,9 @@ export async function startTestDns(): Promise<TestDns> {
     },
     setAddresses(name, ...addresses) {
       Object.assign(node(name), { cname: null, addresses });
+    },
+    setSrv(name, ...records) {
+      Object.assign(node(name), { cname: null, srv: records });
     },
     remove(name) {
       zone.delete(key(name));

@@ -51,6 +51,8 @@
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
 //   backups list                as generated; in table mode the backups as rows and "N of 5 backups"
+//   domains connect list        as generated; in table mode the links as rows and "N of 20 links"
+//   domains connect verify      as generated, then exit 10 unless the link is active
 //   auth password verify        as generated, but --token also takes the whole emailed link
 //   members add                 as generated; someone already a member with another role than the one
 //                               asked for is exit 6 with a sentence, not a silent success
@@ -225,6 +227,31 @@ const showsDomainRecord = (checks: boolean): OperationOverride => ({
   },
 });
 
+/** `domains connect verify`: exits 10 (ExitCode.checkFailed) unless the check found the SRV record. */
+const verifiesLink: OperationOverride = {
+  async runnable(op) {
+    const { operationRunnable } = await import('./operation-command.js');
+    let link: unknown;
+    const generated = operationRunnable(op, {
+      decorate: async (answer) => {
+        link = answer;
+        return answer;
+      },
+    });
+    return {
+      ...generated,
+      description: generated.description.replace(
+        '\n\n',
+        '. Prints the link after the check; exits 0 when it is active, else 10 with why on stderr (its status and last_error).\n\n',
+      ),
+      run: async (input) => {
+        await generated.run(input);
+        (await domains()).requireActiveLink(link);
+      },
+    };
+  },
+};
+
 const WAIT_OUTPUT =
   'With --wait it then follows the operation on stderr (a progress bar on a terminal, a plain line per change such as "phase stop 10%" otherwise; none with --quiet) and exits 0 when it succeeded, 7 when it failed or was cancelled, with its error. Ctrl-C stops the waiting, not the operation: `svcctl operations wait ID OPERATION_ID` follows it again.';
 
@@ -290,13 +317,22 @@ function sftpCommand(enabled: boolean, summary?: string): OperationOverride['run
 }
 
 const SERVICE_ARG = { name: 'SERVICE_ID', required: true, description: "the block game service's id (uuid)" };
-const PLAYER_ARG = { name: 'NAME', required: true, description: 'the player name (3-16 letters, digits or _)' };
+const PLAYER_ARG = {
+  name: 'NAME',
+  required: true,
+  description: 'the player name (3-16 letters, digits or _)',
+};
 const MESSAGE_RULE = '1-256 characters, no control characters';
 const REASON = option('--reason', `why, shown to the player (${MESSAGE_RULE})`, { value: '<text>' });
 
 /** Each player action: what it does, its arguments after SERVICE_ID, its options. */
 const GAME_ACTIONS = {
-  kick: ['Kick a player', 'This one kicks: disconnects the online player NAME (the others: svcctl game --help).', [PLAYER_ARG], [REASON]],
+  kick: [
+    'Kick a player',
+    'This one kicks: disconnects the online player NAME (the others: svcctl game --help).',
+    [PLAYER_ARG],
+    [REASON],
+  ],
   ban: ['Ban a player', 'Bans the name NAME (online or not) and disconnects it.', [PLAYER_ARG], [REASON]],
   pardon: ['Pardon a player', 'Lifts the ban of NAME.', [PLAYER_ARG], []],
   op: ['Make a player an operator', 'Makes NAME a server operator (ops.json).', [PLAYER_ARG], []],
@@ -316,7 +352,10 @@ const GAME_ACTIONS = {
   give: [
     'Give a player items',
     'Gives the online player NAME --count (default 1, at most 64) of ITEM.',
-    [PLAYER_ARG, { name: 'ITEM', required: true, description: 'a namespaced item id, such as minecraft:diamond' }],
+    [
+      PLAYER_ARG,
+      { name: 'ITEM', required: true, description: 'a namespaced item id, such as minecraft:diamond' },
+    ],
     [option('--count', 'how many, 1-64 (default 1)', { value: '<n>' })],
   ],
   broadcast: [
@@ -357,7 +396,9 @@ const asGenerated: OperationOverride['runnable'] = async (op) => {
 };
 
 /** In table mode, the rows a list answer wraps (`resources list`, `backups list`), drawn by `render`. */
-const showsTableOf = (render: 'resourcesTable' | 'backupsTable'): OperationOverride => ({
+const showsTableOf = (
+  render: 'resourcesTable' | 'backupsTable' | 'domainConnectTable',
+): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
     let table = false;
@@ -454,6 +495,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
 
   domainAdd: showsDomainRecord(false),
   domainCheck: showsDomainRecord(true),
+  domainConnectVerify: verifiesLink,
 
   meAvatarUpload: {
     term: (word) => `${word} <FILE>`,
@@ -782,7 +824,9 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     term: gameCommand('kick').term,
     runnable: gameCommand('kick').runnable,
     beside: Object.fromEntries(
-      (Object.keys(GAME_ACTIONS) as GameActionKind[]).filter((k) => k !== 'kick').map((k) => [k, gameCommand(k)]),
+      (Object.keys(GAME_ACTIONS) as GameActionKind[])
+        .filter((k) => k !== 'kick')
+        .map((k) => [k, gameCommand(k)]),
     ),
   },
 
@@ -807,7 +851,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
     term: (word) => `${word} [options] <SERVICE_ID>`,
     runnable: command<typeof RunImports>(
       [
-        'Copies the directory --remote-path (default ., the account\'s root) of an SFTP server into the volume of the stopped service SERVICE_ID, at its root; files already there with the same size and time are skipped. The password is asked for unseen (or read with --password-stdin) and kept by the platform only while the import runs.',
+        "Copies the directory --remote-path (default ., the account's root) of an SFTP server into the volume of the stopped service SERVICE_ID, at its root; files already there with the same size and time are skipped. The password is asked for unseen (or read with --password-stdin) and kept by the platform only while the import runs.",
         '',
         `Prints the import (its status is the progress; svcctl imports show SERVICE_ID IMPORT_ID). ${WAIT_OUTPUT}`,
         '',
@@ -815,7 +859,10 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       ].join('\n'),
       [{ name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" }],
       [
-        option('--host', 'the SFTP server: a host name or a public IP address', { value: '<host>', mandatory: true }),
+        option('--host', 'the SFTP server: a host name or a public IP address', {
+          value: '<host>',
+          mandatory: true,
+        }),
         option('--port', 'its port (default 22)', { value: '<port>' }),
         option('--username', 'the account on it', { value: '<name>', mandatory: true }),
         ...secretOptions('--password', 'password'),
@@ -836,7 +883,7 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       [
         'Asks the import to stop; files already copied stay. Prints the import with cancel_requested. An import that has ended is exit 6 (import-finished).',
         '',
-        'With --wait it then follows the import\'s operation until it has ended (exit 0 once cancelled, or if it finished first).',
+        "With --wait it then follows the import's operation until it has ended (exit 0 once cancelled, or if it finished first).",
       ].join('\n'),
       [
         { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
@@ -974,7 +1021,11 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       [
         { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
         { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
-        { name: 'PATH', required: true, description: 'the file, absolute within the volume (/config/server.properties)' },
+        {
+          name: 'PATH',
+          required: true,
+          description: 'the file, absolute within the volume (/config/server.properties)',
+        },
       ],
       [],
       fileTransfers,
@@ -990,15 +1041,23 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> <PATH> [LOCAL]`,
         runnable: command<typeof RunFiles>(
           [
-            'Downloads the file PATH of the volume RESOURCE_ID through the edge gateway (a single-use download ticket; the bytes do not pass through the API) into LOCAL: a file name, a directory (the file keeps its name), - for stdout, or by default the file\'s name in the current directory. The file is written beside its name and renamed when complete, so an interrupted download leaves nothing.',
+            "Downloads the file PATH of the volume RESOURCE_ID through the edge gateway (a single-use download ticket; the bytes do not pass through the API) into LOCAL: a file name, a directory (the file keeps its name), - for stdout, or by default the file's name in the current directory. The file is written beside its name and renamed when complete, so an interrupted download leaves nothing.",
             '',
             'On a terminal, a progress bar on stderr for files over 1 MiB (none with --quiet).',
           ].join('\n'),
           [
-        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
-        { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
+            { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+            {
+              name: 'RESOURCE_ID',
+              required: true,
+              description: "the volume's or workload's resource id (uuid)",
+            },
             { name: 'PATH', required: true, description: 'the file, absolute within the volume' },
-            { name: 'LOCAL', required: false, description: 'where to write it (default: its name here; - for stdout)' },
+            {
+              name: 'LOCAL',
+              required: false,
+              description: 'where to write it (default: its name here; - for stdout)',
+            },
           ],
           [],
           fileTransfers,
@@ -1017,13 +1076,17 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
         term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> <LOCAL> <PATH>`,
         runnable: command<typeof RunFiles>(
           [
-            'Uploads LOCAL (a file, or - for stdin) to PATH on the volume RESOURCE_ID through the edge gateway (a file session; the bytes do not pass through the API). PATH is replaced atomically once the upload is complete; its directory must exist (svcctl files mkdir). An upload past the volume\'s size is refused (exit 5) and nothing is kept.',
+            "Uploads LOCAL (a file, or - for stdin) to PATH on the volume RESOURCE_ID through the edge gateway (a file session; the bytes do not pass through the API). PATH is replaced atomically once the upload is complete; its directory must exist (svcctl files mkdir). An upload past the volume's size is refused (exit 5) and nothing is kept.",
             '',
             'On a terminal, a progress bar on stderr for files over 1 MiB (none with --quiet).',
           ].join('\n'),
           [
-        { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
-        { name: 'RESOURCE_ID', required: true, description: "the volume's or workload's resource id (uuid)" },
+            { name: 'SERVICE_ID', required: true, description: "the service instance's id (uuid)" },
+            {
+              name: 'RESOURCE_ID',
+              required: true,
+              description: "the volume's or workload's resource id (uuid)",
+            },
             { name: 'LOCAL', required: true, description: 'the file to upload, or - for stdin' },
             { name: 'PATH', required: true, description: 'where to put it, absolute within the volume' },
           ],
@@ -1118,6 +1181,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   serviceInstanceResourceList: showsResourceTable,
   // `backups list`: in table mode, the backups as rows and the ceiling used.
   backupList: showsTableOf('backupsTable'),
+  // `domains connect list`: in table mode, the links as rows and the limit used.
+  domainConnectList: showsTableOf('domainConnectTable'),
   subscriptionResourceList: showsResourceTable,
 
   sudoExit: {

@@ -165,6 +165,18 @@ export const BACKUP_COLUMNS: readonly Column[] = [
   field('COMPLETED_AT', 'completed_at'),
 ];
 
+/** The rows of `domains connect list`, whose answer wraps them (run-services.ts). */
+export const DOMAIN_CONNECT_COLUMNS: readonly Column[] = [
+  field('ID', 'id'),
+  field('HOSTNAME', 'hostname'),
+  field('STATUS', 'status'),
+  { header: 'SRV', value: (row) => `${String(row.srv_target)}:${String(row.srv_port)}` },
+  field('PROVIDER', 'dns_provider_display_name'),
+  field('TEMPLATE', 'template_confirmed'),
+  field('LAST_VERIFIED_AT', 'last_verified_at'),
+  field('LAST_ERROR', 'last_error'),
+];
+
 const SERVICE_SHARE: readonly Column[] = [
   field('USER_ID', 'user_id'),
   field('NAME', 'name'),

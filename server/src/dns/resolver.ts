@@ -106,3 +106,30 @@ function failureOf(err: unknown): TxtFailure {
       return 'error';
   }
 }
+
+export type SrvAnswer =
+  /** The name's SRV records (targets lowercase without the root dot); none when it has none. */
+  { ok: true; records: { target: string; port: number }[] } | { ok: false; failure: TxtFailure };
+
+/** SRV records at `name` as the servers answer them now (a resolver of its own: no cached answer). */
+export async function lookupSrv(name: string, options: DnsOptions): Promise<SrvAnswer> {
+  const resolver = new Resolver({ timeout: Math.max(25, Math.floor(options.timeoutMs / 3)), tries: 2 });
+  if (options.servers.length > 0) resolver.setServers([...options.servers]);
+  let expired = false;
+  const deadline = setTimeout(() => {
+    expired = true;
+    resolver.cancel();
+  }, options.timeoutMs);
+  try {
+    const records = await resolver.resolveSrv(name);
+    return {
+      ok: true,
+      records: records.map((r) => ({ target: r.name.toLowerCase().replace(/\.$/, ''), port: r.port })),
+    };
+  } catch (err) {
+    if (codeOf(err) === NXDOMAIN || codeOf(err) === NODATA) return { ok: true, records: [] };
+    return { ok: false, failure: expired ? 'timeout' : failureOf(err) };
+  } finally {
+    clearTimeout(deadline);
+  }
+}

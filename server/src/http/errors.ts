@@ -66,6 +66,8 @@ const TITLES: Record<ErrorCode, string> = {
   'is-a-directory': 'Is a directory',
   'game-subdomain-refused': 'Game subdomain refused',
   'parent-domain-in-use': 'Parent domain in use',
+  'domain-connect-refused': 'Domain Connect refused',
+  'domain-connect-limit-reached': 'Domain Connect limit reached',
   'internal-error': 'Internal error',
   'service-unavailable': 'Service unavailable',
 };
