@@ -1,9 +1,10 @@
 // The local edge (DECISIONS.md §6 "Network", SUBSTRATE.md): opens a listener on HOST:external_port for
 // every allocation on its address and forwards it (tcp or udp) to the unit's address and internal port,
 // admitting each connection or datagram by the unit's ingress firewall; on the local substrate it also
-// holds the units' outgoing connections to their egress rules (egress.ts) where the host allows. It converges on the desired state
-// in PostgreSQL: at once when notified (LISTEN edge_state), and by polling, so a missed notification or a
-// port that could not be bound is retried within the reconcile interval. It records the generation it
+// holds the units' outgoing connections to their egress rules (egress.ts) where the host allows. It
+// converges on the desired state in PostgreSQL: at once when notified (LISTEN edge_state), and by
+// polling, so a missed notification or a port that could not be bound is retried within the reconcile
+// interval. It records the generation it
 // applied in edge_nodes, and answers the live state on its control listener (control.ts).
 import type { SubstrateDriver } from '../substrate/driver.js';
 import type { Logger } from 'pino';

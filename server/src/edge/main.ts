@@ -14,9 +14,7 @@ runChildProgram('edge', async (config, log) => {
     sql,
     // Units of this machine's processes listen where the edge forwards already.
     substrate:
-      config.substrate === 'lxd'
-        ? createSubstrate('lxd', { dataDir: config.dataDir, lxd: config.lxd })
-        : undefined,
+      config.substrate === 'lxd' ? createSubstrate('lxd', { dataDir: config.dataDir, lxd: config.lxd }) : undefined,
     host: config.host,
     id: config.edgeId,
     reconcileSeconds: config.firewallReconcileSeconds,
