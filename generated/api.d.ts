@@ -5706,9 +5706,12 @@ export type components = {
          * @description Whether the newest change of these rules has reached the edge. `generation` is the edge state's
          *     generation of the last change to this machine's rules (0: never changed); `applied_generation` is the
          *     lowest generation the live edges applied (null: no edge is live); `pending` is true while an edge
-         *     has not applied the newest change (or none is live to apply it). Only ingress rules are enforced on
-         *     this platform's local edge: `egress_enforced` is false, and egress rules are kept and validated for
-         *     an edge that can enforce them.
+         *     has not applied the newest change (or none is live to apply it). Ingress rules are enforced by the
+         *     edge on forwarded connections. `egress_enforced` is true while some edge is live and every live edge
+         *     holds the machines' new outgoing connections to their enabled egress rules (the local substrate's
+         *     edge does where its host allows: root, a cgroup v2 hierarchy and iptables; there a change is in
+         *     force once `pending` is false). Where it is false, egress rules are kept and validated but not
+         *     enforced, and a local machine's shell has no network but its own loopback.
          */
         FirewallEnforcement: {
             generation: number;

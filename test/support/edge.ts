@@ -3,7 +3,9 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { connect, type Sql } from '../../server/src/db/client.js';
+import { unitsOfThisDatabase } from '../../server/src/edge/desired.js';
 import { startEdge, type Edge, type EdgeOptions } from '../../server/src/edge/edge.js';
+import { releaseEgress } from '../../server/src/edge/egress.js';
 import type { TestApp } from './app.js';
 
 /** A pool of `size` ports somewhere in 30000-59999, for PORT_POOL. */
@@ -17,7 +19,8 @@ export interface TestEdge {
   sql: Sql;
   /** Resolves once the edge applied every change made so far. */
   caughtUp(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops it; the egress rules it applied go too unless `keepEgress` (as a real edge keeps them). */
+  stop(options?: { keepEgress?: boolean }): Promise<void>;
 }
 
 export async function startTestEdge(
@@ -46,8 +49,9 @@ export async function startTestEdge(
         await edge.reconcile();
       }
     },
-    async stop() {
+    async stop({ keepEgress = false } = {}) {
       await edge.stop();
+      if (!keepEgress) await releaseEgress((ids) => unitsOfThisDatabase(sql, ids));
       await sql.end({ timeout: 1 });
     },
   };

@@ -2,6 +2,8 @@
 // whose unit is live and has an address, and the generation of that state.
 import type { Sql } from '../db/client.js';
 import type { ExposedPort } from '../substrate/driver.js';
+import type { EgressRules } from './egress.js';
+import type { EgressRule } from './egress-rules.js';
 import { compileRule, type CompiledRule, type IngressRules } from './firewall.js';
 
 export interface DesiredPort {
@@ -20,6 +22,8 @@ export interface DesiredState {
   ports: DesiredPort[];
   /** The ingress rules of the units it forwards to. */
   ingress: IngressRules;
+  /** The enabled egress rules of every live unit that has some (whichever edge forwards to it). */
+  egress: EgressRules;
   /** Every port those units must be reachable on (their allocations on any edge's address). */
   exposed: Map<string, ExposedPort[]>;
 }
@@ -60,11 +64,24 @@ export async function readDesired(sql: Sql, address: string): Promise<DesiredSta
       from firewall_rules
       where resource_id = any(${units}::uuid[]) and direction = 'ingress' and enabled
       order by resource_id, priority, created_at, id`;
+    const egressRows = await tx<({ resource_id: string } & EgressRule)[]>`
+      select f.resource_id, f.action, f.protocol, case when f.cidr is null then null else f.cidr::text end as cidr,
+             f.port_from, f.port_to
+      from firewall_rules f join service_resources r on r.id = f.resource_id
+      where f.direction = 'egress' and f.enabled and r.deleted_at is null
+      order by f.resource_id, f.priority, f.created_at, f.id`;
+    const egress: EgressRules = new Map();
+    for (const { resource_id, ...rule } of egressRows)
+      egress.set(resource_id, [...(egress.get(resource_id) ?? []), rule]);
     const targets = await tx<{ resource_id: string; protocol: 'tcp' | 'udp'; port: number }[]>`
       select distinct resource_id, protocol, internal_port as port from port_allocations
       where resource_id = any(${units}::uuid[]) order by resource_id, protocol, port`;
     const exposed = new Map<string, ExposedPort[]>();
-    for (const t of targets) exposed.set(t.resource_id, [...(exposed.get(t.resource_id) ?? []), { protocol: t.protocol, port: t.port }]);
+    for (const t of targets)
+      exposed.set(t.resource_id, [
+        ...(exposed.get(t.resource_id) ?? []),
+        { protocol: t.protocol, port: t.port },
+      ]);
     const ingress: IngressRules = new Map();
     for (const rule of rules) {
       let list: CompiledRule[] | undefined = ingress.get(rule.resource_id);
@@ -73,6 +90,7 @@ export async function readDesired(sql: Sql, address: string): Promise<DesiredSta
     }
     return {
       ingress,
+      egress,
       exposed,
       generation: Number(state?.generation ?? 0),
       ports: rows.map((r) => ({
@@ -95,16 +113,33 @@ export async function currentGeneration(sql: Sql): Promise<number> {
 
 export async function reportEdge(
   sql: Sql,
-  edge: { id: string; address: string; controlUrl: string; heartbeatSeconds: number; startedAt: Date },
+  edge: {
+    id: string;
+    address: string;
+    controlUrl: string;
+    heartbeatSeconds: number;
+    startedAt: Date;
+    egressEnforced: boolean;
+  },
   appliedGeneration: number,
 ): Promise<void> {
   await sql`
-    insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at)
+    insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at,
+                            egress_enforced)
     values (${edge.id}, ${edge.address}::inet, ${edge.controlUrl}, ${appliedGeneration}, ${edge.heartbeatSeconds},
-            ${edge.startedAt}, now())
+            ${edge.startedAt}, now(), ${edge.egressEnforced})
     on conflict (id) do update set address = excluded.address, control_url = excluded.control_url,
       applied_generation = excluded.applied_generation, heartbeat_seconds = excluded.heartbeat_seconds,
-      started_at = excluded.started_at, heartbeat_at = now()`;
+      started_at = excluded.started_at, heartbeat_at = now(), egress_enforced = excluded.egress_enforced`;
+}
+
+/** Which of these unit ids are resources of this database (deleted ones too): the units an edge may clean up. */
+export async function unitsOfThisDatabase(sql: Sql, unitIds: string[]): Promise<Set<string>> {
+  if (unitIds.length === 0) return new Set();
+  const rows = await sql<
+    { id: string }[]
+  >`select id from service_resources where id = any(${unitIds}::uuid[])`;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** An edge that stops says so, so the API does not wait for it (or call it degraded) for long. */

@@ -1,14 +1,24 @@
 // The local edge (DECISIONS.md §6 "Network", SUBSTRATE.md): opens a listener on HOST:external_port for
 // every allocation on its address and forwards it (tcp or udp) to the unit's address and internal port,
-// admitting each connection or datagram by the unit's ingress firewall. It converges on the desired state
-// in PostgreSQL: at once when notified (LISTEN edge_state), and by polling, so a missed notification or a
-// port that could not be bound is retried within the reconcile interval. It records the generation it
+// admitting each connection or datagram by the unit's ingress firewall; on the local substrate it also
+// holds the units' outgoing connections to their egress rules (egress.ts) where the host allows. It
+// converges on the desired state in PostgreSQL: at once when notified (LISTEN edge_state), and by
+// polling, so a missed notification or a port that could not be bound is retried within the reconcile
+// interval. It records the generation it
 // applied in edge_nodes, and answers the live state on its control listener (control.ts).
 import type { SubstrateDriver } from '../substrate/driver.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/client.js';
 import { startControl, type Control } from './control.js';
-import { currentGeneration, forgetEdge, readDesired, reportEdge, type DesiredPort } from './desired.js';
+import {
+  currentGeneration,
+  forgetEdge,
+  readDesired,
+  reportEdge,
+  unitsOfThisDatabase,
+  type DesiredPort,
+} from './desired.js';
+import { startEgress, type EgressEnforcer } from './egress.js';
 import { admits, type IngressRules } from './firewall.js';
 import { forwardTcp, type TcpForwarder } from './forward-tcp.js';
 import { forwardUdp, type UdpForwarder } from './forward-udp.js';
@@ -58,6 +68,18 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   let rules: IngressRules = new Map();
   let applied = 0;
   let stopped = false;
+  // Units of another substrate (LXD) are not this host's processes: their egress is not ours to hold.
+  const egress: EgressEnforcer = options.substrate
+    ? { enforced: false, apply: async () => undefined }
+    : await startEgress(log, (ids) => unitsOfThisDatabase(sql, ids));
+  const self = () => ({
+    id,
+    address: host,
+    controlUrl: control.url,
+    heartbeatSeconds,
+    startedAt,
+    egressEnforced: egress.enforced,
+  });
 
   const admitter = (port: DesiredPort) => (remoteAddress: string, remotePort: number) =>
     admits(
@@ -98,9 +120,11 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     if (options.substrate) {
       for (const [unitId, ports] of desired.exposed) {
         // One unit the substrate cannot reach must not hold up the others' forwarding.
-        await options.substrate.exposePorts(unitId, ports).catch((err: unknown) =>
-          log.warn({ unitId, err: (err as Error).message }, 'could not expose the unit ports'),
-        );
+        await options.substrate
+          .exposePorts(unitId, ports)
+          .catch((err: unknown) =>
+            log.warn({ unitId, err: (err as Error).message }, 'could not expose the unit ports'),
+          );
       }
     }
     const wanted = new Map(desired.ports.map((p) => [p.id, p]));
@@ -116,12 +140,10 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     }
     for (const port of desired.ports) if (!listeners.has(port.id)) await open(port);
     rules = desired.ingress;
+    // A failure leaves the generation unapplied (the listing stays pending) and is retried next tick.
+    await egress.apply(desired.egress);
     applied = desired.generation;
-    await reportEdge(
-      sql,
-      { id, address: host, controlUrl: control.url, heartbeatSeconds, startedAt },
-      applied,
-    );
+    await reportEdge(sql, self(), applied);
   }
   const reconcile = (): Promise<void> => {
     if (stopped) return Promise.resolve();
@@ -168,11 +190,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
         return reconcile();
       }
       if ((await currentGeneration(sql)) !== applied) return reconcile();
-      await reportEdge(
-        sql,
-        { id, address: host, controlUrl: control.url, heartbeatSeconds, startedAt },
-        applied,
-      );
+      await reportEdge(sql, self(), applied);
     })().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'edge heartbeat failed'));
   }, heartbeatSeconds * 1000);
 

@@ -71,7 +71,7 @@ async function listing(db: Db, resourceId: string) {
       pending:
         state.generation > 0 &&
         (state.applied_generation === null || state.applied_generation < state.generation),
-      egress_enforced: false,
+      egress_enforced: state.egress_enforced,
     },
   };
 }

@@ -120,14 +120,17 @@ export async function markChanged(db: Db, resourceId: string): Promise<void> {
 export async function enforcement(
   db: Db,
   resourceId: string,
-): Promise<{ generation: number; applied_generation: number | null }> {
-  const [row] = await db<{ generation: string; applied: string | null }[]>`
-    select r.firewall_generation as generation,
-           (select min(applied_generation) from edge_nodes
-            where heartbeat_at > now() - make_interval(secs => heartbeat_seconds * 3)) as applied
-    from service_resources r where r.id = ${resourceId}`;
+): Promise<{ generation: number; applied_generation: number | null; egress_enforced: boolean }> {
+  // Egress counts as enforced only while some edge is live and every live edge holds it.
+  const [row] = await db<{ generation: string; applied: string | null; egress: boolean | null }[]>`
+    select r.firewall_generation as generation, e.applied, e.egress
+    from service_resources r,
+         lateral (select min(applied_generation) as applied, bool_and(egress_enforced) as egress from edge_nodes
+                  where heartbeat_at > now() - make_interval(secs => heartbeat_seconds * 3)) e
+    where r.id = ${resourceId}`;
   return {
     generation: Number(row?.generation ?? 0),
     applied_generation: row?.applied === null || row?.applied === undefined ? null : Number(row.applied),
+    egress_enforced: row?.egress === true,
   };
 }

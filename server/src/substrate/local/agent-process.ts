@@ -1,15 +1,18 @@
 // The unit agent as a process of this machine. It is spawned detached, in a session and process group of
 // its own, so a control plane killed with -9 (or a Ctrl-C on its terminal) does not take its customers'
 // units with it, as a real node would not; the workload it runs stays in its group, so one group
-// signal ends both.
+// signal ends both. A machine's agent runs in its unit's cgroup where the host can confine units
+// (unit-cgroup.ts), and so does everything it starts, so the machine's egress rules hold for all of its
+// programs (a workload has no firewall).
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, rename, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UNIT_FILES } from './layout.js';
 import { runsWithArg, signal, signalGroup, waitUntil } from './proc.js';
+import { inUnitCgroup } from './unit-cgroup.js';
 
 // Resolved from this file, so the agent starts the same whatever the control plane's working directory.
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -36,12 +39,18 @@ export async function readAgentPid(unitDir: string): Promise<number | null> {
 }
 
 /** Starts the agent of `unitDir`, its output appended to agent.log; answers its pid. */
-export async function spawnAgent(unitDir: string): Promise<number> {
+export async function spawnAgent(unitDir: string, options: { confine: boolean }): Promise<number> {
   const logFile = join(unitDir, UNIT_FILES.agentLog);
   await rotateLog(logFile);
   const out = openSync(logFile, 'a', 0o600);
   try {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, AGENT_MAIN, unitDir], {
+    const args = ['--import', TSX_LOADER, AGENT_MAIN, unitDir];
+    // The unit directory is named for the unit's id (layout.ts).
+    const command = (options.confine ? inUnitCgroup(basename(unitDir), process.execPath, args) : null) ?? {
+      file: process.execPath,
+      args,
+    };
+    const child = spawn(command.file, command.args, {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', out, out],

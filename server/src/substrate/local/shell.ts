@@ -1,14 +1,17 @@
 // A shell in a unit of the local substrate (DECISIONS.md §6 "Shell"): confined with bubblewrap to the
 // unit's own files, never the host's. Its root directory is the volume (a machine's: its rootfs/), with
 // the image's programs read-only at /usr (the local substrate's units run on this machine's Debian
-// userland, which is their image) and fresh /proc, /dev and /tmp; no network but loopback, no other
-// process visible. What it writes lands on the volume; so do the empty mount points bubblewrap makes
+// userland, which is their image) and fresh /proc, /dev and /tmp; no other process visible. Its network:
+// where the host can hold it to the unit's egress rules (unit-cgroup.ts), the host's, from inside the
+// unit's cgroup, which the edge's rules match; elsewhere none but its own loopback, so an egress rule is
+// never bypassed (the machine then reaches nothing, stricter than its rules). What it writes lands on the volume; so do the empty mount points bubblewrap makes
 // at its top (usr, bin, sbin, lib, lib64, proc, dev, tmp), as a machine's root file system has them. Without bubblewrap there is no shell (the
 // ticket route's 404 "offers no shell"): a chroot fallback would need root, and tests could not reach it.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ShellCommand } from '../driver.js';
 import { ROOTFS, type LocalLayout } from './layout.js';
+import { inUnitCgroup } from './unit-cgroup.js';
 
 const BWRAP = '/usr/bin/bwrap';
 /** What a unit's image offers, tried in order (the ticket's `shells`). */
@@ -24,7 +27,7 @@ export function offeredShells(): string[] {
 /** The confined command running the first offered shell of `shells` in the unit's files, or null. */
 export function shellCommand(
   layout: LocalLayout,
-  unit: { kind: 'machine' | 'workload'; volumeId: string },
+  unit: { id: string; kind: 'machine' | 'workload'; volumeId: string },
   shells: readonly string[],
 ): ShellCommand | null {
   const offered = offeredShells();
@@ -33,10 +36,19 @@ export function shellCommand(
   const volume = layout.volumeDir(unit.volumeId);
   const root = unit.kind === 'machine' ? join(volume, ROOTFS) : volume;
   if (!existsSync(root)) return null;
+  // A machine's shell is held to its egress rules; a workload's (which has no firewall) keeps no network.
+  const confined =
+    unit.kind === 'machine' ? inUnitCgroup(unit.id, BWRAP, bwrapArgs(root, shell, true)) : null;
   return {
-    file: BWRAP,
-    // prettier-ignore
-    args: [
+    ...(confined ?? { file: BWRAP, args: bwrapArgs(root, shell, false) }),
+    // The environment is set inside (--clearenv): nothing of the gateway's reaches the shell.
+    env: { PATH },
+  };
+}
+
+function bwrapArgs(root: string, shell: string, shareNet: boolean): string[] {
+  // prettier-ignore
+  return [
       '--bind', root, '/',
       '--ro-bind', '/usr', '/usr',
       // Binds, not symlinks: bubblewrap 0.8 refuses to make a symlink where the last shell left one.
@@ -48,6 +60,7 @@ export function shellCommand(
       '--dev', '/dev',
       '--tmpfs', '/tmp',
       '--unshare-all',
+      ...(shareNet ? ['--share-net'] : []),
       '--cap-drop', 'ALL',
       '--die-with-parent',
       '--hostname', 'unit',
@@ -58,8 +71,5 @@ export function shellCommand(
       '--setenv', 'PATH', PATH,
       '--setenv', 'LANG', 'C.UTF-8',
       `/usr/bin/${shell}`,
-    ],
-    // The environment is set inside (--clearenv): nothing of the gateway's reaches the shell.
-    env: { PATH },
-  };
+  ];
 }

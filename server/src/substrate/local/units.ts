@@ -11,6 +11,7 @@ import { isAgentOf, readAgentPid, spawnAgent, stopAgent } from './agent-process.
 import { readIfPresent, writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { isId, UNIT_FILES, type AgentStatus, type LocalLayout } from './layout.js';
 import { existingVolume } from './volumes.js';
+import { removeUnitCgroup } from './unit-cgroup.js';
 
 export type DriverLog = Pick<Logger, 'info' | 'warn'>;
 
@@ -58,7 +59,7 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
         };
         // 0600: a unit's environment may hold its secrets (an RCON password).
         await writeJsonAtomic(join(dir, UNIT_FILES.unit), spec, 0o600);
-        const pid = await spawnAgent(dir);
+        const pid = await spawnAgent(dir, { confine: unit.kind === 'machine' });
         await writeFileAtomic(join(dir, UNIT_FILES.agentPid), `${pid}\n`);
         log?.info({ unitId: unit.id, pid }, 'unit agent started');
       }),
@@ -69,6 +70,7 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
       serial(unitId, async () => {
         await stop(unitId);
         await rm(layout.unitDir(unitId), { recursive: true, force: true });
+        removeUnitCgroup(unitId);
       }),
 
     status: async (unitId) => {

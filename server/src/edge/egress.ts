@@ -1,0 +1,184 @@
+// Egress enforcement on the local substrate (DECISIONS.md §6 "Network", README "Firewall"): a unit's
+// programs run in its cgroup (substrate/local/unit-cgroup.ts); OUTPUT sends every new connection to
+// SVC-EGRESS, which jumps to the unit's chain when the connection's socket belongs to the unit's cgroup
+// (`-m cgroup --path`), for IPv4 and IPv6. Each chain is replaced in one iptables-restore transaction, so
+// a connection meets the old rules or the new ones, never a mix. Only units with enabled egress rules
+// have a chain; a unit whose rules went (or that was deleted) loses its jump and chain.
+//
+// Several edges may share the host (one per database in the tests): each touches only the chains of its
+// own database's units. Rules stay in force when the edge stops: the next edge adopts them (it finds its
+// units in SVC-EGRESS by the comment naming the unit), so a restart never opens a machine's egress.
+import { spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+import {
+  egressConfinable,
+  ensureUnitCgroup,
+  searchPath,
+  unitCgroupPath,
+  UNIT_CGROUP_PARENT,
+} from '../substrate/local/unit-cgroup.js';
+import { chainRules, EGRESS_CHAIN, restoreScript, unitChain, type EgressRule } from './egress-rules.js';
+
+/** Per unit (resource id), its enabled egress rules in evaluation order. */
+export type EgressRules = Map<string, EgressRule[]>;
+
+export interface EgressEnforcer {
+  /** Whether this edge holds units' connections to their egress rules. */
+  readonly enforced: boolean;
+  /** Makes the kernel's rules those of `rules` for the units of this database; throws when it could not. */
+  apply(rules: EgressRules): Promise<void>;
+}
+
+type Log = Pick<Logger, 'info' | 'warn'>;
+const FAMILIES = [
+  { family: 4 as const, tables: 'iptables', restore: 'iptables-restore' },
+  { family: 6 as const, tables: 'ip6tables', restore: 'ip6tables-restore' },
+];
+const COMMENT = 'svc-unit ';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(file: string, args: string[], input?: string): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      env: { PATH: searchPath(), LANG: 'C' },
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    // A program that exits before reading says so by its status, not by a broken pipe.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input);
+  });
+}
+
+async function must(file: string, args: string[], input?: string): Promise<string> {
+  const result = await run(file, args, input);
+  if (result.code !== 0)
+    throw new Error(`${file} ${args.slice(0, 3).join(' ')} failed: ${result.stderr.trim().split('\n')[0]}`);
+  return result.stdout;
+}
+
+const jump = (unitId: string) => [
+  EGRESS_CHAIN,
+  '-m',
+  'cgroup',
+  '--path',
+  unitCgroupPath(unitId),
+  '-m',
+  'comment',
+  '--comment',
+  `${COMMENT}${unitId}`,
+  '-j',
+  unitChain(unitId),
+];
+
+/** The enforcer of this host, or one that enforces nothing (and says so) where the host cannot. */
+export async function startEgress(
+  log: Log,
+  ours: (unitIds: string[]) => Promise<Set<string>>,
+): Promise<EgressEnforcer> {
+  if (!egressConfinable()) {
+    log.info('egress rules not enforced: needs root, a cgroup v2 hierarchy, iptables and ip6tables');
+    return { enforced: false, apply: async () => undefined };
+  }
+  try {
+    await prepare();
+  } catch (err) {
+    log.warn(
+      { err: (err as Error).message },
+      'egress rules not enforced: the kernel refused the cgroup match',
+    );
+    return { enforced: false, apply: async () => undefined };
+  }
+  // What each unit's chain holds now (its rules and the cgroup they are bound to), so an unchanged unit
+  // costs nothing; adopted units start unknown, so they are rewritten or removed on the first apply.
+  const applied = new Map<string, string>();
+  const listed = await listedUnits();
+  for (const unitId of await ours(listed)) applied.set(unitId, '');
+
+  return {
+    enforced: true,
+    async apply(rules) {
+      for (const [unitId, unitRules] of rules) {
+        // The rule binds the cgroup there is now: should the group ever be made again, rebind.
+        const { id } = ensureUnitCgroup(unitId);
+        const lines = FAMILIES.map((f) => chainRules(unitChain(unitId), unitRules, f.family));
+        const fingerprint = JSON.stringify([id, lines]);
+        if (applied.get(unitId) === fingerprint) continue;
+        for (const [i, f] of FAMILIES.entries()) {
+          await must(f.restore, ['-w', '--noflush'], restoreScript(unitChain(unitId), lines[i]!));
+          if ((await run(f.tables, ['-w', '-C', ...jump(unitId)])).code !== 0)
+            await must(f.tables, ['-w', '-A', ...jump(unitId)]);
+        }
+        applied.set(unitId, fingerprint);
+      }
+      for (const unitId of [...applied.keys()]) {
+        if (rules.has(unitId)) continue;
+        await remove(unitId);
+        applied.delete(unitId);
+      }
+    },
+  };
+}
+
+/** SVC-EGRESS in both families, reached from OUTPUT by new connections; and the cgroup match works. */
+async function prepare(): Promise<void> {
+  ensureUnitCgroup('probe');
+  for (const f of FAMILIES) {
+    if ((await run(f.tables, ['-w', '-n', '-L', EGRESS_CHAIN])).code !== 0)
+      await run(f.tables, ['-w', '-N', EGRESS_CHAIN]);
+    const entry = ['OUTPUT', '-m', 'conntrack', '--ctstate', 'NEW', '-j', EGRESS_CHAIN];
+    if ((await run(f.tables, ['-w', '-C', ...entry])).code !== 0)
+      await must(f.tables, ['-w', '-I', ...entry]);
+    // A rule naming a cgroup, tried in a chain of its own: a kernel without xt_cgroup refuses it here.
+    const probe = `SVCE-PROBE-${process.pid}`;
+    await must(
+      f.restore,
+      ['-w', '--noflush'],
+      restoreScript(probe, [
+        ['-A', probe, '-m', 'cgroup', '--path', `${UNIT_CGROUP_PARENT}/probe`, '-j', 'RETURN'],
+      ]),
+    );
+    await run(f.tables, ['-w', '-F', probe]);
+    await run(f.tables, ['-w', '-X', probe]);
+  }
+}
+
+/** The units SVC-EGRESS jumps for (of any database on this host), from the comments of their jumps. */
+async function listedUnits(): Promise<string[]> {
+  const units = new Set<string>();
+  for (const f of FAMILIES) {
+    const out = await run(f.tables, ['-w', '-S', EGRESS_CHAIN]);
+    for (const match of out.stdout.matchAll(/--comment "?svc-unit ([0-9a-f-]{36})"?/g))
+      if (UUID.test(match[1]!)) units.add(match[1]!);
+  }
+  return [...units];
+}
+
+/**
+ * Removes the chains of this database's units (a test database that is dropped leaves no rules behind);
+ * an edge that stops keeps them, so this is never part of stopping one.
+ */
+export async function releaseEgress(ours: (unitIds: string[]) => Promise<Set<string>>): Promise<void> {
+  if (!egressConfinable()) return;
+  for (const unitId of await ours(await listedUnits())) await remove(unitId);
+}
+
+async function remove(unitId: string): Promise<void> {
+  for (const f of FAMILIES) {
+    // Two edges of one database may both have added the jump: every copy goes.
+    while ((await run(f.tables, ['-w', '-D', ...jump(unitId)])).code === 0);
+    await run(f.tables, ['-w', '-F', unitChain(unitId)]);
+    await run(f.tables, ['-w', '-X', unitChain(unitId)]);
+  }
+}

@@ -1,0 +1,212 @@
+// Egress rules enforced on the local substrate (issue 21; DECISIONS.md §6 "Network"; edge/egress.ts): a
+// real program in the VPS machine's shell (bash through bubblewrap, in the unit's cgroup, as the gateway
+// runs it) connects out to two loopback listeners; the edge applies the machine's egress rules (first
+// match in evaluation order; none matching allows) and the listing says when a change is in force.
+// Ingress through the edge keeps working under a block of everything outgoing.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import type { components } from '@svcplatform/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { egressConfinable } from '../../server/src/substrate/local/unit-cgroup.js';
+import { staffMember } from '../admin-content/staff.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
+import { signedIn, type Caller } from '../support/organizations.js';
+import { provisionService, type Provisioned } from '../support/services.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+
+type RuleRequest = components['schemas']['FirewallRuleCreateRequest'];
+
+// The one reason to skip: the host cannot confine a unit's processes (not root, no cgroup v2, or no
+// iptables); the listing then says egress is not enforced (checked below either way).
+const CAPABLE = egressConfinable();
+const SKIP_WHY = 'egress enforcement needs root, a cgroup v2 hierarchy, iptables and ip6tables';
+
+let app: TestApp;
+let smtp: TestSmtp;
+let edge: TestEdge;
+let owner: Caller;
+let vps: Provisioned;
+let sshPort: number;
+const listeners: { server: net.Server; address: string; port: number; accepted: number }[] = [];
+
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', PORT_POOL: randomPortPool(4) },
+  });
+  edge = await startTestEdge(app);
+  const staff = await staffMember(app, smtp, 'eg-staff', ['manage_services']);
+  owner = await signedIn(app, smtp, 'eg-owner');
+  const orgId = (
+    await owner.api.organizationCreate({
+      body: { name: 'Egress', slug: `egress-${Date.now().toString(36)}` },
+    })
+  ).id;
+  const projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Egress', slug: 'egress' } })
+  ).id;
+  vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', name: 'Box' });
+  sshPort = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations[0]!
+    .external_port;
+  for (const address of ['127.0.0.2', '127.0.0.3']) {
+    const entry = { server: net.createServer(), address, port: 0, accepted: 0 };
+    entry.server.on('connection', (socket) => {
+      entry.accepted += 1;
+      // The program closes at once; its reset is no error of the test.
+      socket.on('error', () => undefined);
+      socket.end('hello\n');
+    });
+    await new Promise<void>((resolve) => entry.server.listen(0, address, resolve));
+    entry.port = (entry.server.address() as net.AddressInfo).port;
+    listeners.push(entry);
+  }
+}, 180_000);
+afterAll(async () => {
+  for (const l of listeners) l.server.close();
+  await edge?.stop();
+  await app?.close();
+  await smtp?.close();
+});
+
+const path = () => ({ id: vps.serviceInstanceId, resource_id: vps.primaryResourceId });
+const list = () => owner.api.firewallRuleList({ path: path() });
+const replace = (rules: RuleRequest[]) => owner.api.firewallRulesReplace({ path: path(), body: { rules } });
+const egress = (rule: Omit<RuleRequest, 'direction'>): RuleRequest => ({ ...rule, direction: 'egress' });
+
+/**
+ * Runs bash in the machine's shell (the command the gateway runs for a shell ticket) and tries a TCP
+ * connection to each listener from inside; answers what each attempt saw, and checks the listeners agree.
+ */
+async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
+  const command = await app.substrate!.shellCommand(vps.primaryResourceId, ['bash']);
+  if (!command) throw new Error('the machine offers no bash shell');
+  const before = listeners.map((l) => l.accepted);
+  const script =
+    listeners
+      .map(
+        (l) =>
+          `if (exec 3<>/dev/tcp/${l.address}/${l.port}) 2>/dev/null; then echo connected; else echo refused; fi`,
+      )
+      .join('\n') + '\nexit 0\n';
+  const child = spawn(command.file, command.args, { env: command.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdin.end(script);
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect(code).toBe(0);
+  const seen = out.trim().split('\n') as ('connected' | 'refused')[];
+  // What the listeners accepted matches what the program saw (a refusal never reached them).
+  await expect
+    .poll(() => listeners.map((l, i) => l.accepted - before[i]!))
+    .toEqual(seen.map((s) => (s === 'connected' ? 1 : 0)));
+  return seen;
+}
+
+/** The VPS's public SSH port through the edge: the machine's banner, or refused. */
+function sshBanner(): Promise<'ssh' | 'refused'> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: app.config.host, port: sshPort });
+    socket.setTimeout(5_000, () => {
+      socket.destroy();
+      resolve('refused');
+    });
+    socket.once('data', (d) => {
+      socket.destroy();
+      resolve(d.toString().startsWith('SSH-2.0-') ? 'ssh' : 'refused');
+    });
+    socket.once('error', () => resolve('refused'));
+  });
+}
+
+describe('egress rules on the local substrate', () => {
+  it('says whether egress is enforced, as the host allows', async () => {
+    await edge.caughtUp();
+    expect((await list()).enforcement).toMatchObject({ pending: false, egress_enforced: CAPABLE });
+  });
+
+  it.skipIf(!CAPABLE)(
+    `blocks a machine's outgoing connections by rule, first match deciding (${SKIP_WHY})`,
+    async () => {
+      await edge.caughtUp();
+      expect(await reachFromMachine()).toEqual(['connected', 'connected']);
+
+      // A block on one listener's address and port: that one is refused, the other still connects.
+      const [first, second] = listeners;
+      await owner.api.firewallRuleCreate({
+        path: path(),
+        body: egress({
+          action: 'block',
+          protocol: 'tcp',
+          priority: 10,
+          cidr: `${first!.address}/32`,
+          port_from: first!.port,
+          port_to: first!.port,
+        }),
+      });
+      await edge.caughtUp();
+      expect((await list()).enforcement).toMatchObject({ pending: false, egress_enforced: true });
+      expect(await reachFromMachine()).toEqual(['refused', 'connected']);
+
+      // Evaluation order: an allow of one address before a broader block lets that one through only.
+      await replace([
+        egress({ action: 'block', protocol: 'any', priority: 5, cidr: '127.0.0.0/8' }),
+        egress({
+          action: 'allow',
+          protocol: 'tcp',
+          priority: 1,
+          cidr: `${second!.address}/32`,
+          port_from: 1,
+          port_to: 65535,
+        }),
+        // An ingress block of everything does not touch outgoing connections.
+        { action: 'block', direction: 'ingress', protocol: 'tcp', priority: 0, port_from: 1, port_to: 1 },
+      ]);
+      await edge.caughtUp();
+      expect(await reachFromMachine()).toEqual(['refused', 'connected']);
+
+      // The same rules with the priorities swapped: the block comes first and decides for both.
+      const rules = (await list()).rules.filter((r) => r.direction === 'egress');
+      const allow = rules.find((r) => r.action === 'allow')!;
+      await owner.api.firewallRuleUpdate({ path: { ...path(), rule_id: allow.id }, body: { priority: 9 } });
+      await edge.caughtUp();
+      expect(await reachFromMachine()).toEqual(['refused', 'refused']);
+
+      // A disabled rule stops applying.
+      const block = rules.find((r) => r.action === 'block')!;
+      await owner.api.firewallRuleUpdate({
+        path: { ...path(), rule_id: block.id },
+        body: { enabled: false },
+      });
+      await edge.caughtUp();
+      expect(await reachFromMachine()).toEqual(['connected', 'connected']);
+
+      // Everything outgoing blocked: the machine reaches nothing, yet its SSH server still answers through
+      // the edge (replies belong to connections that came in).
+      await replace([egress({ action: 'block', protocol: 'any', priority: 0 })]);
+      await edge.caughtUp();
+      expect(await reachFromMachine()).toEqual(['refused', 'refused']);
+      expect(await sshBanner()).toBe('ssh');
+
+      // Removing the rules restores it.
+      await replace([]);
+      await edge.caughtUp();
+      expect((await list()).enforcement).toMatchObject({ pending: false });
+      expect(await reachFromMachine()).toEqual(['connected', 'connected']);
+    },
+  );
+
+  it.skipIf(!CAPABLE)(`keeps the rules in force across an edge restart (${SKIP_WHY})`, async () => {
+    await replace([egress({ action: 'block', protocol: 'tcp', priority: 0, port_from: 1, port_to: 65535 })]);
+    await edge.caughtUp();
+    await edge.stop({ keepEgress: true });
+    // No edge is live: the listing cannot say the rules are enforced, but the kernel still holds them.
+    expect((await list()).enforcement).toMatchObject({ egress_enforced: false });
+    expect(await reachFromMachine()).toEqual(['refused', 'refused']);
+    // The next edge adopts the chains and removes them when the rules go.
+    edge = await startTestEdge(app);
+    await replace([]);
+    await edge.caughtUp();
+    expect(await reachFromMachine()).toEqual(['connected', 'connected']);
+  });
+});
