@@ -331,6 +331,58 @@ describe.each(drivers)('$name driver', (subject) => {
     // instance's own (an LXD container's pid namespace starts afresh on each boot).
     expect(await probe.processes()).toContain(second);
   });
+  it("attaches to a workload's console: its output first, then what is sent echoed back", async () => {
+    expect(await driver.openConsole('unit-1')).toBeNull();
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    const script = [
+      "process.stdout.write('ready to echo\\n');",
+      "process.stdin.on('data', (d) => process.stdout.write('echo: ' + d));",
+    ].join('\n');
+    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: [process.execPath, '-e', script] });
+    await acknowledged(1);
+    const console = await eventually('the console', () => driver.openConsole('unit-1').then((c) => c ?? undefined));
+    let seen = '';
+    console.on('data', (chunk: Buffer) => (seen += chunk.toString('utf8')));
+    await eventually('the scrollback', async () => (seen.includes('ready to echo\n') ? true : undefined));
+    console.write('ping\n');
+    await eventually('the echo', async () => (seen.includes('echo: ping\n') ? true : undefined));
+    // A second viewer shares the session: it gets the scrollback, the first one's echo included.
+    const other = (await driver.openConsole('unit-1'))!;
+    let again = '';
+    other.on('data', (chunk: Buffer) => (again += chunk.toString('utf8')));
+    await eventually('the second viewer', async () => (again.includes('echo: ping\n') ? true : undefined));
+    const closed = (stream: typeof console) => new Promise((resolve) => stream.once('close', resolve));
+    const both = Promise.all([closed(console), closed(other)]);
+    console.destroy();
+    other.destroy();
+    await both;
+
+    await driver.stopUnit('unit-1');
+    expect(await driver.openConsole('unit-1')).toBeNull();
+  });
+
+  it('runs a shell on a terminal in the unit: its size, a resize, its exit code', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.installImage('vol-1', 'debian-12');
+    await runningMachine();
+    const shell = await eventually('the shell', () =>
+      driver.openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 }).then((s) => s ?? undefined),
+    );
+    let seen = '';
+    shell.onData((chunk) => (seen += chunk.toString('utf8')));
+    const exited = new Promise<number>((resolve) => shell.onExit(resolve));
+    shell.write(Buffer.from('stty size\n'));
+    await eventually('the first size', async () => (/24 80\r?\n/.test(seen) ? true : undefined));
+    shell.resize({ columns: 100, rows: 30 });
+    shell.write(Buffer.from('stty size; exit 3\n'));
+    expect(await exited).toBe(3);
+    expect(seen).toMatch(/30 100\r?\n/);
+    expect(await driver.openShell('unit-1', ['no-such-shell'], { columns: 80, rows: 24 })).toBeNull();
+    await driver.stopUnit('unit-1');
+    expect(await driver.openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 })).toBeNull();
+  });
+
   it('snapshots a volume and restores it whole; a damaged snapshot is refused, the volume untouched', async () => {
     expect(driver.capabilities().snapshots).toBe(true);
     await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });

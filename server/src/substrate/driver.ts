@@ -53,10 +53,21 @@ export interface ExposedPort {
   port: number;
 }
 
-export interface ShellCommand {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
+/** A terminal size in character cells. */
+export interface TerminalSize {
+  columns: number;
+  rows: number;
+}
+
+/** A shell running on a terminal confined to a unit: its bytes both ways, its size, its end. */
+export interface ShellSession {
+  onData(listener: (chunk: Buffer) => void): void;
+  /** Called once, with the shell's exit code, when it has ended. */
+  onExit(listener: (code: number) => void): void;
+  write(data: Buffer): void;
+  resize(size: TerminalSize): void;
+  /** Hangs the shell up, and kills what is left of it after a short grace. */
+  stop(): void;
 }
 
 export interface UnitSignalError {
@@ -164,10 +175,10 @@ export interface SubstrateDriver {
   /** The shells the units' images offer, in the order they are tried (empty: no shell). */
   offeredShells(): string[];
   /**
-   * How to run the first of `shells` the image offers confined to the running unit (its files as the root
-   * directory, nothing of the host), for the gateway to start on a PTY; null when the unit does not run.
+   * Starts the first of `shells` the image offers on a terminal of `size`, confined to the running unit
+   * (nothing of the host), for the gateway to bridge; null when the unit does not run or offers none.
    */
-  shellCommand(unitId: string, shells: readonly string[]): Promise<ShellCommand | null>;
+  openShell(unitId: string, shells: readonly string[], size: TerminalSize): Promise<ShellSession | null>;
 
   /**
    * The files of a volume, reached only through the confined file layer (DECISIONS.md §6 "Files"): every

@@ -11,12 +11,14 @@ import type { SubstrateDriver, UnitSpec, UnitStatus } from '../driver.js';
 import { resetMachineAccess } from '../local/access.js';
 import { writeJsonAtomic } from '../local/atomic-file.js';
 import { installedImage, installImage } from '../local/images.js';
-import { checkId, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
+import { checkId, ROOTFS, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
 import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
 import { setPortDevices } from './ports.js';
+import { openLxdConsole } from './console.js';
+import { LXD_SHELLS, openLxdShell } from './shell.js';
 import {
   deleteInstance,
   execIn,
@@ -258,12 +260,23 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       };
     },
 
-    // Consoles, screens, shells and files of LXD units are not built yet (README): the routes answer as
-    // for a substrate without them.
-    openConsole: async () => null,
+    async openConsole(unitId) {
+      const name = instanceName(unitId);
+      if ((await findInstance(client, name))?.status !== 'Running') return null;
+      return openLxdConsole(client, name, unitDirIn(unitId));
+    },
+    // Containers show no screen (README).
     openScreen: async () => null,
-    offeredShells: () => [],
-    shellCommand: async () => null,
+    offeredShells: () => [...LXD_SHELLS],
+    async openShell(unitId, shells, size) {
+      const name = instanceName(unitId);
+      if ((await findInstance(client, name))?.status !== 'Running') return null;
+      const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.unit}`);
+      if (!text) return null;
+      const unit = JSON.parse(text) as UnitSpec;
+      const volume = volumeDirIn(unit.volumeId);
+      return openLxdShell(client, name, shells, size, unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume);
+    },
     volumeFiles: () => null,
     volumeImportTarget: () => null,
 
