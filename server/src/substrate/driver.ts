@@ -45,6 +45,11 @@ export interface UnitSpec {
    * loopback address, handed to the program as SVC_BIND_ADDRESS); null: the host's.
    */
   address?: string | null;
+  /**
+   * Ports the control plane itself reaches at the unit's address (the block game's RCON), never an
+   * allocation's: a substrate whose units are outside this machine's network makes them reachable there.
+   */
+  privatePorts?: ExposedPort[];
 }
 
 /** A port of a unit the edge forwards to (an allocation's internal port and protocol). */
