@@ -12,6 +12,18 @@ import {
   type UnitStatus,
 } from '../../server/src/substrate/driver.js';
 import { drivers, eventually, type Probe } from './drivers.js';
+import { connect } from 'node:net';
+
+/** What a TCP server at address:port says before it closes; undefined when nothing answers. */
+function readFrom(address: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = connect({ host: address, port });
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    socket.once('error', () => resolve(undefined));
+    socket.once('close', () => resolve(text || undefined));
+  });
+}
 
 const spec = (generation: number, extra: Record<string, unknown> = {}): UnitSignalSpec =>
   ({ unitId: 'unit-1', key: 'web', contractVersion: 1, generation, ...extra }) as UnitSignalSpec;
@@ -331,6 +343,105 @@ describe.each(drivers)('$name driver', (subject) => {
     // instance's own (an LXD container's pid namespace starts afresh on each boot).
     expect(await probe.processes()).toContain(second);
   });
+  it("attaches to a workload's console: its output first, then what is sent echoed back", async () => {
+    expect(await driver.openConsole('unit-1')).toBeNull();
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    const script = [
+      "process.stdout.write('ready to echo\\n');",
+      "process.stdin.on('data', (d) => process.stdout.write('echo: ' + d));",
+    ].join('\n');
+    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: [process.execPath, '-e', script] });
+    await acknowledged(1);
+    const console = await eventually('the console', () => driver.openConsole('unit-1').then((c) => c ?? undefined));
+    let seen = '';
+    console.on('data', (chunk: Buffer) => (seen += chunk.toString('utf8')));
+    await eventually('the scrollback', async () => (seen.includes('ready to echo\n') ? true : undefined));
+    console.write('ping\n');
+    await eventually('the echo', async () => (seen.includes('echo: ping\n') ? true : undefined));
+    // A second viewer shares the session: it gets the scrollback, the first one's echo included.
+    const other = (await driver.openConsole('unit-1'))!;
+    let again = '';
+    other.on('data', (chunk: Buffer) => (again += chunk.toString('utf8')));
+    await eventually('the second viewer', async () => (again.includes('echo: ping\n') ? true : undefined));
+    const closed = (stream: typeof console) => new Promise((resolve) => stream.once('close', resolve));
+    const both = Promise.all([closed(console), closed(other)]);
+    console.destroy();
+    other.destroy();
+    await both;
+
+    await driver.stopUnit('unit-1');
+    expect(await driver.openConsole('unit-1')).toBeNull();
+  });
+
+  it('runs a shell on a terminal in the unit: its size, a resize, its exit code', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.installImage('vol-1', 'debian-12');
+    await runningMachine();
+    const shell = await eventually('the shell', () =>
+      driver.openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 }).then((s) => s ?? undefined),
+    );
+    let seen = '';
+    shell.onData((chunk) => (seen += chunk.toString('utf8')));
+    const exited = new Promise<number>((resolve) => shell.onExit(resolve));
+    shell.write(Buffer.from('stty size\n'));
+    await eventually('the first size', async () => (/24 80\r?\n/.test(seen) ? true : undefined));
+    shell.resize({ columns: 100, rows: 30 });
+    shell.write(Buffer.from('stty size; exit 3\n'));
+    expect(await exited).toBe(3);
+    expect(seen).toMatch(/30 100\r?\n/);
+    expect(await driver.openShell('unit-1', ['no-such-shell'], { columns: 80, rows: 24 })).toBeNull();
+    await driver.stopUnit('unit-1');
+    expect(await driver.openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 })).toBeNull();
+  });
+
+  it("reaches a volume's files through the confined layer, which the unit's programs may then change", async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    // The program adds to a file the platform wrote, in a directory the platform made, and writes beside it.
+    const script = [
+      "const fs = require('node:fs');",
+      'setInterval(() => {',
+      "  try { const t = fs.readFileSync('in/a.txt', 'utf8');",
+      "    if (!t.includes('+unit')) fs.appendFileSync('in/a.txt', '+unit');",
+      "    fs.writeFileSync('in/b.txt', 'unit'); } catch {}",
+      '}, 100);',
+    ].join('\n');
+    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: [process.execPath, '-e', script] });
+    await acknowledged(1);
+    const files = driver.volumeFiles('vol-1')!;
+    await files.write('/in/a.txt', 'platform');
+    expect(await probe.readVolumeFile('vol-1', 'in/a.txt')).toMatch(/^platform/);
+    await eventually('the unit changed it', async () =>
+      (await probe.readVolumeFile('vol-1', 'in/a.txt')) === 'platform+unit' ? true : undefined,
+    );
+    expect((await files.read('/in/b.txt')).content).toBe('unit');
+    expect((await files.list('/in')).entries.map((e) => e.name).sort()).toEqual(['a.txt', 'b.txt']);
+    await expect(driver.volumeFiles('no-such-volume')!.list('/')).rejects.toThrow();
+  });
+
+  it('makes a private port of the unit reachable at its address from this machine (RCON)', async () => {
+    await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
+    await driver.writeUnitSignal('unit-1', spec(1));
+    // A loopback address and port of this test alone.
+    const address = `127.${100 + Math.floor(Math.random() * 100)}.${Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const script = [
+      "const net = require('node:net');",
+      `net.createServer((s) => s.end('private ' + process.env.SVC_BIND_ADDRESS + '\\n')).listen(${port}, process.env.SVC_BIND_ADDRESS);`,
+    ].join('\n');
+    await driver.startUnit({
+      id: 'unit-1',
+      kind: 'workload',
+      volumeId: 'vol-1',
+      command: [process.execPath, '-e', script],
+      address,
+      privatePorts: [{ protocol: 'tcp', port }],
+    });
+    const said = await eventually('the private port', () => readFrom(address, port));
+    expect(said).toBe(`private ${address}\n`);
+  });
+
   it('snapshots a volume and restores it whole; a damaged snapshot is refused, the volume untouched', async () => {
     expect(driver.capabilities().snapshots).toBe(true);
     await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });

@@ -17,6 +17,8 @@ import { deleteInstance, execIn, findInstance } from '../../server/src/substrate
 import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
 import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { eventually } from './drivers.js';
+import { resizeShell } from '@svcplatform/sdk';
+import { closeOf, ConsoleReader } from '../consoles/sockets.js';
 
 const lxdUrl = inject('lxdUrl');
 
@@ -42,6 +44,7 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     smtp = await startTestSmtp();
     app = await startTestApp({
       env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: lxdUrl!, LXD_PROJECT: project, PORT_POOL: randomPortPool(8) },
+      gateway: true,
     });
     edge = await startTestEdge(app, { substrate: app.substrate! });
     staff = await staffMember(app, smtp, 'lxd-staff', ['manage_services']);
@@ -157,5 +160,70 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     })).toContain(`machine ${vps.primaryResourceId}`);
     expect(await login('not-the-password')).toBe('client-authentication');
   });
-});
 
+  it("attaches to a workload's console through a gateway ticket: its scrollback, then its answers", async () => {
+    const arena = await provisionService(staff.elevated, { projectId, productSlug: 'arena-game', name: 'Arena' });
+    // The agent starts the program once it has acknowledged its contract: until then, no console.
+    const reader = await eventually('the console', async () => {
+      try {
+        return new ConsoleReader(await owner.api.openConsole(arena.serviceInstanceId, arena.primaryResourceId));
+      } catch {
+        return undefined;
+      }
+    });
+    await reader.waitFor('Arena game dedicated server starting');
+    reader.ws.send(Buffer.from('help\n'));
+    await reader.waitFor('Commands: ');
+    // The program reads what was sent inside its container: the bridge runs there, not on this host.
+    const bridges = async () =>
+      (await execIn(lxd, instanceOf(arena), ['sh', '-c', "ps -o args | grep -c '[c]onsole.json'"], { output: true })).stdout.trim();
+    expect(await bridges()).toBe('1');
+    const closed = closeOf(reader.ws);
+    reader.ws.close();
+    await closed;
+    await eventually('the bridge gone', async () => ((await bridges()) === '0' ? true : undefined));
+  });
+
+  it('runs a shell in the container through a gateway ticket: its size, a resize, its exit code', async () => {
+    const ws = await owner.api.openShell(site.serviceInstanceId, site.primaryResourceId, { columns: 80, rows: 24 });
+    let text = '';
+    const controls: unknown[] = [];
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) text += data.toString('utf8');
+      else controls.push(JSON.parse(data.toString('utf8')));
+    });
+    const closed = closeOf(ws);
+    const type = (line: string) => ws.send(Buffer.from(`${line}\n`));
+    type('stty size');
+    await eventually('the first size', async () => (/^24 80\r?$/m.test(text) ? true : undefined));
+    resizeShell(ws, 132, 50);
+    // What the shell writes lands on the volume the unit sees, and the shell is the container's own.
+    type('stty size; echo from-shell > made-by-shell.txt; cat /etc/hostname 2>/dev/null || hostname');
+    await eventually('the second size', async () => (/^50 132\r?$/m.test(text) ? true : undefined));
+    expect(text).toContain(instanceOf(site));
+    type('exit 3');
+    expect((await closed).code).toBe(1000);
+    expect(controls).toEqual([
+      { type: 'exit', code: 3 },
+      { type: 'session_end', reason: 'exited' },
+    ]);
+    expect((await inSite(`cat ${volumeDirIn(site.volumeResourceId)}/made-by-shell.txt`)).stdout).toBe('from-shell\n');
+    // The shell is gone from the container with its session.
+    expect((await inSite('ps -o args')).stdout).not.toMatch(/^\/bin\/sh$/m);
+  });
+
+  it("writes and reads a volume's files through the file routes, seen and changeable inside the container", async () => {
+    const at = { id: site.serviceInstanceId, resource_id: site.volumeResourceId };
+    const written = await owner.api.fileWrite({ path: at, query: { path: '/conf/site.txt' }, body: { content: 'from the API\n' } });
+    expect(written).toMatchObject({ kind: 'file', path: '/conf/site.txt', size_bytes: 13 });
+    const volume = volumeDirIn(site.volumeResourceId);
+    expect((await inSite(`cat ${volume}/conf/site.txt`)).stdout).toBe('from the API\n');
+    // Owned by the container's root: its programs change what the platform wrote, where it made it.
+    expect((await inSite(`echo from the container >> ${volume}/conf/site.txt && touch ${volume}/conf/new && echo ok`)).stdout).toBe('ok\n');
+    expect(await owner.api.fileRead({ path: at, query: { path: '/conf/site.txt' } })).toMatchObject({
+      content: 'from the API\nfrom the container\n',
+    });
+    const listing = await owner.api.fileList({ path: { id: site.serviceInstanceId, resource_id: site.primaryResourceId }, query: { path: '/conf' } });
+    expect(listing.entries.map((e) => e.name).sort()).toEqual(['new', 'site.txt']);
+  });
+});

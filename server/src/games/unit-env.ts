@@ -6,11 +6,14 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { UnitSpec } from '../substrate/driver.js';
+import { RCON_PORT } from '../workloads/block/version.js';
 import { ensureRconPassword, gameService } from './store.js';
 
 export const GAME_ENV = { name: 'SVC_SERVICE_NAME', rconPassword: 'SVC_RCON_PASSWORD' } as const;
 
 const GAME_KINDS = new Set(['block_game', 'arena_game']);
+/** The workload programs whose RCON the API speaks (the roster and actions). */
+export const RCON_PROGRAMS = new Set(['block-game']);
 
 /** The service's RCON password in the clear, made (and sealed) on first use. */
 export async function rconPassword(
@@ -39,5 +42,9 @@ export async function withGameEnv(
       [GAME_ENV.name]: service.name,
       [GAME_ENV.rconPassword]: await rconPassword(deps, serviceId),
     },
+    // The API's roster and actions reach the game's RCON at the unit's address.
+    ...(service.workload_program && RCON_PROGRAMS.has(service.workload_program)
+      ? { privatePorts: [...(spec.privatePorts ?? []), { protocol: 'tcp' as const, port: RCON_PORT }] }
+      : {}),
   };
 }

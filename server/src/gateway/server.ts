@@ -21,7 +21,7 @@ import type { SubstrateDriver } from '../substrate/driver.js';
 import { CLOSE } from './close-codes.js';
 import { bridgeConsole } from './console-bridge.js';
 import { bridgeScreen } from './screen-bridge.js';
-import { bridgeShell, PTY_SUBPROTOCOL, sizeOf, startPty, stopPty } from './shell-bridge.js';
+import { bridgeShell, PTY_SUBPROTOCOL, sizeOf } from './shell-bridge.js';
 import { handleFileTransfer } from './file-transfers.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
@@ -140,16 +140,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       check: (url, req) => (sizeOf(url) && offersSubprotocol(req, PTY_SUBPROTOCOL) ? null : 400),
       async open({ resource_id, details }, url) {
         const shells = Array.isArray(details.shells) ? (details.shells as string[]) : [];
-        const command = await substrate.shellCommand(resource_id, shells).catch(() => null);
-        if (!command) return null;
-        const pty = startPty(command, sizeOf(url)!);
+        const shell = await substrate.openShell(resource_id, shells, sizeOf(url)!).catch(() => null);
+        if (!shell) return null;
         return {
           attach: (ws) =>
-            bridgeShell(ws, pty, {
+            bridgeShell(ws, shell, {
               idleSeconds: config.shellIdleSeconds,
               maxSeconds: config.shellMaxSeconds,
             }),
-          abort: () => stopPty(pty),
+          abort: () => shell.stop(),
         };
       },
     },

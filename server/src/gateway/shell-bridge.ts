@@ -3,9 +3,8 @@
 // {type: "resize", columns, rows} (out of range, or anything else malformed, ends the session); the
 // gateway sends {type: "exit", code} when the shell exits and {type: "session_end", reason} before it
 // closes. Idle (no input) for SHELL_IDLE_SECONDS or open for SHELL_MAX_SECONDS ends the session.
-import { spawn, type IPty } from '@lydell/node-pty';
 import type { WebSocket } from 'ws';
-import type { ShellCommand } from '../substrate/driver.js';
+import type { ShellSession } from '../substrate/driver.js';
 import { CLOSE } from './close-codes.js';
 
 export const PTY_SUBPROTOCOL = 'svc-pty-v1';
@@ -45,45 +44,9 @@ export function sizeOf(url: URL): { columns: number; rows: number } | null {
   return sizeInRange(columns, rows) ? { columns, rows } : null;
 }
 
-/** Shells that exited: their pid may be another process's by now, never to be signalled. */
-const exitedPtys = new WeakSet<IPty>();
-
-export function startPty(command: ShellCommand, size: { columns: number; rows: number }): IPty {
-  const pty = spawn(command.file, command.args, {
-    name: 'xterm-256color',
-    cols: size.columns,
-    rows: size.rows,
-    cwd: '/',
-    env: command.env,
-    // Bytes, not strings: a character split across two reads must reach the terminal whole.
-    encoding: null,
-  });
-  pty.onExit(() => exitedPtys.add(pty));
-  return pty;
-}
-
-/** How long a shell has to go after SIGHUP before it is killed (bubblewrap then takes its sandbox along). */
-const HANGUP_GRACE_MS = 2_000;
-
-/**
- * Hangs the shell up, and kills it if it is still there after the grace: a sandbox caught in its set-up
- * by the hangup must not outlive its session.
- */
-export function stopPty(pty: IPty): void {
-  const signal = (name: string) => {
-    try {
-      if (!exitedPtys.has(pty)) process.kill(pty.pid, name);
-    } catch {
-      // gone already
-    }
-  };
-  signal('SIGHUP');
-  setTimeout(() => signal('SIGKILL'), HANGUP_GRACE_MS);
-}
-
 export function bridgeShell(
   ws: WebSocket,
-  pty: IPty,
+  shell: ShellSession,
   limits: { idleSeconds: number; maxSeconds: number },
 ): (reason: SessionEndReason, code: number) => void {
   let ended = false;
@@ -96,7 +59,7 @@ export function bridgeShell(
       ws.send(JSON.stringify({ type: 'session_end', reason }));
       ws.close(code, reason);
     }
-    stopPty(pty);
+    shell.stop();
   };
   let idle = setTimeout(() => end('idle', CLOSE.idle), limits.idleSeconds * 1000);
   const max = setTimeout(() => end('max_length', CLOSE.maxLength), limits.maxSeconds * 1000);
@@ -105,12 +68,10 @@ export function bridgeShell(
     idle = setTimeout(() => end('idle', CLOSE.idle), limits.idleSeconds * 1000);
   };
 
-  // With `encoding: null` node-pty hands out Buffers, though it types them as strings.
-  pty.onData((data: string | Buffer) => {
-    if (ws.readyState === ws.OPEN)
-      ws.send(typeof data === 'string' ? Buffer.from(data, 'utf8') : data, { binary: true });
+  shell.onData((data) => {
+    if (ws.readyState === ws.OPEN) ws.send(data, { binary: true });
   });
-  pty.onExit(({ exitCode }) => {
+  shell.onExit((exitCode) => {
     if (ended) return;
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'exit', code: exitCode }));
     end('exited', CLOSE.ended);
@@ -119,8 +80,7 @@ export function bridgeShell(
     if (ended) return;
     active();
     if (isBinary) {
-      // node-pty writes a Buffer as is (its socket takes bytes), though it types only strings.
-      pty.write(data as unknown as string);
+      shell.write(data);
       return;
     }
     let message: unknown;
@@ -132,7 +92,7 @@ export function bridgeShell(
     const m = message as { type?: unknown; columns?: unknown; rows?: unknown };
     if (m.type !== 'resize' || !sizeInRange(m.columns, m.rows))
       return end('invalid_control', CLOSE.badControl);
-    pty.resize(m.columns, m.rows as number);
+    shell.resize({ columns: m.columns, rows: m.rows as number });
   });
   ws.once('close', () => end('closed', CLOSE.ended));
   return end;

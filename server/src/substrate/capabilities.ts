@@ -4,6 +4,7 @@ import type { DriverName, SubstrateCapabilities } from './driver.js';
 import { localCapabilities } from './local/capabilities.js';
 import { lxdCapabilities } from './lxd/capabilities.js';
 import { offeredShells } from './local/shell.js';
+import { LXD_SHELLS } from './lxd/shell.js';
 
 export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
   switch (name) {
@@ -18,10 +19,11 @@ export function substrateCapabilities(name: DriverName): SubstrateCapabilities {
 
 /** The shells units' images offer on this substrate, in the order tried (a shell ticket's `shells`). */
 export function substrateShells(name: DriverName): string[] {
-  return name === 'local' ? offeredShells() : [];
+  if (name === 'local') return offeredShells();
+  return name === 'lxd' ? [...LXD_SHELLS] : [];
 }
 
 /** The containers a unit runs on this substrate, the default first (a shell ticket's `container`). */
 export function substrateContainers(name: DriverName): string[] {
-  return name === 'local' ? ['main'] : [];
+  return name === 'kubernetes' ? [] : ['main'];
 }

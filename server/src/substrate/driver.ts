@@ -46,6 +46,11 @@ export interface UnitSpec {
    * loopback address, handed to the program as SVC_BIND_ADDRESS); null: the host's.
    */
   address?: string | null;
+  /**
+   * Ports the control plane itself reaches at the unit's address (the block game's RCON), never an
+   * allocation's: a substrate whose units are outside this machine's network makes them reachable there.
+   */
+  privatePorts?: ExposedPort[];
 }
 
 /** A port of a unit the edge forwards to (an allocation's internal port and protocol). */
@@ -54,10 +59,21 @@ export interface ExposedPort {
   port: number;
 }
 
-export interface ShellCommand {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
+/** A terminal size in character cells. */
+export interface TerminalSize {
+  columns: number;
+  rows: number;
+}
+
+/** A shell running on a terminal confined to a unit: its bytes both ways, its size, its end. */
+export interface ShellSession {
+  onData(listener: (chunk: Buffer) => void): void;
+  /** Called once, with the shell's exit code, when it has ended. */
+  onExit(listener: (code: number) => void): void;
+  write(data: Buffer): void;
+  resize(size: TerminalSize): void;
+  /** Hangs the shell up, and kills what is left of it after a short grace. */
+  stop(): void;
 }
 
 export interface UnitSignalError {
@@ -165,10 +181,10 @@ export interface SubstrateDriver {
   /** The shells the units' images offer, in the order they are tried (empty: no shell). */
   offeredShells(): string[];
   /**
-   * How to run the first of `shells` the image offers confined to the running unit (its files as the root
-   * directory, nothing of the host), for the gateway to start on a PTY; null when the unit does not run.
+   * Starts the first of `shells` the image offers on a terminal of `size`, confined to the running unit
+   * (nothing of the host), for the gateway to bridge; null when the unit does not run or offers none.
    */
-  shellCommand(unitId: string, shells: readonly string[]): Promise<ShellCommand | null>;
+  openShell(unitId: string, shells: readonly string[], size: TerminalSize): Promise<ShellSession | null>;
 
   /**
    * The files of a volume, reached only through the confined file layer (DECISIONS.md §6 "Files"): every

@@ -5,7 +5,9 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+// Looked up when a command is made, not on import: the programs import this file too, and the unit
+// image of the LXD substrate bundles them without tsx.
+const tsxLoader = () => pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 export const WORKLOAD_PROGRAMS = ['block-game', 'arena-game', 'web-app'] as const;
 export type WorkloadProgram = (typeof WORKLOAD_PROGRAMS)[number];
 
@@ -21,5 +23,5 @@ export const LISTEN_ENV = { address: 'SVC_BIND_ADDRESS', endpoints: 'SVC_PUBLIC_
 export function workloadCommand(program: string | null | undefined): string[] | null {
   const known = WORKLOAD_PROGRAMS.find((p) => p === program);
   if (!known) return null;
-  return [process.execPath, '--import', TSX_LOADER, fileURLToPath(new URL(`./${known}.ts`, import.meta.url))];
+  return [process.execPath, '--import', tsxLoader(), fileURLToPath(new URL(`./${known}.ts`, import.meta.url))];
 }

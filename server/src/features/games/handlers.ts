@@ -10,6 +10,7 @@ import { emptyRoster, gatherRoster, rosterFailure, type Include } from '../../ga
 import { RconError, type RconClient } from '../../games/rcon/client.js';
 import { RconPool } from '../../games/rcon/pool.js';
 import { gameService, primaryTarget, rconUnit, sealedRconPassword } from '../../games/store.js';
+import { RCON_PROGRAMS } from '../../games/unit-env.js';
 import { RCON_PORT } from '../../workloads/block/version.js';
 import { productFeatures } from '../external-access/store.js';
 import { requireService, serviceNotFound } from '../services/access.js';
@@ -17,7 +18,6 @@ import type { ServiceAccessRow } from '../services/store.js';
 
 // The programs that answer Quake 3 queries, and Minecraft's RCON; another workload has nothing to ask.
 const QUAKE_PROGRAMS = new Set(['arena-game']);
-const RCON_PROGRAMS = new Set(['block-game']);
 
 // Per process: the answers kept briefly and the one query in flight per server (see the spec), and
 // one RCON connection per server.

@@ -8,6 +8,7 @@ import { openConsole } from './console.js';
 import { VolumeFiles, VolumeImportTarget } from './files/index.js';
 import { openScreen } from './screen.js';
 import { offeredShells, shellCommand } from './shell.js';
+import { startPty } from './pty.js';
 import { readUnit } from '../../agent/unit.js';
 import { installedImage, installImage } from './images.js';
 import { localLayout } from './layout.js';
@@ -54,10 +55,11 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
     openScreen: (unitId) => openScreen(layout.unitDir(unitId)),
     offeredShells,
-    shellCommand: async (unitId, shells) => {
+    openShell: async (unitId, shells, size) => {
       if ((await units.status(unitId)).state !== 'running') return null;
       const unit = await readUnit(layout.unitDir(unitId));
-      return shellCommand(layout, unit, shells);
+      const command = shellCommand(layout, unit, shells);
+      return command ? startPty(command, size) : null;
     },
     exposePorts: async () => undefined,
     volumeFiles: (volumeId) => new VolumeFiles(layout.volumeDir(volumeId)),

@@ -9,9 +9,15 @@
 // ticket route's 404 "offers no shell"): a chroot fallback would need root, and tests could not reach it.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ShellCommand } from '../driver.js';
 import { ROOTFS, type LocalLayout } from './layout.js';
 import { inUnitCgroup } from './unit-cgroup.js';
+
+/** A program to start on a PTY of this machine. */
+export interface ShellCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
 
 const BWRAP = '/usr/bin/bwrap';
 /** What a unit's image offers, tried in order (the ticket's `shells`). */

@@ -1,8 +1,8 @@
-// What the LXD substrate can do today: LXD's own snapshots. Consoles, shells and screens through the
-// gateway and the file routes are not built on it yet (README "The LXD substrate"), so their routes answer
-// as for a substrate without them.
+// What the LXD substrate can do: LXD's own snapshots; consoles and shells through the gateway (exec
+// streams into the instance). Containers show no screen, so the screen routes answer as for a substrate
+// without one.
 import type { SubstrateCapabilities } from '../driver.js';
 
 export function lxdCapabilities(): SubstrateCapabilities {
-  return { snapshots: true, gateway: false, framebuffer: false };
+  return { snapshots: true, gateway: true, framebuffer: false };
 }

@@ -4,6 +4,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
+import { WebSocket } from 'ws';
 
 export interface LxdConnection {
   /** `unix:/var/lib/lxd/unix.socket` or `https://host:8443`. */
@@ -101,6 +102,20 @@ export class LxdClient {
       if (body === undefined) sent.end();
       else if (typeof body === 'string' || Buffer.isBuffer(body)) sent.end(body);
       else body.once('error', reject).pipe(sent);
+    });
+  }
+
+  /** A WebSocket of the API (an exec operation's streams), opened with the same credentials. */
+  websocket(path: string, query: Record<string, string>): WebSocket {
+    const search = new URLSearchParams({ ...query, project: this.#connection.project }).toString();
+    // Binary frames arrive as one Buffer each, not the `ws` default of a list of fragments.
+    const options = { perMessageDeflate: false, maxPayload: 16 * 1024 * 1024 };
+    if (this.#socketPath) return new WebSocket(`ws+unix:${this.#socketPath}:${path}?${search}`, options);
+    return new WebSocket(`wss://${this.#base!.host}${path}?${search}`, {
+      ...options,
+      cert: this.#connection.cert,
+      key: this.#connection.key,
+      ca: this.#connection.ca,
     });
   }
 

@@ -11,12 +11,15 @@ import type { SubstrateDriver, UnitSpec, UnitStatus } from '../driver.js';
 import { resetMachineAccess } from '../local/access.js';
 import { writeJsonAtomic } from '../local/atomic-file.js';
 import { installedImage, installImage } from '../local/images.js';
-import { checkId, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
+import { VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from '../local/files/index.js';
+import { checkId, ROOTFS, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
 import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
-import { setPortDevices } from './ports.js';
+import { portDevices, PRIVATE, setPortDevices } from './ports.js';
+import { openLxdConsole } from './console.js';
+import { LXD_SHELLS, openLxdShell } from './shell.js';
 import {
   deleteInstance,
   execIn,
@@ -78,6 +81,16 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     if (!dir) throw new Error(`volume ${volumeId} does not exist`);
     return dir;
   }
+  const localVolumes = options.connection.url.startsWith('unix:');
+  const volumeRoot = (volumeId: string): OwnedVolumeRoot => ({
+    async resolve() {
+      const dir = await hostDir(volumeId);
+      // As a missing directory of the local substrate's volume.
+      if (!dir) throw Object.assign(new Error(`volume ${volumeId} does not exist`), { code: 'ENOENT' });
+      return dir;
+    },
+  });
+
   /** The local substrate's volume code, pointed at the one volume's directory on this machine. */
   const layoutOf = (volumeDir: string): LocalLayout => ({
     dataDir: options.dataDir,
@@ -149,6 +162,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
           },
           devices: {
             volume: { type: 'disk', pool: pool.name, source: volume.name, path: volumeDirIn(unit.volumeId) },
+            ...(unit.address ? portDevices(PRIVATE, unit.address, unit.privatePorts ?? []) : {}),
           },
         },
         target,
@@ -219,6 +233,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
         const name = instanceName(unit.id);
         let instance = await findInstance(client, name);
         if (instance?.status === 'Running') return;
+        if (instance && unit.address) await setPortDevices(client, instance, unit.address, unit.privatePorts ?? [], PRIVATE);
         instance ??= await create(unit, name);
         await writeInstanceFile(client, name, `${unitDirIn(unit.id)}/${UNIT_FILES.unit}`, `${JSON.stringify(unitFile(unit))}\n`);
         const pending = await readPending(unit.id);
@@ -258,14 +273,28 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       };
     },
 
-    // Consoles, screens, shells and files of LXD units are not built yet (README): the routes answer as
-    // for a substrate without them.
-    openConsole: async () => null,
+    async openConsole(unitId) {
+      const name = instanceName(unitId);
+      if ((await findInstance(client, name))?.status !== 'Running') return null;
+      return openLxdConsole(client, name, unitDirIn(unitId));
+    },
+    // Containers show no screen (README).
     openScreen: async () => null,
-    offeredShells: () => [],
-    shellCommand: async () => null,
-    volumeFiles: () => null,
-    volumeImportTarget: () => null,
+    offeredShells: () => [...LXD_SHELLS],
+    async openShell(unitId, shells, size) {
+      const name = instanceName(unitId);
+      if ((await findInstance(client, name))?.status !== 'Running') return null;
+      const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.unit}`);
+      if (!text) return null;
+      const unit = JSON.parse(text) as UnitSpec;
+      const volume = volumeDirIn(unit.volumeId);
+      return openLxdShell(client, name, shells, size, unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume);
+    },
+    // The confined file layer on the volume where its member keeps it on this machine, its new files
+    // given to the instance's mapped root (walk.ts OwnedVolumeRoot). A cluster reached over HTTPS keeps
+    // its volumes elsewhere: no file routes there (README).
+    volumeFiles: (volumeId) => (localVolumes ? new VolumeFiles(volumeRoot(volumeId)) : null),
+    volumeImportTarget: (volumeId) => (localVolumes ? new VolumeImportTarget(volumeRoot(volumeId)) : null),
 
     async exposePorts(unitId, ports) {
       const name = instanceName(unitId);

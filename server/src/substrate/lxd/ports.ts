@@ -6,29 +6,43 @@ import type { ExposedPort } from '../driver.js';
 import type { LxdClient } from './client.js';
 import type { Instance } from './instances.js';
 
-const PREFIX = 'port-';
+/** Devices of the allocations' ports (exposePorts) and of the ports the control plane reaches (RCON). */
+export const ALLOCATED = 'port-';
+export const PRIVATE = 'private-';
 
 interface FullInstance extends Instance {
   devices: Record<string, Record<string, string>>;
 }
 
-export async function setPortDevices(
-  client: LxdClient,
-  instance: Instance,
+/** The proxy devices, named with `prefix`, making `ports` of the unit reachable at its address on the host. */
+export function portDevices(
+  prefix: string,
   address: string,
   ports: readonly ExposedPort[],
-): Promise<void> {
-  const current = (instance as FullInstance).devices ?? {};
-  const wanted: Record<string, Record<string, string>> = {};
+): Record<string, Record<string, string>> {
+  const devices: Record<string, Record<string, string>> = {};
   for (const { protocol, port } of ports) {
-    wanted[`${PREFIX}${protocol}-${port}`] = {
+    devices[`${prefix}${protocol}-${port}`] = {
       type: 'proxy',
       listen: `${protocol}:${address}:${port}`,
       connect: `${protocol}:${address}:${port}`,
       bind: 'host',
     };
   }
-  const kept = Object.fromEntries(Object.entries(current).filter(([name]) => !name.startsWith(PREFIX)));
+  return devices;
+}
+
+/** Makes the instance's devices named with `prefix` exactly these ports' (others of the prefix go). */
+export async function setPortDevices(
+  client: LxdClient,
+  instance: Instance,
+  address: string,
+  ports: readonly ExposedPort[],
+  prefix = ALLOCATED,
+): Promise<void> {
+  const current = (instance as FullInstance).devices ?? {};
+  const wanted = portDevices(prefix, address, ports);
+  const kept = Object.fromEntries(Object.entries(current).filter(([name]) => !name.startsWith(prefix)));
   const next = { ...kept, ...wanted };
   if (sameDevices(current, next)) return;
   // PUT, not PATCH: a PATCH merges devices, so a released port would stay.

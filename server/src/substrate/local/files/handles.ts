@@ -6,7 +6,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, truncate, utimes, chmod, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
-import { at, openDir, openRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 /** Linux's O_PATH, which Node does not export. */
@@ -36,7 +36,7 @@ export interface Attributes {
 }
 
 export class VolumeHandles {
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: VolumeRoot) {}
 
   /** A regular file of the volume, opened; the caller closes it. A directory or anything else is refused. */
   async openFile(raw: string, mode: OpenMode): Promise<FileHandle> {
@@ -62,6 +62,7 @@ export class VolumeHandles {
         const stats = await file.stat();
         if (stats.isDirectory()) throw isDirectory(target.path);
         if (!stats.isFile()) throw absent(target.path);
+        if (mode.write && mode.create) await adopt(dir, file, stats);
         if (mode.write && mode.truncate) await file.truncate(0);
         return file;
       } catch (err) {

@@ -10,7 +10,7 @@ import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/p
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath } from './path.js';
 import { VolumeFiles } from './volume-files.js';
-import { at, openDir, openRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = constants;
 /** Temporary files of an import; a delete_extraneous pass never counts them as the customer's. */
@@ -39,7 +39,7 @@ export interface VolumeTreeEntry {
 export class VolumeImportTarget {
   private readonly files: VolumeFiles;
 
-  constructor(private readonly root: string) {
+  constructor(private readonly root: VolumeRoot) {
     this.files = new VolumeFiles(root);
   }
 
@@ -95,6 +95,14 @@ export class VolumeImportTarget {
     try {
       file = await open(at(dir, temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
     } catch (err) {
+      await dir.close();
+      throw err;
+    }
+    try {
+      await adopt(dir, file);
+    } catch (err) {
+      await file.close();
+      await unlink(at(dir, temp)).catch(() => undefined);
       await dir.close();
       throw err;
     }

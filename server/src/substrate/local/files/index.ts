@@ -11,3 +11,4 @@ export {
 export { VolumeHandles, type Attributes, type NamedStats, type OpenMode } from './handles.js';
 export { IMPORT_TEMP_PREFIX, VolumeImportTarget, type IncomingFile, type LocalFileInfo } from './import-target.js';
 export { TEMP_PREFIX, VolumeStreams, type OpenedFile, type PendingFile } from './streams.js';
+export type { OwnedVolumeRoot, VolumeRoot } from './walk.js';

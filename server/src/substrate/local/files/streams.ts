@@ -7,7 +7,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
-import { at, openDir, openRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
@@ -42,7 +42,7 @@ export interface PendingFile {
 
 export class VolumeStreams {
   /** `root`: the volume's directory on this machine (see VolumeFiles). */
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: VolumeRoot) {}
 
   /** Opens the regular file at `raw`; a directory is `is-a-directory`, a link or special file absent. */
   async openRead(raw: string): Promise<OpenedFile> {
@@ -99,6 +99,14 @@ export class VolumeStreams {
       if (previous?.isDirectory()) throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
       handle = await open(at(dir, temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
     } catch (err) {
+      await dir.close();
+      throw err;
+    }
+    try {
+      await adopt(dir, handle);
+    } catch (err) {
+      await handle.close();
+      await unlink(at(dir, temp)).catch(() => undefined);
       await dir.close();
       throw err;
     }

@@ -12,7 +12,7 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { VolumeHandles } from './handles.js';
 import { VolumeStreams } from './streams.js';
-import { at, openDir, openRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 
 // libuv opens every descriptor close-on-exec already.
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
@@ -49,7 +49,7 @@ export class VolumeFiles {
   readonly streams: VolumeStreams;
 
   /** `root`: the volume's directory on this machine, which the platform made and no customer controls. */
-  constructor(private readonly root: string) {
+  constructor(private readonly root: VolumeRoot) {
     this.streams = new VolumeStreams(root);
   }
 
@@ -150,6 +150,7 @@ export class VolumeFiles {
         const file = await open(at(dir, temp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
         let stats: Stats;
         try {
+          await adopt(dir, file);
           await file.writeFile(bytes);
           // A replaced file keeps its mode; lstat never follows, so only a real file lends one.
           const previous = await lstat(at(dir, name)).catch(() => null);

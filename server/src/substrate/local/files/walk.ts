@@ -6,7 +6,8 @@
 // open itself, not by a check before it; there is no check-then-use window. `..` never reaches here
 // (path.ts refuses it), so a walk only goes down from the volume's root.
 import { constants } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lchown, lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 
 // libuv opens every descriptor close-on-exec already.
@@ -18,9 +19,57 @@ export function at(dir: FileHandle, name: string): string {
   return `/proc/self/fd/${dir.fd}/${name}`;
 }
 
+/**
+ * A volume whose directory is looked up when it is used (a cluster's member keeps it), and whose files
+ * belong to the owner of its root directory (an unprivileged container's root, mapped to an id of this
+ * machine), not to this process: what the layer makes there is given to that owner, so the unit's
+ * programs may change it.
+ */
+export interface OwnedVolumeRoot {
+  resolve(): Promise<string>;
+}
+
+/** A volume's directory on this machine, or one found when used. */
+export type VolumeRoot = string | OwnedVolumeRoot;
+
+interface Owner {
+  uid: number;
+  gid: number;
+}
+/** The owner of what is made below an open directory of an OwnedVolumeRoot. */
+const owners = new WeakMap<FileHandle, Owner>();
+
 /** The volume's root directory, opened; the caller closes it. */
-export async function openRoot(root: string): Promise<FileHandle> {
-  return open(root, DIR_FLAGS);
+export async function openRoot(root: VolumeRoot): Promise<FileHandle> {
+  if (typeof root === 'string') return open(root, DIR_FLAGS);
+  const handle = await open(await root.resolve(), DIR_FLAGS);
+  try {
+    const { uid, gid } = await handle.stat();
+    owners.set(handle, { uid, gid });
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return handle;
+}
+
+/**
+ * Gives a file this process just made in `dir` (open as `made`, or named `name` there) to the volume's
+ * owner, where its root says it has one; a file someone else owns is left as it is.
+ */
+export async function adopt(dir: FileHandle, made: FileHandle | string, stats?: Stats): Promise<void> {
+  const owner = owners.get(dir);
+  if (!owner) return;
+  const current = stats ?? (typeof made === 'string' ? await lstat(at(dir, made)) : await made.stat());
+  if (current.uid !== process.geteuid?.() || (current.uid === owner.uid && current.gid === owner.gid)) return;
+  if (typeof made === 'string') await lchown(at(dir, made), owner.uid, owner.gid);
+  else await made.chown(owner.uid, owner.gid);
+}
+
+function inherit(from: FileHandle, to: FileHandle): FileHandle {
+  const owner = owners.get(from);
+  if (owner) owners.set(to, owner);
+  return to;
 }
 
 /**
@@ -37,12 +86,12 @@ export async function openDir(
   let dir = root;
   try {
     for (const part of parts) {
-      const next = await openChildDir(dir, part, shown, options.create ?? false);
+      const next = inherit(root, await openChildDir(dir, part, shown, options.create ?? false));
       if (dir !== root) await dir.close();
       dir = next;
     }
     // The caller owns what it gets; it never gets the root's own handle, which it may close separately.
-    return dir === root ? await open(at(root, '.'), DIR_FLAGS) : dir;
+    return dir === root ? inherit(root, await open(at(root, '.'), DIR_FLAGS)) : dir;
   } catch (err) {
     if (dir !== root) await dir.close();
     throw err;
@@ -62,6 +111,7 @@ async function openChildDir(
     if (code === 'ENOENT' && create) {
       try {
         await mkdir(at(dir, name), { mode: 0o755 });
+        await adopt(dir, name);
       } catch (made) {
         if (errnoOf(made) !== 'EEXIST') throw made;
       }
