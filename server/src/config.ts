@@ -121,6 +121,19 @@ export interface Config {
   dnsPort: number;
   /** PLATFORM_DNS: whether `npm start` runs the platform DNS server as its child process (on) or leaves it to `npm run dns`. */
   platformDns: boolean;
+  /**
+   * INGRESS_HTTP_PORT (default 8088) and INGRESS_HTTPS_PORT (default 8443): the edge's HTTP ingress on
+   * HOST; 0 picks a free port; `off` (either) means no HTTP ingress: custom domains and HTTP domains are
+   * refused with 422 `no-http-ingress` and the listings' platform_host is null.
+   */
+  ingressHttpPort: number | null;
+  ingressHttpsPort: number | null;
+  /** ACME_DIRECTORY_URL: the ACME CA custom domains' certificates come from; null: the local CA in DATA_DIR. */
+  acmeDirectoryUrl: string | null;
+  /** ACME_CAA_IDENTITIES: the CAA issuer domains that allow our CA (default: the directory's caaIdentities). */
+  acmeCaaIdentities: string[] | null;
+  /** ACME_CA_FILE: PEM of CAs the ACME directory's TLS certificate is checked against too (a private CA). */
+  acmeCaFile: string | null;
 }
 
 /** One entry of OAUTH_PROVIDERS (DECISIONS.md §5). */
@@ -331,6 +344,14 @@ export function loadConfig(env: Env = process.env): Config {
   const dnsPort = int('DNS_PORT', 5353, 0, 65535);
   const platformDnsRaw = str('PLATFORM_DNS', 'on').toLowerCase();
   if (platformDnsRaw !== 'on' && platformDnsRaw !== 'off') problems.push(`PLATFORM_DNS must be on or off, got "${platformDnsRaw}"`);
+  const ingressPort = (name: string, fallback: number): number | null =>
+    (opt(name) ?? '').trim().toLowerCase() === 'off' ? null : int(name, fallback, 0, 65535);
+  const ingressHttpPort = ingressPort('INGRESS_HTTP_PORT', 8088);
+  const ingressHttpsPort = ingressPort('INGRESS_HTTPS_PORT', 8443);
+  const acmeDirectoryUrl = url('ACME_DIRECTORY_URL', null, ['http:', 'https:']);
+  const caaRaw = opt('ACME_CAA_IDENTITIES');
+  const acmeCaaIdentities =
+    caaRaw === null ? null : caaRaw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const edgeId = str('EDGE_ID', `local-${host}`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/.test(edgeId)) {
     problems.push(`EDGE_ID must be 1-100 of [A-Za-z0-9_.:-], got "${edgeId}"`);
@@ -387,6 +408,11 @@ export function loadConfig(env: Env = process.env): Config {
     edgeId,
     dnsPort,
     platformDns: platformDnsRaw !== 'off',
+    ingressHttpPort: ingressHttpsPort === null ? null : ingressHttpPort,
+    ingressHttpsPort: ingressHttpPort === null ? null : ingressHttpsPort,
+    acmeDirectoryUrl,
+    acmeCaaIdentities,
+    acmeCaFile: opt('ACME_CA_FILE'),
   };
 }
 

@@ -28,6 +28,7 @@ import { serviceHandlers } from './features/services/handlers.js';
 import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
 import { importHandlers } from './features/imports/handlers.js';
+import { customDomainHandlers } from './features/custom-domains/handlers.js';
 import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
 import { parentDomainHandlers } from './features/parent-domains/handlers.js';
 import { gameHandlers } from './features/games/handlers.js';
@@ -65,6 +66,7 @@ export const handlers: Handlers = {
   ...adminServiceHandlers,
   ...serviceHandlers,
   ...gameSubdomainHandlers,
+  ...customDomainHandlers,
   ...parentDomainHandlers,
   ...gameHandlers,
   ...externalAccessHandlers,
