@@ -21,7 +21,8 @@ export type SealPurpose =
   | 'idempotent-answer'
   | 'sftp-host-key'
   | 'import-password'
-  | 'rcon-password';
+  | 'rcon-password'
+  | 'tls-key';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
