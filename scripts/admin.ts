@@ -1,8 +1,10 @@
-// `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`:
+// `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`,
+// `npm run admin -- local-ca` (the local CA's certificate, made in DATA_DIR if missing):
 // the operator command (DECISIONS.md §4 "Operator commands"), run on the server machine with the
 // environment of `npm start`. Exit codes: 0 done (also when nothing needed to change), 1 failure,
 // 2 usage or configuration error.
 import { userInfo } from 'node:os';
+import { localCaCertificatePem } from '../server/src/certificates/local-ca.js';
 import { ConfigError, loadConfig, redactUrl } from '../server/src/config.js';
 import { parseArgs, USAGE, UsageError, type Command } from './admin/args.js';
 import { AdminError, openDatabase, type AdminDatabase } from './admin/database.js';
@@ -17,7 +19,10 @@ function operatorName(): string {
   }
 }
 
-async function run(command: Exclude<Command, { kind: 'help' }>, db: AdminDatabase): Promise<string> {
+async function run(
+  command: Exclude<Command, { kind: 'help' | 'local-ca' }>,
+  db: AdminDatabase,
+): Promise<string> {
   if (command.kind === 'users') {
     const staff = await listStaff(db.sql);
     return command.json ? JSON.stringify(staff, null, 2) : staffTable(staff);
@@ -47,6 +52,18 @@ async function main(argv: string[]): Promise<number> {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`admin: ${err.message}\n`);
     return 2;
+  }
+
+  if (command.kind === 'local-ca') {
+    try {
+      process.stdout.write(await localCaCertificatePem(config));
+      return 0;
+    } catch (err) {
+      process.stderr.write(
+        `admin: cannot read the local CA in ${config.dataDir}: ${(err as Error).message}\n`,
+      );
+      return 1;
+    }
   }
 
   let db: AdminDatabase | null = null;

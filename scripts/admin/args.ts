@@ -8,6 +8,7 @@ import {
 export type Command =
   | { kind: 'grant' | 'revoke'; email: string; permissions: SystemPermission[] }
   | { kind: 'users'; json: boolean }
+  | { kind: 'local-ca' }
   | { kind: 'help' };
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
@@ -20,13 +21,15 @@ export const USAGE = `usage: npm run admin -- <command>
   grant  --email E --permission P [P ...]   give a user system permissions (all: every one)
   revoke --email E --permission P [P ...]   take them away (all: every one)
   users [--json]                            list staff (users holding any system permission)
+  local-ca                                  print the local CA's certificate (PEM), which TLS clients
+                                            trust to reach the platform's hosts over HTTPS
 
 permissions: ${SYSTEM_PERMISSIONS.join(', ')}, all
 The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one in DATA_DIR.`;
 
 export function parseArgs(argv: string[]): Command {
   const [command, ...rest] = argv;
-  if (command === undefined) throw new UsageError('a command is required (grant, revoke or users)');
+  if (command === undefined) throw new UsageError('a command is required (grant, revoke, users or local-ca)');
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
   if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help' };
   if (command === 'users') {
@@ -37,8 +40,12 @@ export function parseArgs(argv: string[]): Command {
     }
     return { kind: 'users', json };
   }
+  if (command === 'local-ca') {
+    if (rest.length > 0) throw new UsageError(`local-ca takes no arguments, got "${rest[0]}"`);
+    return { kind: 'local-ca' };
+  }
   if (command !== 'grant' && command !== 'revoke') {
-    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users)`);
+    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users, local-ca)`);
   }
 
   let email: string | null = null;
