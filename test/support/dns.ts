@@ -29,6 +29,8 @@ export interface TestDns {
   setCname(name: string, target: string): void;
   /** Replaces the address records at `name` (A for IPv4, AAAA for IPv6 literals). */
   setAddresses(name: string, ...addresses: string[]): void;
+  /** Replaces the CAA records at `name` (RFC 8659), e.g. `{ tag: 'issue', value: 'ca.example' }`. */
+  setCaa(name: string, ...records: { flags?: number; tag: string; value: string }[]): void;
   /** Withdraws everything at `name`: it no longer exists. */
   remove(name: string): void;
   close(): Promise<void>;
@@ -38,6 +40,7 @@ interface Node {
   txt: Txt[];
   cname: string | null;
   addresses?: string[];
+  caa?: { flags?: number; tag: string; value: string }[];
 }
 
 const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
@@ -46,6 +49,7 @@ const TYPE_NAMES: Record<number, string> = {
   [Packet.TYPE.CNAME]: 'CNAME',
   [Packet.TYPE.A]: 'A',
   [Packet.TYPE.AAAA]: 'AAAA',
+  [Packet.TYPE.CAA]: 'CAA',
 };
 
 export async function startTestDns(): Promise<TestDns> {
@@ -88,6 +92,11 @@ export async function startTestDns(): Promise<TestDns> {
         const v6 = address.includes(':');
         if (question.type === (v6 ? Packet.TYPE.AAAA : Packet.TYPE.A)) {
           response.answers.push({ ...rr, name, type: question.type, address } as dns2.Packet.Resource);
+        }
+      }
+      if (question.type === Packet.TYPE.CAA) {
+        for (const { flags = 0, tag, value } of node.caa ?? []) {
+          response.answers.push({ ...rr, name, type: Packet.TYPE.CAA, flags, tag, value } as dns2.Packet.Resource);
         }
       }
       if (question.type === Packet.TYPE.TXT) {
@@ -151,6 +160,9 @@ export async function startTestDns(): Promise<TestDns> {
     },
     setAddresses(name, ...addresses) {
       Object.assign(node(name), { cname: null, addresses });
+    },
+    setCaa(name, ...records) {
+      node(name).caa = records;
     },
     remove(name) {
       zone.delete(key(name));

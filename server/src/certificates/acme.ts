@@ -61,7 +61,9 @@ export async function acmeCaaIdentities(config: Config): Promise<string[]> {
   trustDirectoryCa(config);
   const { data } = await acme.axios.get<{ meta?: { caaIdentities?: unknown } }>(config.acmeDirectoryUrl);
   const ids = data.meta?.caaIdentities;
-  return Array.isArray(ids) ? ids.filter((i): i is string => typeof i === 'string').map((i) => i.toLowerCase()) : [];
+  return Array.isArray(ids)
+    ? ids.filter((i): i is string => typeof i === 'string').map((i) => i.toLowerCase())
+    : [];
 }
 
 /** Orders and fetches a certificate for `hostname` over http-01; a refusal for good is a PermanentAcmeError. */
@@ -74,7 +76,10 @@ export async function issueAcmeCertificate(
   const tokens: string[] = [];
   try {
     const client = await clientFor(deps.sql, deps.box, directoryUrl, deps.now());
-    const [key, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames: [hostname] }, await acme.crypto.createPrivateEcdsaKey('P-256'));
+    const [key, csr] = await acme.crypto.createCsr(
+      { commonName: hostname, altNames: [hostname] },
+      await acme.crypto.createPrivateEcdsaKey('P-256'),
+    );
     const certificatePem = await client.auto({
       csr,
       termsOfServiceAgreed: true,
@@ -83,7 +88,11 @@ export async function issueAcmeCertificate(
       skipChallengeVerification: true,
       challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
         tokens.push(challenge.token);
-        await store.putChallenge(deps.sql, { token: challenge.token, hostname, keyAuthorization }, deps.now());
+        await store.putChallenge(
+          deps.sql,
+          { token: challenge.token, hostname, keyAuthorization },
+          deps.now(),
+        );
       },
       challengeRemoveFn: async (_authz, challenge) => {
         await store.deleteChallenge(deps.sql, challenge.token);

@@ -31,7 +31,11 @@ export async function setAcmeAccountUrl(db: Db, directoryUrl: string, accountUrl
   await db`update acme_accounts set account_url = ${accountUrl} where directory_url = ${directoryUrl}`;
 }
 
-export async function putChallenge(db: Db, input: { token: string; hostname: string; keyAuthorization: string }, now: Date) {
+export async function putChallenge(
+  db: Db,
+  input: { token: string; hostname: string; keyAuthorization: string },
+  now: Date,
+) {
   await db`
     insert into acme_challenges (token, hostname, key_authorization, created_at)
     values (${input.token}, ${input.hostname}, ${input.keyAuthorization}, ${now})
@@ -88,7 +92,11 @@ export async function recordAttemptReason(db: Db, id: string, reason: string, no
  * Marks the name active with its next renewal due at `renewAt`, if the row is still there for this
  * name (detached meanwhile: false, and the caller stores nothing). Locks the row for the transaction.
  */
-export async function markCertified(db: Db, input: { id: string; hostname: string; renewAt: Date }, now: Date): Promise<boolean> {
+export async function markCertified(
+  db: Db,
+  input: { id: string; hostname: string; renewAt: Date },
+  now: Date,
+): Promise<boolean> {
   const rows = await db`
     update http_names set status = 'active', status_reason = null, attempts = 0, next_attempt_at = ${input.renewAt},
                           updated_at = ${now}

@@ -13,7 +13,8 @@ import { putCertificate } from './store.js';
 
 const MIN_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 6 * 3600_000;
-export const retryDelayMs = (attempts: number): number => Math.min(MIN_RETRY_MS * 2 ** Math.max(0, attempts), MAX_RETRY_MS);
+export const retryDelayMs = (attempts: number): number =>
+  Math.min(MIN_RETRY_MS * 2 ** Math.max(0, attempts), MAX_RETRY_MS);
 
 /** When a certificate valid from `notBefore` to `notAfter` is renewed: two thirds into its lifetime. */
 export const renewalTime = (notBefore: Date, notAfter: Date): Date =>
@@ -33,7 +34,11 @@ export async function certifyHttpName(ctx: TaskContext, id: string): Promise<Att
 
   const waiting = async (reason: string, failed = false): Promise<AttemptOutcome> => {
     const next = failed ? null : new Date(now.getTime() + retryDelayMs(row.attempts));
-    await store.recordAttemptFailed(ctx.sql, { id, hostname: row.hostname, reason, nextAttemptAt: next, failed }, now);
+    await store.recordAttemptFailed(
+      ctx.sql,
+      { id, hostname: row.hostname, reason, nextAttemptAt: next, failed },
+      now,
+    );
     return failed ? 'failed' : 'waiting';
   };
 
@@ -58,10 +63,14 @@ export async function certifyHttpName(ctx: TaskContext, id: string): Promise<Att
   let issued: IssuedCertificate;
   try {
     issued = acme
-      ? await issueAcmeCertificate({ sql: ctx.sql, box: ctx.box, config: ctx.config, now: () => ctx.clock.now() }, row.hostname)
+      ? await issueAcmeCertificate(
+          { sql: ctx.sql, box: ctx.box, config: ctx.config, now: () => ctx.clock.now() },
+          row.hostname,
+        )
       : await issueLocalCertificate(ctx.config, [row.hostname], now);
   } catch (error) {
-    if (error instanceof PermanentAcmeError) return waiting(`The CA refused ${row.hostname}: ${error.message}`, true);
+    if (error instanceof PermanentAcmeError)
+      return waiting(`The CA refused ${row.hostname}: ${error.message}`, true);
     ctx.log.warn({ err: error, hostname: row.hostname }, 'certificate issuance failed; retrying later');
     return waiting(`The CA could not issue the certificate yet: ${messageOf(error)}`);
   }
@@ -72,7 +81,12 @@ export async function certifyHttpName(ctx: TaskContext, id: string): Promise<Att
       ctx.clock.now(),
     );
     if (marked) {
-      await putCertificate(tx, ctx.box, { hostname: row.hostname, issuer: acme ? 'acme' : 'local', ...issued }, ctx.clock.now());
+      await putCertificate(
+        tx,
+        ctx.box,
+        { hostname: row.hostname, issuer: acme ? 'acme' : 'local', ...issued },
+        ctx.clock.now(),
+      );
     }
     return marked;
   });

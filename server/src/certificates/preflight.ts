@@ -35,17 +35,26 @@ export async function checkResolvesToIngress(
   const resolver = resolverOf(config);
   let addresses: string[];
   try {
-    addresses = [...(await orNone(resolver.resolve4(hostname))), ...(await orNone(resolver.resolve6(hostname)))];
+    addresses = [
+      ...(await orNone(resolver.resolve4(hostname))),
+      ...(await orNone(resolver.resolve6(hostname))),
+    ];
   } catch (error) {
     return { ok: false, reason: `${hostname} could not be looked up: ${describe(error)}.` };
   }
   const want = ingressAddresses.join(', ');
   if (addresses.length === 0) {
-    return { ok: false, reason: `${hostname} does not resolve; point it at ${want} (A record) or CNAME it to the platform host.` };
+    return {
+      ok: false,
+      reason: `${hostname} does not resolve; point it at ${want} (A record) or CNAME it to the platform host.`,
+    };
   }
   const stray = addresses.filter((a) => !ingressAddresses.includes(a));
   if (stray.length > 0) {
-    return { ok: false, reason: `${hostname} resolves to ${stray.join(', ')}, not to the ingress (${want}).` };
+    return {
+      ok: false,
+      reason: `${hostname} resolves to ${stray.join(', ')}, not to the ingress (${want}).`,
+    };
   }
   return { ok: true };
 }
@@ -86,11 +95,19 @@ export async function checkCaa(
   }
   const known = new Set(['critical', 'issue', 'issuewild', 'iodef']);
   if (records.some((r) => (r.critical & 128) !== 0 && Object.keys(r).some((k) => !known.has(k)))) {
-    return { ok: false, reason: `A CAA record of ${hostname} carries a critical property this CA does not understand.` };
+    return {
+      ok: false,
+      reason: `A CAA record of ${hostname} carries a critical property this CA does not understand.`,
+    };
   }
-  const issue = records.filter((r) => typeof r.issue === 'string').map((r) => r.issue!.split(';')[0]!.trim().toLowerCase());
+  const issue = records
+    .filter((r) => typeof r.issue === 'string')
+    .map((r) => r.issue!.split(';')[0]!.trim().toLowerCase());
   if (issue.length === 0) return { ok: true };
   if (issue.some((domain) => domain !== '' && identities.includes(domain))) return { ok: true };
   const ours = identities.length > 0 ? identities.join(' or ') : 'the platform’s CA';
-  return { ok: false, reason: `The CAA records of ${hostname} do not allow ${ours} to issue for it (they allow: ${issue.filter(Boolean).join(', ') || 'no CA'}).` };
+  return {
+    ok: false,
+    reason: `The CAA records of ${hostname} do not allow ${ours} to issue for it (they allow: ${issue.filter(Boolean).join(', ') || 'no CA'}).`,
+  };
 }

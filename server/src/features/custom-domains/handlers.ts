@@ -17,7 +17,6 @@ import type { ServiceAccessRow } from '../services/store.js';
 import * as store from './store.js';
 import type { CustomDomainRow } from './store.js';
 
-
 /** Custom domains per service (DECISIONS.md §6 "Products, features and limits"). */
 export const CUSTOM_DOMAIN_LIMIT = 10;
 
@@ -66,7 +65,9 @@ async function verdictOf(db: Db, ctx: RequestContext, access: ServiceAccessRow, 
 function refusalOf(verdict: HttpNameVerdict): Error | null {
   switch (verdict.status) {
     case 'invalid':
-      return invalidFieldValue(verdict.reason, [{ location: 'body', pointer: '/hostname', message: verdict.reason }]);
+      return invalidFieldValue(verdict.reason, [
+        { location: 'body', pointer: '/hostname', message: verdict.reason },
+      ]);
     case 'platform_zone':
       return unprocessable(
         'domain-platform-zone',
@@ -78,7 +79,10 @@ function refusalOf(verdict: HttpNameVerdict): Error | null {
         `Prove control of ${verdict.hostname} (or a name above it) with a domain claim of this organization first.`,
       );
     case 'taken':
-      return conflict('hostname-taken', `${verdict.hostname} is held by another service of this organization.`);
+      return conflict(
+        'hostname-taken',
+        `${verdict.hostname} is held by another service of this organization.`,
+      );
     case 'attached':
       return verdict.kind === 'custom_domain'
         ? null
@@ -111,7 +115,8 @@ export const customDomainHandlers: AreaHandlers<
   async customDomainAvailability({ path, query, auth, ctx }) {
     const access = await customDomainService(ctx.sql, path.id, auth, 'services.manage');
     const verdict = await verdictOf(ctx.sql, ctx, access, query.hostname);
-    if (verdict.status === 'invalid') return { status: 200, body: { status: 'invalid' as const, reason: verdict.reason } };
+    if (verdict.status === 'invalid')
+      return { status: 200, body: { status: 'invalid' as const, reason: verdict.reason } };
     const status = verdict.status === 'attached' ? ('taken' as const) : verdict.status;
     return { status: 200, body: { status, reason: null } };
   },
@@ -127,11 +132,17 @@ export const customDomainHandlers: AreaHandlers<
         );
       }
       if (!hasHttpIngress(ctx.config)) {
-        throw unprocessable('no-http-ingress', 'The platform has no HTTP ingress to serve a custom domain on.');
+        throw unprocessable(
+          'no-http-ingress',
+          'The platform has no HTTP ingress to serve a custom domain on.',
+        );
       }
       const verdict = await verdictOf(tx, ctx, access, body.hostname);
       if (verdict.status === 'attached' && verdict.kind === 'custom_domain') {
-        return { status: 200 as const, body: toCustomDomain((await store.findCustomDomain(tx, access.service.id, verdict.id))!) };
+        return {
+          status: 200 as const,
+          body: toCustomDomain((await store.findCustomDomain(tx, access.service.id, verdict.id))!),
+        };
       }
       if (verdict.status !== 'available') throw refusalOf(verdict)!;
       if ((await store.countCustomDomains(tx, access.service.id)) >= CUSTOM_DOMAIN_LIMIT) {
@@ -149,7 +160,10 @@ export const customDomainHandlers: AreaHandlers<
       );
       if (id === null) {
         // Another request took the name between the look and the insert: answer as the look now would.
-        throw refusalOf(await verdictOf(tx, ctx, access, body.hostname)) ?? conflict('hostname-taken', 'The name was taken meanwhile; try again.');
+        throw (
+          refusalOf(await verdictOf(tx, ctx, access, body.hostname)) ??
+          conflict('hostname-taken', 'The name was taken meanwhile; try again.')
+        );
       }
       await enqueue(tx, 'issue_certificate', { id }, { jobKey: issueJobKey(id) });
       await recordAudit(tx, ctx, actorOf(auth), {
@@ -159,7 +173,10 @@ export const customDomainHandlers: AreaHandlers<
         projectId: access.service.project_id,
         serviceInstanceId: access.service.id,
       });
-      return { status: 200 as const, body: toCustomDomain((await store.findCustomDomain(tx, access.service.id, id))!) };
+      return {
+        status: 200 as const,
+        body: toCustomDomain((await store.findCustomDomain(tx, access.service.id, id))!),
+      };
     });
   },
 
@@ -167,7 +184,8 @@ export const customDomainHandlers: AreaHandlers<
     return ctx.sql.begin(async (tx) => {
       const access = await customDomainService(tx, path.id, auth, 'services.manage', true);
       const id = path.route_id.toLowerCase();
-      if ((await store.deleteCustomDomain(tx, access.service.id, id)) === null) throw notFound('No such custom domain.');
+      if ((await store.deleteCustomDomain(tx, access.service.id, id)) === null)
+        throw notFound('No such custom domain.');
       await recordAudit(tx, ctx, actorOf(auth), {
         organizationId: access.organization_id,
         action: 'custom_domain.detached',

@@ -21,7 +21,11 @@ export async function customDomainsOf(db: Db, serviceId: string): Promise<Custom
     where n.service_instance_id = ${serviceId} and n.kind = 'custom_domain' order by n.created_at, n.hostname`;
 }
 
-export async function findCustomDomain(db: Db, serviceId: string, id: string): Promise<CustomDomainRow | null> {
+export async function findCustomDomain(
+  db: Db,
+  serviceId: string,
+  id: string,
+): Promise<CustomDomainRow | null> {
   const [row] = await db<CustomDomainRow[]>`
     select ${COLUMNS(db)} from http_names n left join tls_certificates c on c.hostname = n.hostname
     where n.id = ${id} and n.service_instance_id = ${serviceId} and n.kind = 'custom_domain'`;
