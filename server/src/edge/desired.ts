@@ -64,7 +64,11 @@ export async function readDesired(sql: Sql, address: string): Promise<DesiredSta
       select distinct resource_id, protocol, internal_port as port from port_allocations
       where resource_id = any(${units}::uuid[]) order by resource_id, protocol, port`;
     const exposed = new Map<string, ExposedPort[]>();
-    for (const t of targets) exposed.set(t.resource_id, [...(exposed.get(t.resource_id) ?? []), { protocol: t.protocol, port: t.port }]);
+    for (const t of targets)
+      exposed.set(t.resource_id, [
+        ...(exposed.get(t.resource_id) ?? []),
+        { protocol: t.protocol, port: t.port },
+      ]);
     const ingress: IngressRules = new Map();
     for (const rule of rules) {
       let list: CompiledRule[] | undefined = ingress.get(rule.resource_id);
@@ -95,16 +99,27 @@ export async function currentGeneration(sql: Sql): Promise<number> {
 
 export async function reportEdge(
   sql: Sql,
-  edge: { id: string; address: string; controlUrl: string; heartbeatSeconds: number; startedAt: Date },
+  edge: {
+    id: string;
+    address: string;
+    controlUrl: string;
+    heartbeatSeconds: number;
+    startedAt: Date;
+    /** The ingress's bound ports (migration 0031); null: off. */
+    ingressHttpPort: number | null;
+    ingressHttpsPort: number | null;
+  },
   appliedGeneration: number,
 ): Promise<void> {
   await sql`
-    insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at)
+    insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at,
+                            ingress_http_port, ingress_https_port)
     values (${edge.id}, ${edge.address}::inet, ${edge.controlUrl}, ${appliedGeneration}, ${edge.heartbeatSeconds},
-            ${edge.startedAt}, now())
+            ${edge.startedAt}, now(), ${edge.ingressHttpPort}, ${edge.ingressHttpsPort})
     on conflict (id) do update set address = excluded.address, control_url = excluded.control_url,
       applied_generation = excluded.applied_generation, heartbeat_seconds = excluded.heartbeat_seconds,
-      started_at = excluded.started_at, heartbeat_at = now()`;
+      started_at = excluded.started_at, heartbeat_at = now(), ingress_http_port = excluded.ingress_http_port,
+      ingress_https_port = excluded.ingress_https_port`;
 }
 
 /** An edge that stops says so, so the API does not wait for it (or call it degraded) for long. */

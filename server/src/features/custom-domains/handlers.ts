@@ -30,7 +30,10 @@ const toCustomDomain = (r: CustomDomainRow) => ({
   created_at: r.created_at.toISOString(),
 });
 
-/** Whether the platform runs an HTTP ingress (INGRESS_HTTP_PORT / INGRESS_HTTPS_PORT not `off`). */
+/**
+ * Whether the platform can serve a custom domain: a custom domain is served over HTTPS and its ACME
+ * challenge over HTTP, so both INGRESS_HTTP_PORT and INGRESS_HTTPS_PORT must be on.
+ */
 export const hasHttpIngress = (config: Config): boolean =>
   config.ingressHttpPort !== null && config.ingressHttpsPort !== null;
 
