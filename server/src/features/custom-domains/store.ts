@@ -45,11 +45,13 @@ export async function insertCustomDomain(
   now: Date,
 ): Promise<string | null> {
   const id = randomUUID();
+  // The attach enqueues the first attempt itself; the sweep looks only if that one was lost.
+  const firstSweep = new Date(now.getTime() + 2 * 60_000);
   const rows = await db`
     insert into http_names (id, hostname, service_instance_id, organization_id, kind, status, status_reason,
                             attempts, next_attempt_at, created_at, updated_at)
     values (${id}, ${input.hostname}, ${input.serviceId}, ${input.organizationId}, 'custom_domain', 'pending',
-            'Waiting for the first certificate attempt.', 0, ${now}, ${now}, ${now})
+            'Waiting for the first certificate attempt.', 0, ${firstSweep}, ${now}, ${now})
     on conflict (hostname) do nothing
     returning id`;
   return rows.length > 0 ? id : null;
