@@ -2781,6 +2781,95 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/custom-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List custom domains
+         * @description Members of the service's organization (a token needs `services.read`). A product without custom
+         *     domains (only web apps have them), someone else's service and an unknown id all get the 404 of an
+         *     unknown id. A suspended or ended service still lists its names (they stop being served with it).
+         *     Answers the platform host, `limit` (10) and the attached names, oldest first.
+         */
+        get: operations["customDomainList"];
+        put?: never;
+        /**
+         * Attach a custom domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and the services the list
+         *     404s for, get the 404 of an unknown id. The name is authorized before anything is stored (document 2
+         *     §4): a name in `PLATFORM_DOMAIN`, a parent domain's apex or a name deeper than one label under a parent
+         *     domain is 422 `domain-platform-zone`, for good; a single label under a parent domain is allowed while no
+         *     other organization holds it; anything else needs the organization's verified claim of the name or a
+         *     name above it (`POST /organizations/{id}/domains/{domain}/check`), else 422 `domain-not-verified` — the
+         *     same answer when another organization holds the name. A name another service of this organization
+         *     holds (a custom or an HTTP domain) is 409 `hostname-taken`. A name already attached to this service
+         *     answers it again (200, nothing changes). Business-rule refusals: 422 `no-http-ingress` when the
+         *     platform has no HTTP ingress, 422 `custom-domain-limit-reached` (with `details.limit`) at 10 names,
+         *     decided under the service's row lock; 422 `subscription-not-serviceable` for a suspended or ended
+         *     service. The name is held by one row (unique), so two services racing for it cannot both win.
+         *     A 200 means the name and its certificate request were accepted, not issued: the row is `pending` and
+         *     the job queue issues the certificate (ACME at `ACME_DIRECTORY_URL`, else the local CA). Audited as
+         *     `custom_domain.attached`.
+         */
+        post: operations["customDomainAttach"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/custom-domains/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a custom domain
+         * @description Gated like attach (Owners, Admins and Members; a token needs `orders.manage`; else the 404 of an
+         *     unknown id), so what the answer tells is told only to who may attach. `available` (attach would take
+         *     it), `taken` (held by a service of this organization, this one included), `invalid` with the
+         *     `reason`, `platform_zone`, or `not_verified` (no verified claim of this organization, or another
+         *     organization holds it: one answer for both).
+         */
+        get: operations["customDomainAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/custom-domains/{route_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Detach a custom domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`). The platform host (not an attachment),
+         *     another service's or tenant's row and an unknown id are the same 404. Removes the name, its
+         *     certificate and any open ACME challenge in one transaction: the name is free when this answers and
+         *     the ingress stops serving it. Allowed while the service is suspended (releasing a name harms nothing).
+         *     Audited as `custom_domain.detached`.
+         */
+        delete: operations["customDomainDetach"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/parent-domains": {
         parameters: {
             query?: never;
@@ -2820,9 +2909,9 @@ export type paths = {
         post?: never;
         /**
          * Remove a parent domain
-         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains still
-         *     use is 409 `parent-domain-in-use` (customers' names are never dropped behind their backs); an unknown
-         *     id is 404.
+         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains, or
+         *     custom or HTTP domains one label under it, still use is 409 `parent-domain-in-use` (customers' names
+         *     are never dropped behind their backs); an unknown id is 404.
          */
         delete: operations["adminParentDomainDelete"];
         options?: never;
@@ -3873,7 +3962,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "no-http-ingress" | "domain-not-verified" | "domain-platform-zone" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5417,6 +5506,64 @@ export type components = {
             host?: string;
         };
         /**
+         * @description `pending`: waiting for the name to resolve (through `DNS_SERVERS`) to the HTTP ingress, for CAA to allow
+         *     the CA, and for the certificate (`status_reason` says which, from the last attempt; the job queue tries
+         *     again with backoff); `active`: the certificate is issued and the ingress serves the name with it (renewed
+         *     before it expires); `failed`: the CA refused the name for good (`status_reason` says why). Detach and
+         *     attach again to retry a failed name.
+         * @enum {string}
+         */
+        CustomDomainStatus: "pending" | "active" | "failed";
+        CustomDomain: {
+            /**
+             * Format: uuid
+             * @description The route id (the path parameter `route_id` of detach).
+             */
+            id: string;
+            /** @description Lowercase, no trailing dot. */
+            hostname: string;
+            status: components["schemas"]["CustomDomainStatus"];
+            /** @description Why a pending name waits (the preflight's or the CA's finding) or why it failed; null when active. */
+            status_reason: string | null;
+            /** @description `https://{hostname}` */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the served certificate expires; null until one is issued.
+             */
+            certificate_expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        CustomDomainList: {
+            /**
+             * @description `<service slug>-<first 8 hex of its id>.apps.<PLATFORM_DOMAIN>`, the name the platform gives the web
+             *     service (point a CNAME at it); null when the platform has no HTTP ingress.
+             */
+            platform_host: string | null;
+            /** @description `https://{platform_host}`; null exactly when `platform_host` is. */
+            platform_url: string | null;
+            /** @description Custom domains a service may hold (10). */
+            limit: number;
+            /** @description Oldest first. */
+            domains: components["schemas"]["CustomDomain"][];
+        };
+        CustomDomainRequest: {
+            /**
+             * @description Trimmed, lowercased, one trailing dot removed; refused (400 `invalid-field-value`) if empty, over 253
+             *     characters, an IP literal, a single label, or with a label empty, over 63 characters, hyphen-terminated,
+             *     or outside [a-z0-9-].
+             */
+            hostname: string;
+        };
+        /** @enum {string} */
+        CustomDomainAvailabilityStatus: "available" | "taken" | "invalid" | "platform_zone" | "not_verified";
+        CustomDomainAvailability: {
+            status: components["schemas"]["CustomDomainAvailabilityStatus"];
+            /** @description Why the name is invalid; null otherwise. */
+            reason: string | null;
+        };
+        /**
          * @description A zone staff register for game subdomains, served by the platform's own DNS server (`DNS_PORT`) with
          *     its SOA and NS records and the records of the game subdomains under it.
          */
@@ -6281,6 +6428,8 @@ export type components = {
         SubdomainIdPath: string;
         /** @description The domain connect link's id. */
         LinkIdPath: string;
+        /** @description The custom domain's id (its route id). */
+        RouteIdPath: string;
         /** @description The allocation's id, of this service instance. */
         AllocationIdPath: string;
         /** @description The virtual machine's resource id, of this service instance. */
@@ -10525,6 +10674,131 @@ export interface operations {
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The platform host and the attached names. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainAttach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The attached name (pending until its certificate is issued). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainAvailability: {
+        parameters: {
+            query: {
+                /** @description The name to check, as typed. */
+                hostname: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the name may be attached. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomainAvailability"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainDetach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The custom domain's id (its route id). */
+                route_id: components["parameters"]["RouteIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Detached. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -1,9 +1,11 @@
 // `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`,
-// `npm run admin -- domain-connect public-key`:
+// `npm run admin -- domain-connect public-key`, `npm run admin -- local-ca` (the local CA's certificate,
+// made in DATA_DIR if missing):
 // the operator command (DECISIONS.md §4 "Operator commands"), run on the server machine with the
 // environment of `npm start`. Exit codes: 0 done (also when nothing needed to change), 1 failure,
 // 2 usage or configuration error.
 import { userInfo } from 'node:os';
+import { localCaCertificatePem } from '../server/src/certificates/local-ca.js';
 import { ConfigError, loadConfig, redactUrl } from '../server/src/config.js';
 import { parseArgs, USAGE, UsageError, type Command } from './admin/args.js';
 import { AdminError, openDatabase, type AdminDatabase } from './admin/database.js';
@@ -20,7 +22,7 @@ function operatorName(): string {
 }
 
 async function run(
-  command: Exclude<Command, { kind: 'help' | 'domain-connect-public-key' }>,
+  command: Exclude<Command, { kind: 'help' | 'domain-connect-public-key' | 'local-ca' }>,
   db: AdminDatabase,
 ): Promise<string> {
   if (command.kind === 'users') {
@@ -63,6 +65,18 @@ async function main(argv: string[]): Promise<number> {
     }
     process.stdout.write(`${publicKeyZoneLines(signingKey, signingKeyId).join('\n')}\n`);
     return 0;
+  }
+
+  if (command.kind === 'local-ca') {
+    try {
+      process.stdout.write(await localCaCertificatePem(config));
+      return 0;
+    } catch (err) {
+      process.stderr.write(
+        `admin: cannot read the local CA in ${config.dataDir}: ${(err as Error).message}\n`,
+      );
+      return 1;
+    }
   }
 
   let db: AdminDatabase | null = null;

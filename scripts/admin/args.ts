@@ -10,6 +10,7 @@ export type Command =
   | { kind: 'grant' | 'revoke'; email: string; permissions: SystemPermission[] }
   | { kind: 'users'; json: boolean }
   | { kind: 'domain-connect-public-key' }
+  | { kind: 'local-ca' }
   | { kind: 'help' };
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
@@ -24,6 +25,8 @@ export const USAGE = `usage: npm run admin -- <command>
   users [--json]                            list staff (users holding any system permission)
   domain-connect public-key                 print the TXT records that publish the public half of
                                             DOMAIN_CONNECT_SIGNING_KEY (no database needed)
+  local-ca                                  print the local CA's certificate (PEM), which TLS clients
+                                            trust to reach the platform's hosts over HTTPS
 
 permissions: ${SYSTEM_PERMISSIONS.join(', ')}, all
 The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one in DATA_DIR.`;
@@ -31,7 +34,7 @@ The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one 
 export function parseArgs(argv: string[]): Command {
   const [command, ...rest] = argv;
   if (command === undefined)
-    throw new UsageError('a command is required (grant, revoke, users or domain-connect)');
+    throw new UsageError('a command is required (grant, revoke, users, domain-connect or local-ca)');
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
   if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help' };
   if (command === 'users') {
@@ -47,8 +50,12 @@ export function parseArgs(argv: string[]): Command {
       throw new UsageError('domain-connect takes one subcommand: public-key');
     return { kind: 'domain-connect-public-key' };
   }
+  if (command === 'local-ca') {
+    if (rest.length > 0) throw new UsageError(`local-ca takes no arguments, got "${rest[0]}"`);
+    return { kind: 'local-ca' };
+  }
   if (command !== 'grant' && command !== 'revoke') {
-    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users, domain-connect)`);
+    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users, domain-connect, local-ca)`);
   }
 
   let email: string | null = null;

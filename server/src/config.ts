@@ -125,6 +125,18 @@ export interface Config {
   dnsPort: number;
   /** PLATFORM_DNS: whether `npm start` runs the platform DNS server as its child process (on) or leaves it to `npm run dns`. */
   platformDns: boolean;
+  /**
+   * INGRESS_HTTP_PORT (default 8088) and INGRESS_HTTPS_PORT (default 8443): the edge's HTTP ingress on
+   * HOST; 0 picks a free port, `off` (null) runs no such listener. Both off: no HTTP ingress at all.
+   */
+  ingressHttpPort: number | null;
+  ingressHttpsPort: number | null;
+  /** ACME_DIRECTORY_URL: the ACME CA custom domains' certificates come from; null: the local CA in DATA_DIR. */
+  acmeDirectoryUrl: string | null;
+  /** ACME_CAA_IDENTITIES: the CAA issuer domains that allow our CA (default: the directory's caaIdentities). */
+  acmeCaaIdentities: string[] | null;
+  /** ACME_CA_FILE: PEM of CAs the ACME directory's TLS certificate is checked against too (a private CA). */
+  acmeCaFile: string | null;
 }
 
 /** A CIDR of an *_ALLOWED_NETWORKS variable. */
@@ -213,7 +225,10 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int('PORT', 8080, 0, 65535);
   const gatewayPort = int('GATEWAY_PORT', 8081, 0, 65535);
   const gatewayPublicUrl = (
-    url('GATEWAY_PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`, ['http:', 'https:']) ?? ''
+    url('GATEWAY_PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`, [
+      'http:',
+      'https:',
+    ]) ?? ''
   ).replace(/\/+$/, '');
   const shellIdleSeconds = int('SHELL_IDLE_SECONDS', 900, 1, 7 * 24 * 3600);
   const shellMaxSeconds = int('SHELL_MAX_SECONDS', 28_800, 1, 7 * 24 * 3600);
@@ -221,10 +236,15 @@ export function loadConfig(env: Env = process.env): Config {
   const gatewayMaxConnectionsPerResource = int('GATEWAY_MAX_CONNECTIONS_PER_RESOURCE', 256, 1, 100_000);
   const sftpPort = int('SFTP_PORT', 2022, 0, 65535);
   const sftpPublicHost = str('SFTP_PUBLIC_HOST', host);
-  const publicBaseUrl = (url('PUBLIC_BASE_URL', `http://127.0.0.1:${port}`, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
+  const publicBaseUrl = (
+    url('PUBLIC_BASE_URL', `http://127.0.0.1:${port}`, ['http:', 'https:']) ?? ''
+  ).replace(/\/+$/, '');
   const databaseUrl = url('DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const smtpUrl = url('SMTP_URL', null, ['smtp:', 'smtps:']);
-  const dnsServers = (opt('DNS_SERVERS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const dnsServers = (opt('DNS_SERVERS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const server of dnsServers) {
     if (!/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/.test(server)) {
       problems.push(`DNS_SERVERS entry "${server}" must be an IP address with an optional :port`);
@@ -257,14 +277,24 @@ export function loadConfig(env: Env = process.env): Config {
       sourceRateLimitScale = 1;
     }
   }
-  const capabilities = Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, false])) as Record<CapabilityName, boolean>;
-  for (const name of (opt('CAPABILITIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  const capabilities = Object.fromEntries(CAPABILITY_NAMES.map((c) => [c, false])) as Record<
+    CapabilityName,
+    boolean
+  >;
+  for (const name of (opt('CAPABILITIES') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if ((CAPABILITY_NAMES as readonly string[]).includes(name)) capabilities[name as CapabilityName] = true;
-    else problems.push(`CAPABILITIES names unknown capability "${name}" (known: ${CAPABILITY_NAMES.join(', ')})`);
+    else
+      problems.push(
+        `CAPABILITIES names unknown capability "${name}" (known: ${CAPABILITY_NAMES.join(', ')})`,
+      );
   }
   const environmentRaw = str('NODE_ENV', 'development');
   const environment = (['development', 'production', 'test'] as const).find((e) => e === environmentRaw);
-  if (!environment) problems.push(`NODE_ENV must be development, production or test, got "${environmentRaw}"`);
+  if (!environment)
+    problems.push(`NODE_ENV must be development, production or test, got "${environmentRaw}"`);
   const platformDomain = str('PLATFORM_DOMAIN', 'platform.local').toLowerCase();
   if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/.test(platformDomain)) {
     problems.push(`PLATFORM_DOMAIN must be a DNS name such as example.com, got "${platformDomain}"`);
@@ -272,10 +302,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const logFormatRaw = opt('LOG_FORMAT')?.toLowerCase() ?? null;
   const logFormat = LOG_FORMATS.find((f) => f === logFormatRaw) ?? null;
-  if (logFormatRaw !== null && logFormat === null) problems.push(`LOG_FORMAT must be json or pretty, got "${logFormatRaw}"`);
+  if (logFormatRaw !== null && logFormat === null)
+    problems.push(`LOG_FORMAT must be json or pretty, got "${logFormatRaw}"`);
 
   const workerRaw = str('WORKER', 'on').toLowerCase();
-  if (workerRaw !== 'on' && workerRaw !== 'off') problems.push(`WORKER must be on or off, got "${workerRaw}"`);
+  if (workerRaw !== 'on' && workerRaw !== 'off')
+    problems.push(`WORKER must be on or off, got "${workerRaw}"`);
   const substrate = str('SUBSTRATE', 'local').toLowerCase();
   if (substrate !== 'local' && substrate !== 'lxd' && substrate !== 'kubernetes')
     problems.push(`SUBSTRATE must be local, lxd or kubernetes, got "${substrate}"`);
@@ -287,17 +319,27 @@ export function loadConfig(env: Env = process.env): Config {
     pool: str('LXD_POOL', 'default'),
     target: opt('LXD_TARGET'),
   };
-  if (!/^(unix:\/.+|https:\/\/.+)$/.test(lxd.url)) problems.push(`LXD_URL must be unix:/PATH or https://HOST:PORT, got "${lxd.url}"`);
+  if (!/^(unix:\/.+|https:\/\/.+)$/.test(lxd.url))
+    problems.push(`LXD_URL must be unix:/PATH or https://HOST:PORT, got "${lxd.url}"`);
   if (lxd.url.startsWith('https:') && (!lxd.certFile || !lxd.keyFile))
-    problems.push('LXD_URL over HTTPS needs LXD_CLIENT_CERT and LXD_CLIENT_KEY (PEM files of a client the cluster trusts)');
+    problems.push(
+      'LXD_URL over HTTPS needs LXD_CLIENT_CERT and LXD_CLIENT_KEY (PEM files of a client the cluster trusts)',
+    );
   const trustProxyHops = int('TRUST_PROXY_HOPS', 0, 0, 10);
   const refreshIdleTtlSeconds = int('REFRESH_IDLE_TTL_SECONDS', 7 * 24 * 3600, 60, 30 * 24 * 3600);
-  const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
+  const dashboardUrl = (url('DASHBOARD_URL', publicBaseUrl, ['http:', 'https:']) ?? publicBaseUrl).replace(
+    /\/+$/,
+    '',
+  );
   const allowedOrigins: string[] = [];
-  for (const raw of (opt('ALLOWED_ORIGINS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of (opt('ALLOWED_ORIGINS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     try {
       const u = new URL(raw);
-      if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== raw.replace(/\/$/, '')) throw new Error();
+      if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== raw.replace(/\/$/, ''))
+        throw new Error();
       allowedOrigins.push(u.origin);
     } catch {
       problems.push(`ALLOWED_ORIGINS entry "${raw}" must be an origin such as https://app.example.com`);
@@ -305,8 +347,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const encryptionKeys: Buffer[] = [];
-  for (const [i, raw] of (opt('ENCRYPTION_KEY') ?? '').split(',').map((k) => k.trim()).filter(Boolean).entries()) {
-    const key = /^[A-Za-z0-9+/_-]+=*$/.test(raw) ? Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64') : null;
+  for (const [i, raw] of (opt('ENCRYPTION_KEY') ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .entries()) {
+    const key = /^[A-Za-z0-9+/_-]+=*$/.test(raw)
+      ? Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64')
+      : null;
     if (key?.length === 32) encryptionKeys.push(key);
     else problems.push(`ENCRYPTION_KEY entry ${i + 1} must be 32 bytes in base64 (openssl rand -base64 32)`);
   }
@@ -315,14 +363,21 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const elevationMethods: ElevationMethodName[] = [];
   const methodsRaw = opt('ELEVATION_METHODS');
-  for (const name of (methodsRaw ?? ELEVATION_METHOD_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of (methodsRaw ?? ELEVATION_METHOD_NAMES.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const known = ELEVATION_METHOD_NAMES.find((m) => m === name);
     if (known) {
       if (!elevationMethods.includes(known)) elevationMethods.push(known);
-    } else problems.push(`ELEVATION_METHODS names unknown method "${name}" (known: ${ELEVATION_METHOD_NAMES.join(', ')})`);
+    } else
+      problems.push(
+        `ELEVATION_METHODS names unknown method "${name}" (known: ${ELEVATION_METHOD_NAMES.join(', ')})`,
+      );
   }
   const rpId = (opt('WEBAUTHN_RP_ID') ?? safeHost(publicBaseUrl)).toLowerCase();
-  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(rpId)) problems.push(`WEBAUTHN_RP_ID must be a host name, got "${rpId}"`);
+  if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(rpId))
+    problems.push(`WEBAUTHN_RP_ID must be a host name, got "${rpId}"`);
 
   const platformName = str('PLATFORM_NAME', 'Hosting control plane');
   if (platformName.length > 64 || [...platformName].some((c) => c < ' ' || c === ':')) {
@@ -338,12 +393,19 @@ export function loadConfig(env: Env = process.env): Config {
     let ok = false;
     try {
       const u = new URL(raw);
-      ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '' && u.hash === '';
+      ok =
+        (u.protocol === 'http:' || u.protocol === 'https:') &&
+        u.username === '' &&
+        u.password === '' &&
+        u.hash === '';
     } catch {
       ok = false;
     }
     if (ok) oauthRedirectAllowlist.push(raw);
-    else problems.push(`OAUTH_REDIRECT_ALLOWLIST entry "${raw}" must be an http(s) URL without userinfo or fragment`);
+    else
+      problems.push(
+        `OAUTH_REDIRECT_ALLOWLIST entry "${raw}" must be an http(s) URL without userinfo or fragment`,
+      );
   }
 
   const portPool = { from: 20000, to: 20999 };
@@ -358,12 +420,22 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const firewallReconcileSeconds = int('FIREWALL_RECONCILE_SECONDS', 60, 1, 3600);
   const gatewayRaw = str('GATEWAY', 'on').toLowerCase();
-  if (gatewayRaw !== 'on' && gatewayRaw !== 'off') problems.push(`GATEWAY must be on or off, got "${gatewayRaw}"`);
+  if (gatewayRaw !== 'on' && gatewayRaw !== 'off')
+    problems.push(`GATEWAY must be on or off, got "${gatewayRaw}"`);
   const edgeRaw = str('EDGE', 'on').toLowerCase();
   if (edgeRaw !== 'on' && edgeRaw !== 'off') problems.push(`EDGE must be on or off, got "${edgeRaw}"`);
   const dnsPort = int('DNS_PORT', 5353, 0, 65535);
+  const portOrOff = (name: string, fallback: number) =>
+    str(name, '').toLowerCase() === 'off' ? null : int(name, fallback, 0, 65535);
+  const ingressHttpPort = portOrOff('INGRESS_HTTP_PORT', 8088);
+  const ingressHttpsPort = portOrOff('INGRESS_HTTPS_PORT', 8443);
   const platformDnsRaw = str('PLATFORM_DNS', 'on').toLowerCase();
-  if (platformDnsRaw !== 'on' && platformDnsRaw !== 'off') problems.push(`PLATFORM_DNS must be on or off, got "${platformDnsRaw}"`);
+  if (platformDnsRaw !== 'on' && platformDnsRaw !== 'off')
+    problems.push(`PLATFORM_DNS must be on or off, got "${platformDnsRaw}"`);
+  const acmeDirectoryUrl = url('ACME_DIRECTORY_URL', null, ['http:', 'https:']);
+  const caaRaw = opt('ACME_CAA_IDENTITIES');
+  const acmeCaaIdentities =
+    caaRaw === null ? null : caaRaw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   const edgeId = str('EDGE_ID', `local-${host}`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/.test(edgeId)) {
     problems.push(`EDGE_ID must be 1-100 of [A-Za-z0-9_.:-], got "${edgeId}"`);
@@ -410,7 +482,9 @@ export function loadConfig(env: Env = process.env): Config {
     webauthn: {
       rpId,
       rpName: platformName,
-      origins: [...new Set([safeOrigin(publicBaseUrl), ...allowedOrigins, new URL(dashboardUrl).origin])].filter(Boolean),
+      origins: [
+        ...new Set([safeOrigin(publicBaseUrl), ...allowedOrigins, new URL(dashboardUrl).origin]),
+      ].filter(Boolean),
     },
     oauthProviders,
     oauthRedirectAllowlist,
@@ -421,6 +495,11 @@ export function loadConfig(env: Env = process.env): Config {
     edgeId,
     dnsPort,
     platformDns: platformDnsRaw !== 'off',
+    ingressHttpPort,
+    ingressHttpsPort,
+    acmeDirectoryUrl,
+    acmeCaaIdentities,
+    acmeCaFile: opt('ACME_CA_FILE'),
   };
 }
 
@@ -438,7 +517,9 @@ function parseOAuthProviders(raw: string | null, problems: string[]): OAuthProvi
   try {
     parsed = JSON.parse(raw);
   } catch {
-    problems.push('OAUTH_PROVIDERS must be a JSON array of {id, display_name, issuer, client_id, client_secret, scopes?, hosts?}');
+    problems.push(
+      'OAUTH_PROVIDERS must be a JSON array of {id, display_name, issuer, client_id, client_secret, scopes?, hosts?}',
+    );
     return [];
   }
   if (!Array.isArray(parsed)) {
@@ -454,7 +535,8 @@ function parseOAuthProviders(raw: string | null, problems: string[]): OAuthProvi
     }
     const e = entry as Record<string, unknown>;
     const before = problems.length;
-    const text = (key: string) => (typeof e[key] === 'string' && (e[key] as string).trim() !== '' ? (e[key] as string).trim() : null);
+    const text = (key: string) =>
+      typeof e[key] === 'string' && (e[key] as string).trim() !== '' ? (e[key] as string).trim() : null;
     const id = text('id');
     if (id === null || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(id) || RESERVED_PROVIDER_IDS.has(id)) {
       problems.push(`${at}.id must be 1-64 of [a-z0-9._-], not ${[...RESERVED_PROVIDER_IDS].join(', ')}`);
@@ -466,21 +548,34 @@ function parseOAuthProviders(raw: string | null, problems: string[]): OAuthProvi
     let issuerOk = false;
     try {
       const u = new URL(issuer ?? '');
-      issuerOk = (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname))) && !u.search && !u.hash;
+      issuerOk =
+        (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname))) &&
+        !u.search &&
+        !u.hash;
     } catch {
       issuerOk = false;
     }
-    if (!issuerOk) problems.push(`${at}.issuer must be an https URL (http only on loopback), without query or fragment`);
+    if (!issuerOk)
+      problems.push(`${at}.issuer must be an https URL (http only on loopback), without query or fragment`);
     const clientId = text('client_id');
     if (clientId === null) problems.push(`${at}.client_id must be a non-empty string`);
     const clientSecret = text('client_secret');
     if (clientSecret === null) problems.push(`${at}.client_secret must be a non-empty string`);
     const scopes = e.scopes === undefined ? ['openid', 'email', 'profile'] : e.scopes;
-    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) || !scopes.includes('openid')) {
+    if (
+      !Array.isArray(scopes) ||
+      !scopes.every((s) => typeof s === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) ||
+      !scopes.includes('openid')
+    ) {
       problems.push(`${at}.scopes must be an array of scope names that includes "openid"`);
     }
     const hosts = e.hosts === undefined || e.hosts === null ? null : e.hosts;
-    if (hosts !== null && (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((h) => typeof h === 'string' && /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(h)))) {
+    if (
+      hosts !== null &&
+      (!Array.isArray(hosts) ||
+        hosts.length === 0 ||
+        !hosts.every((h) => typeof h === 'string' && /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(h)))
+    ) {
       problems.push(`${at}.hosts must be a non-empty array of hostnames`);
     }
     if (problems.length > before) continue;

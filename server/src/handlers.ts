@@ -29,6 +29,7 @@ import { externalAccessHandlers } from './features/external-access/handlers.js';
 import { firewallHandlers } from './features/firewall/handlers.js';
 import { importHandlers } from './features/imports/handlers.js';
 import { domainConnectHandlers } from './features/domain-connect/handlers.js';
+import { customDomainHandlers } from './features/custom-domains/handlers.js';
 import { gameSubdomainHandlers } from './features/game-subdomains/handlers.js';
 import { parentDomainHandlers } from './features/parent-domains/handlers.js';
 import { gameHandlers } from './features/games/handlers.js';
@@ -67,6 +68,7 @@ export const handlers: Handlers = {
   ...serviceHandlers,
   ...gameSubdomainHandlers,
   ...domainConnectHandlers,
+  ...customDomainHandlers,
   ...parentDomainHandlers,
   ...gameHandlers,
   ...externalAccessHandlers,

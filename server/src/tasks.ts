@@ -3,6 +3,7 @@
 // and never import this registry, so neither side imports the other's internals
 // (test/architecture/imports.test.ts).
 import { AUTH_TASKS } from './features/auth/tasks.js';
+import { CERTIFICATE_TASKS } from './certificates/tasks.js';
 import { BACKUP_TASKS } from './features/backups/tasks.js';
 import { DOMAIN_TASKS } from './features/domains/tasks.js';
 import { GAME_SUBDOMAIN_TASKS } from './features/game-subdomains/tasks.js';
@@ -12,8 +13,8 @@ import { MAIL_TASKS } from './mail/tasks.js';
 import { OPERATION_TASKS } from './operations/tasks.js';
 import { PRUNE_TASKS } from './prune/tasks.js';
 
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS };
+const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS] as const;
+const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS };
 
 // A name two areas claim would run one area's handler for the other's jobs: refuse to start.
 const seen = new Set<string>();

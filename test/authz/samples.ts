@@ -116,6 +116,8 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   applicationUsersLookup: (f) => ({ ids: [f.user.id] }),
   // A claimable host name (a sampled string is none); a second add re-reads the claim, so it may repeat.
   domainAdd: () => ({ domain: 'matrix-claim.com' }),
+  // A single label under play.test needs no claim; attaching it again answers the same row.
+  customDomainAttach: () => ({ hostname: 'matrix.play.test' }),
   // Provisioning into project P, a product of the embedded catalog (migration 0013) that takes no image.
   adminSubscriptionCreate: (f) => ({
     project_id: f.project.id,
@@ -128,6 +130,7 @@ const QUERY: Partial<Record<OperationId, (f: Fixtures) => Record<string, string>
   gameSubdomainAvailability: () => ({ parent_domain_id: '5c0a7a10-0000-4000-8000-0000000000d1', subdomain: 'matrix' }),
   // A file the fixture site's volume holds (written before the cases).
   fileRead: () => ({ path: '/matrix.txt' }),
+  customDomainAvailability: () => ({ hostname: 'matrix.play.test' }),
   applicationUserByOauthAccount: (f) => ({
     provider: f.oauthAccount.provider,
     provider_user_id: f.oauthAccount.providerUserId,
@@ -354,7 +357,7 @@ function serviceParameter(
     if (service === 'unknown') return randomUUID();
     if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
     if (op.path.includes('/game-subdomains') || op.path.includes('/game/')) return f.gameService.id;
-    return /\/(sftp|imports|resources\/\{resource_id\}\/files)(\/|$)/.test(op.path) ? f.service.siteId : f.service.id;
+    return /\/(sftp|imports|custom-domains|resources\/\{resource_id\}\/files)(\/|$)/.test(op.path) ? f.service.siteId : f.service.id;
   }
   if (name === 'resource_id') {
     if (op.path.includes('/files')) return f.service.siteVolumeResourceId;

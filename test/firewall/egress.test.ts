@@ -79,23 +79,27 @@ const egress = (rule: Omit<RuleRequest, 'direction'>): RuleRequest => ({ ...rule
  * connection to each listener from inside; answers what each attempt saw, and checks the listeners agree.
  */
 async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
-  const command = await app.substrate!.shellCommand(vps.primaryResourceId, ['bash']);
-  if (!command) throw new Error('the machine offers no bash shell');
+  const shell = await app.substrate!.openShell(vps.primaryResourceId, ['bash'], { columns: 200, rows: 50 });
+  if (!shell) throw new Error('the machine offers no bash shell');
   const before = listeners.map((l) => l.accepted);
+  // One line: a PTY echoes what is typed, so the answers are spelled R""ESULT in the typed line and
+  // only what the commands print reads RESULT.
   const script =
     listeners
       .map(
         (l) =>
-          `if (exec 3<>/dev/tcp/${l.address}/${l.port}) 2>/dev/null; then echo connected; else echo refused; fi`,
+          `if (exec 3<>/dev/tcp/${l.address}/${l.port}) 2>/dev/null; then echo R""ESULT:connected; else echo R""ESULT:refused; fi`,
       )
-      .join('\n') + '\nexit 0\n';
-  const child = spawn(command.file, command.args, { env: command.env, stdio: ['pipe', 'pipe', 'pipe'] });
+      .join('; ') + '; exit 0\n';
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stdin.end(script);
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  shell.onData((d) => (out += d.toString()));
+  const code = await new Promise<number>((resolve) => {
+    shell.onExit(resolve);
+    shell.write(Buffer.from(script));
+  });
   expect(code).toBe(0);
-  const seen = out.trim().split('\n') as ('connected' | 'refused')[];
+  const seenAll = [...out.matchAll(/RESULT:(connected|refused)/g)].map((m) => m[1]);
+  const seen = seenAll as ('connected' | 'refused')[];
   // What the listeners accepted matches what the program saw (a refusal never reached them).
   await expect
     .poll(() => listeners.map((l, i) => l.accepted - before[i]!))

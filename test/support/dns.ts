@@ -32,6 +32,8 @@ export interface TestDns {
   setAddresses(name: string, ...addresses: string[]): void;
   /** Replaces the SRV records at `name` (`_minecraft._tcp.play.example.com`). */
   setSrv(name: string, ...records: Srv[]): void;
+  /** Replaces the CAA records at `name` (RFC 8659), e.g. `{ tag: 'issue', value: 'ca.example' }`. */
+  setCaa(name: string, ...records: { flags?: number; tag: string; value: string }[]): void;
   /** Withdraws everything at `name`: it no longer exists. */
   remove(name: string): void;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ interface Node {
   cname: string | null;
   addresses?: string[];
   srv?: Srv[];
+  caa?: { flags?: number; tag: string; value: string }[];
 }
 
 const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
@@ -58,6 +61,7 @@ const TYPE_NAMES: Record<number, string> = {
   [Packet.TYPE.A]: 'A',
   [Packet.TYPE.AAAA]: 'AAAA',
   [Packet.TYPE.SRV]: 'SRV',
+  [Packet.TYPE.CAA]: 'CAA',
 };
 
 export async function startTestDns(): Promise<TestDns> {
@@ -113,6 +117,11 @@ export async function startTestDns(): Promise<TestDns> {
             port: srv.port,
             target: srv.target,
           } as dns2.Packet.Resource);
+        }
+      }
+      if (question.type === Packet.TYPE.CAA) {
+        for (const { flags = 0, tag, value } of node.caa ?? []) {
+          response.answers.push({ ...rr, name, type: Packet.TYPE.CAA, flags, tag, value } as dns2.Packet.Resource);
         }
       }
       if (question.type === Packet.TYPE.TXT) {
@@ -179,6 +188,9 @@ export async function startTestDns(): Promise<TestDns> {
     },
     setSrv(name, ...records) {
       Object.assign(node(name), { cname: null, srv: records });
+    },
+    setCaa(name, ...records) {
+      node(name).caa = records;
     },
     remove(name) {
       zone.delete(key(name));

@@ -25,7 +25,13 @@ export interface TestEdge {
 
 export async function startTestEdge(
   app: TestApp,
-  options: { id?: string; reconcileSeconds?: number; substrate?: EdgeOptions['substrate'] } = {},
+  options: {
+    id?: string;
+    reconcileSeconds?: number;
+    substrate?: EdgeOptions['substrate'];
+    /** The HTTP ingress on free ports (default), or off. */
+    ingress?: boolean;
+  } = {},
 ): Promise<TestEdge> {
   const sql = connect(app.databaseUrl, { max: 2 });
   const edge = await startEdge({
@@ -36,6 +42,16 @@ export async function startTestEdge(
     heartbeatSeconds: 1,
     substrate: options.substrate,
     log: { info: () => {}, warn: () => {}, error: () => {} },
+    ingress:
+      options.ingress === false
+        ? undefined
+        : {
+            httpPort: 0,
+            httpsPort: 0,
+            platformDomain: app.config.platformDomain,
+            box: app.box,
+            localCa: { dataDir: app.config.dataDir, platformName: app.config.platformName },
+          },
   });
   return {
     edge,

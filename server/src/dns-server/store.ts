@@ -16,6 +16,8 @@ export interface DnsSnapshot {
   gameServices: { id: string; slug: string; address: string }[];
   /** Web services, not ended: their `apps.` host points at the HTTP ingress. */
   webServices: { id: string; slug: string }[];
+  /** Names on the HTTP ingress (custom and HTTP domains): those under a parent domain point at it. */
+  httpNames: { hostname: string }[];
 }
 
 /**
@@ -42,7 +44,10 @@ export async function readSnapshot(sql: Sql): Promise<DnsSnapshot> {
         from live l join port_allocations a on a.service_instance_id = l.id and a.is_primary), '[]'),
       'webServices', coalesce((
         select json_agg(json_build_object('id', l.id, 'slug', l.slug))
-        from live l join catalog_products cp on cp.id = l.product_id where cp.kind = 'web_app'), '[]')
+        from live l join catalog_products cp on cp.id = l.product_id where cp.kind = 'web_app'), '[]'),
+      'httpNames', coalesce((
+        select json_agg(json_build_object('hostname', n.hostname))
+        from http_names n join live l on l.id = n.service_instance_id), '[]')
     ) as snapshot`;
   const snapshot = row!.snapshot;
   return { ...snapshot, generation: Number(snapshot.generation) };

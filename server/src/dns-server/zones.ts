@@ -131,6 +131,15 @@ export function buildZones(snapshot: DnsSnapshot, options: ZoneOptions): ZoneSet
       });
     }
   }
+  // A name on the HTTP ingress that is a single label under a parent domain (http-names.ts lets only
+  // those through) is the platform's to answer: its A record points at the ingress.
+  if (ingress !== '0.0.0.0') {
+    for (const { hostname } of snapshot.httpNames) {
+      const dot = hostname.indexOf('.');
+      const zone = byApex.get(hostname.slice(dot + 1));
+      if (zone && !zone.records.has(hostname)) add(zone, { name: hostname, type: 'A', ttl: TTL, address: ingress });
+    }
+  }
   zones.sort((a, b) => b.apex.length - a.apex.length);
   return { generation: snapshot.generation, zones };
 }

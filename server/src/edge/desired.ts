@@ -120,17 +120,21 @@ export async function reportEdge(
     heartbeatSeconds: number;
     startedAt: Date;
     egressEnforced: boolean;
+    /** The ingress's bound ports (migration 0031); null: off. */
+    ingressHttpPort: number | null;
+    ingressHttpsPort: number | null;
   },
   appliedGeneration: number,
 ): Promise<void> {
   await sql`
     insert into edge_nodes (id, address, control_url, applied_generation, heartbeat_seconds, started_at, heartbeat_at,
-                            egress_enforced)
+                            egress_enforced, ingress_http_port, ingress_https_port)
     values (${edge.id}, ${edge.address}::inet, ${edge.controlUrl}, ${appliedGeneration}, ${edge.heartbeatSeconds},
-            ${edge.startedAt}, now(), ${edge.egressEnforced})
+            ${edge.startedAt}, now(), ${edge.egressEnforced}, ${edge.ingressHttpPort}, ${edge.ingressHttpsPort})
     on conflict (id) do update set address = excluded.address, control_url = excluded.control_url,
       applied_generation = excluded.applied_generation, heartbeat_seconds = excluded.heartbeat_seconds,
-      started_at = excluded.started_at, heartbeat_at = now(), egress_enforced = excluded.egress_enforced`;
+      started_at = excluded.started_at, heartbeat_at = now(), egress_enforced = excluded.egress_enforced,
+      ingress_http_port = excluded.ingress_http_port, ingress_https_port = excluded.ingress_https_port`;
 }
 
 /** Which of these unit ids are resources of this database (deleted ones too): the units an edge may clean up. */

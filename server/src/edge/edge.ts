@@ -9,6 +9,11 @@
 import type { SubstrateDriver } from '../substrate/driver.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/client.js';
+import { ensurePlatformCertificate } from '../certificates/platform-wildcard.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { CertificateContexts } from './ingress/certificates.js';
+import { startIngress, type Ingress } from './ingress/server.js';
+import { challengeAnswer, readIngressState } from './ingress/state.js';
 import { startControl, type Control } from './control.js';
 import {
   currentGeneration,
@@ -40,11 +45,27 @@ export interface EdgeOptions {
    * (an LXD unit's proxy devices); absent, the units listen on this machine already (local substrate).
    */
   substrate?: Pick<SubstrateDriver, 'exposePorts'>;
+  /** The HTTP ingress (ingress/server.ts); absent, or both ports null, this edge runs none. */
+  ingress?: EdgeIngressOptions;
+}
+
+export interface EdgeIngressOptions {
+  /** INGRESS_HTTP_PORT, INGRESS_HTTPS_PORT: null off, 0 any free port. */
+  httpPort: number | null;
+  httpsPort: number | null;
+  platformDomain: string;
+  /** Opens the certificates' sealed keys (the API's ENCRYPTION_KEY). */
+  box: SecretBox;
+  /** Where the local CA lives, which signs the platform's wildcard certificate when it is missing or due. */
+  localCa: { dataDir: string; platformName: string };
 }
 
 export interface Edge {
   readonly id: string;
   readonly controlUrl: string;
+  /** The ingress's bound ports (null: off). */
+  readonly ingressHttpPort: number | null;
+  readonly ingressHttpsPort: number | null;
   /** The generation of the desired state last applied. */
   appliedGeneration(): number;
   /** Applies the desired state now (tests, and the notification handler). */
@@ -72,14 +93,6 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const egress: EgressEnforcer = options.substrate
     ? { enforced: false, apply: async () => undefined }
     : await startEgress(log, (ids) => unitsOfThisDatabase(sql, ids));
-  const self = () => ({
-    id,
-    address: host,
-    controlUrl: control.url,
-    heartbeatSeconds,
-    startedAt,
-    egressEnforced: egress.enforced,
-  });
 
   const admitter = (port: DesiredPort) => (remoteAddress: string, remotePort: number) =>
     admits(
@@ -116,6 +129,15 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   let running: Promise<void> | null = null;
   let again = false;
   async function apply(): Promise<void> {
+    if (ingress && options.ingress) {
+      // Before the snapshot, so a certificate issued now is in it (its row bumps the generation too).
+      await ensurePlatformCertificate(sql, options.ingress.box, {
+        ...options.ingress.localCa,
+        platformDomain: options.ingress.platformDomain,
+      }).catch((err: unknown) =>
+        log.warn({ err: (err as Error).message }, 'edge cannot issue the platform certificate'),
+      );
+    }
     const desired = await readDesired(sql, host);
     if (options.substrate) {
       for (const [unitId, ports] of desired.exposed) {
@@ -139,11 +161,16 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       await listener.forwarder.close();
     }
     for (const port of desired.ports) if (!listeners.has(port.id)) await open(port);
+    if (ingress && certificates && options.ingress) {
+      const state = await readIngressState(sql, options.ingress.platformDomain);
+      await certificates.update(state.certificates);
+      ingress.setRoutes(state.routes);
+    }
     rules = desired.ingress;
     // A failure leaves the generation unapplied (the listing stays pending) and is retried next tick.
     await egress.apply(desired.egress);
     applied = desired.generation;
-    await reportEdge(sql, self(), applied);
+    await reportEdge(sql, report(), applied);
   }
   const reconcile = (): Promise<void> => {
     if (stopped) return Promise.resolve();
@@ -163,6 +190,33 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       .finally(() => (running = null));
     return running;
   };
+
+  const wantsIngress =
+    options.ingress && (options.ingress.httpPort !== null || options.ingress.httpsPort !== null);
+  const certificates = wantsIngress
+    ? new CertificateContexts(options.ingress!.box, (fields, message) => log.warn(fields, message))
+    : null;
+  const ingress: Ingress | null =
+    wantsIngress && certificates
+      ? await startIngress({
+          host,
+          httpPort: options.ingress!.httpPort,
+          httpsPort: options.ingress!.httpsPort,
+          certificates,
+          challenge: (token) => challengeAnswer(sql, token),
+          warn: (fields, message) => log.warn(fields, message),
+        })
+      : null;
+  const report = () => ({
+    id,
+    address: host,
+    controlUrl: control.url,
+    heartbeatSeconds,
+    startedAt,
+    ingressHttpPort: ingress?.httpPort ?? null,
+    ingressHttpsPort: ingress?.httpsPort ?? null,
+    egressEnforced: egress.enforced,
+  });
 
   const control: Control = await startControl(host, options.controlPort ?? 0, () => ({
     edge_id: id,
@@ -190,14 +244,26 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
         return reconcile();
       }
       if ((await currentGeneration(sql)) !== applied) return reconcile();
-      await reportEdge(sql, self(), applied);
+      await reportEdge(sql, report(), applied);
     })().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'edge heartbeat failed'));
   }, heartbeatSeconds * 1000);
 
-  log.info({ edge: id, host, control: control.url, ports: listeners.size }, 'edge running');
+  log.info(
+    {
+      edge: id,
+      host,
+      control: control.url,
+      ports: listeners.size,
+      http: ingress?.httpPort,
+      https: ingress?.httpsPort,
+    },
+    'edge running',
+  );
   return {
     id,
     controlUrl: control.url,
+    ingressHttpPort: ingress?.httpPort ?? null,
+    ingressHttpsPort: ingress?.httpsPort ?? null,
     appliedGeneration: () => applied,
     reconcile,
     async stop() {
@@ -206,6 +272,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       await subscription?.unlisten().catch(() => undefined);
       await running;
       await control.close();
+      await ingress?.close();
       for (const listener of listeners.values()) await listener.forwarder.close();
       listeners.clear();
       await forgetEdge(sql, id).catch(() => undefined);

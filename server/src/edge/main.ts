@@ -5,6 +5,7 @@ import { runningDatabaseUrl } from '../db/running-cluster.js';
 import { connect } from '../db/client.js';
 import { runChildProgram } from '../process/child-main.js';
 import { createSubstrate } from '../substrate/index.js';
+import { secretBoxFor } from '../secrets/key-file.js';
 import { startEdge } from './edge.js';
 
 runChildProgram('edge', async (config, log) => {
@@ -14,11 +15,20 @@ runChildProgram('edge', async (config, log) => {
     sql,
     // Units of this machine's processes listen where the edge forwards already.
     substrate:
-      config.substrate === 'lxd' ? createSubstrate('lxd', { dataDir: config.dataDir, lxd: config.lxd }) : undefined,
+      config.substrate === 'lxd'
+        ? createSubstrate('lxd', { dataDir: config.dataDir, lxd: config.lxd })
+        : undefined,
     host: config.host,
     id: config.edgeId,
     reconcileSeconds: config.firewallReconcileSeconds,
     log,
+    ingress: {
+      httpPort: config.ingressHttpPort,
+      httpsPort: config.ingressHttpsPort,
+      platformDomain: config.platformDomain,
+      box: secretBoxFor(config),
+      localCa: { dataDir: config.dataDir, platformName: config.platformName },
+    },
   });
   return {
     async stop() {

@@ -39,6 +39,11 @@ export interface PublishGameSubdomainPayload {
   id: string;
 }
 
+export interface IssueCertificatePayload {
+  /** The http_names row. */
+  id: string;
+}
+
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
@@ -48,6 +53,7 @@ export interface TaskPayloads {
   converge_service: ConvergePayload;
   delete_backup: DeleteBackupPayload;
   publish_game_subdomain: PublishGameSubdomainPayload;
+  issue_certificate: IssueCertificatePayload;
 
   requeue_stranded_mail: PeriodicPayload;
   prune_rate_limit_buckets: PeriodicPayload;
@@ -58,6 +64,7 @@ export interface TaskPayloads {
   recheck_domains: PeriodicPayload;
   prune_idempotency_keys: PeriodicPayload;
   requeue_stranded_operations: PeriodicPayload;
+  renew_certificates: PeriodicPayload;
   reconcile_units: PeriodicPayload;
 }
 

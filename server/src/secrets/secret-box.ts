@@ -21,7 +21,9 @@ export type SealPurpose =
   | 'idempotent-answer'
   | 'sftp-host-key'
   | 'import-password'
-  | 'rcon-password';
+  | 'rcon-password'
+  | 'tls-key'
+  | 'acme-account-key';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;

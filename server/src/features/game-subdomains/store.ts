@@ -62,8 +62,12 @@ export async function findSubdomain(
 }
 
 export async function isTaken(db: Db, parentDomainId: string, subdomain: string): Promise<boolean> {
+  // A custom or HTTP domain on the ingress may hold the same name (http-names.ts): taken too.
   const rows = await db`
-    select 1 from game_subdomains where parent_domain_id = ${parentDomainId} and subdomain = ${subdomain}`;
+    select 1 from game_subdomains where parent_domain_id = ${parentDomainId} and subdomain = ${subdomain}
+    union all
+    select 1 from http_names n join parent_domains p on n.hostname = ${subdomain} || '.' || p.name
+    where p.id = ${parentDomainId}`;
   return rows.length > 0;
 }
 
@@ -98,10 +102,15 @@ export async function insertSubdomain(
   const rows = await db`
     insert into game_subdomains (id, service_instance_id, parent_domain_id, subdomain, status, record_ip, record_port,
                                  has_srv_record, last_error, last_synced_at, created_at)
-    values (${id}, ${input.serviceId}, ${input.parentDomainId}, ${input.subdomain}, ${records ? 'active' : 'pending'},
-            ${records?.ip ?? null}::inet, ${records?.port ?? null}, ${input.hasSrv},
-            ${records ? null : 'The service has no primary allocation to point the records at yet.'},
-            ${records ? now : null}, ${now})
+    select ${id}::uuid, ${input.serviceId}::uuid, ${input.parentDomainId}::uuid, ${input.subdomain}::text,
+           ${records ? 'active' : 'pending'}::text,
+           ${records?.ip ?? null}::inet, ${records?.port ?? null}::int, ${input.hasSrv}::boolean,
+           ${records ? null : 'The service has no primary allocation to point the records at yet.'}::text,
+           ${records ? now : null}::timestamptz, ${now}::timestamptz
+    -- The name on the ingress (a custom or HTTP domain) holds it as well.
+    where not exists (
+      select 1 from http_names n join parent_domains p on n.hostname = ${input.subdomain} || '.' || p.name
+      where p.id = ${input.parentDomainId})
     on conflict (parent_domain_id, subdomain) do nothing
     returning id`;
   return rows.length > 0 ? id : null;

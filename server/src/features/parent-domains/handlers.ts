@@ -64,7 +64,7 @@ export const parentDomainHandlers: AreaHandlers<
     const result = await ctx.sql.begin((tx) => store.deleteParentDomain(tx, path.id.toLowerCase()));
     if (result === false) throw notFound('No such parent domain.');
     if (result === 'in-use') {
-      throw conflict('parent-domain-in-use', 'Game subdomains use this parent domain; they must go first.');
+      throw conflict('parent-domain-in-use', 'Game subdomains or custom domains use this parent domain; they must go first.');
     }
     return { status: 204 };
   },

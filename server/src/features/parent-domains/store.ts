@@ -29,7 +29,13 @@ export async function insertParentDomain(db: Db, name: string, now: Date): Promi
 export async function deleteParentDomain(db: Db, id: string): Promise<boolean | 'in-use'> {
   const [row] = await db<{ id: string }[]>`select id from parent_domains where id = ${id} for update`;
   if (!row) return false;
-  const used = await db`select 1 from game_subdomains where parent_domain_id = ${id} limit 1`;
+  // Game subdomains, and names on the HTTP ingress one label under it, are the zone's.
+  const used = await db`
+    select 1 from game_subdomains where parent_domain_id = ${id}
+    union all
+    select 1 from http_names n join parent_domains p on n.hostname like '%.' || p.name
+    where p.id = ${id} and position('.' in left(n.hostname, -char_length(p.name) - 1)) = 0
+    limit 1`;
   if (used.length > 0) return 'in-use';
   await db`delete from parent_domains where id = ${id}`;
   return true;
