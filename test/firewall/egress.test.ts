@@ -3,7 +3,6 @@
 // runs it) connects out to two loopback listeners; the edge applies the machine's egress rules (first
 // match in evaluation order; none matching allows) and the listing says when a change is in force.
 // Ingress through the edge keeps working under a block of everything outgoing.
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import type { components } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
