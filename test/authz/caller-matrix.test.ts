@@ -65,7 +65,13 @@ const slug = (tag: string) => `${tag}-${(slugs += 1)}-${randomUUID().slice(0, 8)
 beforeAll(async () => {
   smtp = await startTestSmtp();
   app = await startTestApp({
-    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', IMPORT_ALLOWED_NETWORKS: '127.0.0.1/32' },
+    env: {
+      SMTP_URL: smtp.url,
+      SOURCE_RATE_LIMIT_SCALE: '1000',
+      IMPORT_ALLOWED_NETWORKS: '127.0.0.1/32',
+      // The domain connect routes answer 501 for everyone while the capability is off.
+      CAPABILITIES: 'domain_connect',
+    },
   });
   image = await png(8, 8);
   readState = await stateReader(app.sql);

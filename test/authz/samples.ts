@@ -40,7 +40,7 @@ export interface Fixtures {
     siteVolumeResourceId: string;
     importId: string;
   };
-  /** A block game provisioned in P: the game and game-subdomain routes are aimed at it (a VPS has none). */
+  /** A block game provisioned in P: the game, game-subdomain and domain connect routes are aimed at it (a VPS has none). */
   gameService: { id: string };
   /** An application no caller authenticates as: grants and token rotations land on it. */
   spareApplication: { id: string };
@@ -356,7 +356,7 @@ function serviceParameter(
   if (name === 'id') {
     if (service === 'unknown') return randomUUID();
     if (op.path.startsWith('/subscriptions/')) return f.service.subscriptionId;
-    if (op.path.includes('/game-subdomains') || op.path.includes('/game/')) return f.gameService.id;
+    if (/\/(game-subdomains|game|domain-connect)(\/|$)/.test(op.path)) return f.gameService.id;
     return /\/(sftp|imports|custom-domains|resources\/\{resource_id\}\/files)(\/|$)/.test(op.path) ? f.service.siteId : f.service.id;
   }
   if (name === 'resource_id') {

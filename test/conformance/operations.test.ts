@@ -30,7 +30,10 @@ let signedIn: Record<string, string>;
 beforeAll(async () => {
   smtp = await startTestSmtp();
   // Rate limits scaled out of reach: a tripped limit would turn property runs into 429s.
-  app = await startTestApp({ env: { SOURCE_RATE_LIMIT_SCALE: '1000', SMTP_URL: smtp.url } });
+  // Capabilities on, so their routes answer as built (off, they answer 501 by design: test/domain-connect).
+  app = await startTestApp({
+    env: { SOURCE_RATE_LIMIT_SCALE: '1000', SMTP_URL: smtp.url, CAPABILITIES: 'domain_connect' },
+  });
   const { session } = await newAccount(app, smtp, 'conformance');
   signedIn = { Authorization: `Bearer ${session.token}` };
 });
