@@ -162,6 +162,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     }
     for (const port of desired.ports) if (!listeners.has(port.id)) await open(port);
     if (ingress && certificates && options.ingress) {
+      await ingress.bindMissing();
       const state = await readIngressState(sql, options.ingress.platformDomain);
       await certificates.update(state.certificates);
       ingress.setRoutes(state.routes);
@@ -262,8 +263,12 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   return {
     id,
     controlUrl: control.url,
-    ingressHttpPort: ingress?.httpPort ?? null,
-    ingressHttpsPort: ingress?.httpsPort ?? null,
+    get ingressHttpPort() {
+      return ingress?.httpPort ?? null;
+    },
+    get ingressHttpsPort() {
+      return ingress?.httpsPort ?? null;
+    },
     appliedGeneration: () => applied,
     reconcile,
     async stop() {

@@ -4,7 +4,6 @@
 // HTTPS refuses the handshake (no certificate is presented for a name the platform holds none for,
 // so a client never sees another name's certificate). HTTP also answers ACME HTTP-01 challenges at
 // /.well-known/acme-challenge/{token} for any name, from `acme_challenges`.
-import { once } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +29,8 @@ export interface Ingress {
   /** The ports really bound (null: off). */
   readonly httpPort: number | null;
   readonly httpsPort: number | null;
+  /** Tries again to bind a listener whose port was taken at start. */
+  bindMissing(): Promise<void>;
   setRoutes(routes: Map<string, IngressTarget>): void;
   close(): Promise<void>;
 }
@@ -57,13 +58,14 @@ function refuseUpgrade(socket: Duplex, status: number, text: string): void {
   );
 }
 
-async function listen(server: http.Server, host: string, port: number): Promise<number> {
-  server.listen({ host, port, exclusive: true });
-  await Promise.race([
-    once(server, 'listening'),
-    once(server, 'error').then(([err]) => Promise.reject(err as Error)),
-  ]);
-  return (server.address() as AddressInfo).port;
+function listen(server: http.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 export async function startIngress(options: IngressOptions): Promise<Ingress> {
@@ -148,49 +150,63 @@ export async function startIngress(options: IngressOptions): Promise<Ingress> {
     return server;
   };
 
-  const servers: http.Server[] = [];
+  const httpServer = options.httpPort === null ? null : track(http.createServer(handler('http')));
+  httpServer?.on('upgrade', upgrade('http'));
+  const httpsServer =
+    options.httpsPort === null
+      ? null
+      : track(
+          https.createServer({
+            SNICallback: (servername, done) => {
+              const context = options.certificates.lookup(servername);
+              if (context) done(null, context);
+              else done(new Error('no certificate for this name'));
+            },
+          }),
+        );
+  httpsServer?.on('request', handler('https'));
+  httpsServer?.on('upgrade', upgrade('https'));
+  // A handshake refused (an unknown name, no SNI) is the client's affair, not a fault of the edge.
+  httpsServer?.on('tlsClientError', () => {});
+
   let httpPort: number | null = null;
   let httpsPort: number | null = null;
-  try {
-    if (options.httpPort !== null) {
-      const server = track(http.createServer(handler('http')));
-      server.on('upgrade', upgrade('http'));
-      servers.push(server);
-      httpPort = await listen(server, options.host, options.httpPort);
-    }
-    if (options.httpsPort !== null) {
-      const server = track(
-        https.createServer({
-          SNICallback: (servername, done) => {
-            const context = options.certificates.lookup(servername);
-            if (context) done(null, context);
-            else done(new Error('no certificate for this name'));
-          },
-        }),
+  // A port another program holds is not fatal: the edge still forwards allocations, reports the listener
+  // off (null), and tries again on its next reconcile, as it does for allocations' ports.
+  const bind = async (server: http.Server, port: number, which: string): Promise<number | null> => {
+    try {
+      return await listen(server, options.host, port);
+    } catch (err) {
+      options.warn(
+        { port, listener: which, code: (err as NodeJS.ErrnoException).code },
+        'ingress cannot listen',
       );
-      server.on('request', handler('https'));
-      server.on('upgrade', upgrade('https'));
-      // A handshake refused (an unknown name, no SNI) is the client's affair, not a fault of the edge.
-      server.on('tlsClientError', () => {});
-      servers.push(server);
-      httpsPort = await listen(server, options.host, options.httpsPort);
+      return null;
     }
-  } catch (err) {
-    for (const server of servers) server.close();
-    throw err;
-  }
+  };
+  const bindMissing = async () => {
+    if (httpServer && httpPort === null) httpPort = await bind(httpServer, options.httpPort!, 'http');
+    if (httpsServer && httpsPort === null) httpsPort = await bind(httpsServer, options.httpsPort!, 'https');
+  };
+  await bindMissing();
 
   return {
-    httpPort,
-    httpsPort,
+    get httpPort() {
+      return httpPort;
+    },
+    get httpsPort() {
+      return httpsPort;
+    },
+    bindMissing,
     setRoutes(next) {
       routes = next;
     },
     async close() {
       await Promise.all(
-        servers.map(
+        [httpServer, httpsServer].map(
           (server) =>
             new Promise<void>((done) => {
+              if (!server?.listening) return done();
               server.close(() => done());
               for (const socket of sockets) socket.destroy();
             }),
