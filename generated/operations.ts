@@ -5718,6 +5718,368 @@ export const operations = {
     "successStatus": 204,
     "responseType": null
   },
+  "domainConnectList": {
+    "operationId": "domainConnectList",
+    "method": "get",
+    "path": "/service-instances/{id}/domain-connect",
+    "summary": "List domain connect links",
+    "tags": [
+      "domain-connect"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "connect",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "domainConnectLink": {
+    "operationId": "domainConnectLink",
+    "method": "post",
+    "path": "/service-instances/{id}/domain-connect",
+    "summary": "Discover the DNS provider and link a domain",
+    "tags": [
+      "domain-connect"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "connect",
+      "link"
+    ],
+    "parameters": [
+      {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "type": "string",
+        "description": "Makes a retry safe (every POST that creates something or starts an operation takes it): the same key from the same caller within 24 hours answers the first answer again and does nothing new; the same key with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request is still being answered waits for it and answers the same. Only answers that did something are kept: after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one, and retries the call with it after a lost connection, a timeout, 429 or a 5xx."
+      },
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "domain",
+          "required": true,
+          "type": "string",
+          "description": "The registrable domain (`example.com`, not `play.example.com`: give `play` as host); trimmed, lowercased, IDNA-mapped. Anything else is 400 `invalid-field-value`.",
+          "nullable": false
+        },
+        {
+          "name": "host",
+          "required": false,
+          "type": "string",
+          "description": "One label (letters, digits, inner hyphens), or empty (the default) for the apex.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "domainConnectRelease": {
+    "operationId": "domainConnectRelease",
+    "method": "delete",
+    "path": "/service-instances/{id}/domain-connect/{link_id}",
+    "summary": "Release a domain connect link",
+    "tags": [
+      "domain-connect"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "connect",
+      "release"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "link_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The domain connect link's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "domainConnectVerify": {
+    "operationId": "domainConnectVerify",
+    "method": "post",
+    "path": "/service-instances/{id}/domain-connect/{link_id}/verify",
+    "summary": "Verify a domain connect link",
+    "tags": [
+      "domain-connect"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "connect",
+      "verify"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "link_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The domain connect link's id."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "customDomainList": {
+    "operationId": "customDomainList",
+    "method": "get",
+    "path": "/service-instances/{id}/custom-domains",
+    "summary": "List custom domains",
+    "tags": [
+      "custom-domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "custom",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "customDomainAttach": {
+    "operationId": "customDomainAttach",
+    "method": "post",
+    "path": "/service-instances/{id}/custom-domains",
+    "summary": "Attach a custom domain",
+    "tags": [
+      "custom-domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "custom",
+      "attach"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "hostname",
+          "required": true,
+          "type": "string",
+          "description": "Trimmed, lowercased, one trailing dot removed; refused (400 `invalid-field-value`) if empty, over 253 characters, an IP literal, a single label, or with a label empty, over 63 characters, hyphen-terminated, or outside [a-z0-9-].",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "customDomainAvailability": {
+    "operationId": "customDomainAvailability",
+    "method": "get",
+    "path": "/service-instances/{id}/custom-domains/availability",
+    "summary": "Check a custom domain",
+    "tags": [
+      "custom-domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "custom",
+      "check"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "hostname",
+        "in": "query",
+        "required": true,
+        "type": "string",
+        "description": "The name to check, as typed."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "customDomainDetach": {
+    "operationId": "customDomainDetach",
+    "method": "delete",
+    "path": "/service-instances/{id}/custom-domains/{route_id}",
+    "summary": "Detach a custom domain",
+    "tags": [
+      "custom-domains"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "domains",
+      "custom",
+      "detach"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "route_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The custom domain's id (its route id)."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
   "adminParentDomainList": {
     "operationId": "adminParentDomainList",
     "method": "get",
@@ -7971,6 +8333,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "domainConnectList" | "domainConnectLink" | "domainConnectRelease" | "domainConnectVerify" | "customDomainList" | "customDomainAttach" | "customDomainAvailability" | "customDomainDetach" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -2693,6 +2693,183 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/domain-connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List domain connect links
+         * @description Members of the service's organization (a token needs `services.read`). A product without Domain Connect
+         *     (the catalog's `domain_connect` feature: the block game), someone else's and an unknown id all get the
+         *     404 of an unknown id. 501 `capability-not-available` while the deployment's `domain_connect`
+         *     capability is off (CAPABILITIES), for every service alike.
+         */
+        get: operations["domainConnectList"];
+        put?: never;
+        /**
+         * Discover the DNS provider and link a domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else and the services the list
+         *     404s for get the 404 of an unknown id. Never writes DNS: discovers the domain's DNS provider
+         *     (`_domainconnect.<domain>` TXT through `DNS_SERVERS`, then the provider's `/v2/{domain}/settings`
+         *     over https; a provider on a non-public address only inside `DOMAIN_CONNECT_ALLOWED_NETWORKS`, and
+         *     then over http; resolved once and connected to at the address checked; no redirect followed), asks
+         *     its `urlAPI` whether it holds the platform's template (`template_confirmed`), and answers the
+         *     `pending` link with its `apply_url`. Refusals, 422 `domain-connect-refused` with `details`:
+         *     `platform_domain` (the domain is, is under or is above `PLATFORM_DOMAIN` or a parent domain of game
+         *     subdomains), `already_linked` (this service has a link of this domain and host; another service's
+         *     link of the same name does not refuse it, so no one can hold a name they cannot prove),
+         *     `no_primary_allocation`, `no_discovery_record` (no `_domainconnect` TXT: the provider does not offer
+         *     Domain Connect), `provider_address_refused` (its API is on a non-public address outside the allowed
+         *     networks, or public over http), `provider_unreachable`, `invalid_settings`, `no_synchronous_flow`
+         *     (its settings have no `urlSyncUX`). 422 `domain-connect-limit-reached` (`details.limit` 20) when the
+         *     service holds 20 links, decided under the service row's lock, so parallel requests cannot pass it.
+         *     422 `subscription-not-serviceable` while suspended or ended. Audited as `domain_connect.linked`.
+         */
+        post: operations["domainConnectLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/domain-connect/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a domain connect link
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's link or an unknown id
+         *     is 404. Nothing is cleaned at the DNS provider: the customer removes the record there. Audited as
+         *     `domain_connect.released`.
+         */
+        delete: operations["domainConnectRelease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/domain-connect/{link_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a domain connect link
+         * @description Owners, Admins and Members (a token needs `orders.manage`); another service's link or an unknown id
+         *     is 404. Looks up `SRV _minecraft._tcp.<hostname>` live through `DNS_SERVERS`: a record pointing at
+         *     `srv_target:srv_port` makes the link `active`; none, `pending`; only others, `failed` with
+         *     `last_error`. A lookup that fails (timeout, SERVFAIL) keeps the status and says so in `last_error`.
+         *     Audited as `domain_connect.verified`.
+         */
+        post: operations["domainConnectVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/custom-domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List custom domains
+         * @description Members of the service's organization (a token needs `services.read`). A product without custom
+         *     domains (only web apps have them), someone else's service and an unknown id all get the 404 of an
+         *     unknown id. A suspended or ended service still lists its names (they stop being served with it).
+         *     Answers the platform host, `limit` (10) and the attached names, oldest first.
+         */
+        get: operations["customDomainList"];
+        put?: never;
+        /**
+         * Attach a custom domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and the services the list
+         *     404s for, get the 404 of an unknown id. The name is authorized before anything is stored (document 2
+         *     §4): a name in `PLATFORM_DOMAIN`, a parent domain's apex or a name deeper than one label under a parent
+         *     domain is 422 `domain-platform-zone`, for good; a single label under a parent domain is allowed while no
+         *     other organization holds it; anything else needs the organization's verified claim of the name or a
+         *     name above it (`POST /organizations/{id}/domains/{domain}/check`), else 422 `domain-not-verified` — the
+         *     same answer when another organization holds the name. A name another service of this organization
+         *     holds (a custom or an HTTP domain) is 409 `hostname-taken`. A name already attached to this service
+         *     answers it again (200, nothing changes). Business-rule refusals: 422 `no-http-ingress` when the
+         *     platform has no HTTP ingress, 422 `custom-domain-limit-reached` (with `details.limit`) at 10 names,
+         *     decided under the service's row lock; 422 `subscription-not-serviceable` for a suspended or ended
+         *     service. The name is held by one row (unique), so two services racing for it cannot both win.
+         *     A 200 means the name and its certificate request were accepted, not issued: the row is `pending` and
+         *     the job queue issues the certificate (ACME at `ACME_DIRECTORY_URL`, else the local CA). Audited as
+         *     `custom_domain.attached`.
+         */
+        post: operations["customDomainAttach"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/custom-domains/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a custom domain
+         * @description Gated like attach (Owners, Admins and Members; a token needs `orders.manage`; else the 404 of an
+         *     unknown id), so what the answer tells is told only to who may attach. `available` (attach would take
+         *     it), `taken` (held by a service of this organization, this one included), `invalid` with the
+         *     `reason`, `platform_zone`, or `not_verified` (no verified claim of this organization, or another
+         *     organization holds it: one answer for both).
+         */
+        get: operations["customDomainAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/custom-domains/{route_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Detach a custom domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`). The platform host (not an attachment),
+         *     another service's or tenant's row and an unknown id are the same 404. Removes the name, its
+         *     certificate and any open ACME challenge in one transaction: the name is free when this answers and
+         *     the ingress stops serving it. Allowed while the service is suspended (releasing a name harms nothing).
+         *     Audited as `custom_domain.detached`.
+         */
+        delete: operations["customDomainDetach"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/parent-domains": {
         parameters: {
             query?: never;
@@ -2732,9 +2909,9 @@ export type paths = {
         post?: never;
         /**
          * Remove a parent domain
-         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains still
-         *     use is 409 `parent-domain-in-use` (customers' names are never dropped behind their backs); an unknown
-         *     id is 404.
+         * @description Staff with `manage_services`. The zone is no longer served. A parent domain that game subdomains, or
+         *     custom or HTTP domains one label under it, still use is 409 `parent-domain-in-use` (customers' names
+         *     are never dropped behind their backs); an unknown id is 404.
          */
         delete: operations["adminParentDomainDelete"];
         options?: never;
@@ -3455,8 +3632,10 @@ export type paths = {
          *     PointerEvent, ClientCutText, QEMU key, SetDesktopSize and XVP messages; its screen updates flow as
          *     before). Owners, Admins and Members of the service's organization (for a token, `orders.manage`);
          *     anyone else, a product without a screen, a resource that is not the service's machine, and a
-         *     substrate without a framebuffer or edge gateway (the local substrate has one where Debian's
-         *     `tigervnc-standalone-server` is installed) all get the 404 of an unknown id. A suspended or ended
+         *     substrate without a framebuffer or edge gateway all get the 404 of an unknown id. The local
+         *     substrate always has one: a real Xvnc (Debian's `tigervnc-standalone-server`) where installed, else
+         *     an RFB server built into the machine's agent that draws its text console in an 8x13 bitmap font
+         *     (640x390, Raw encoding, any true-colour pixel format) and takes the holder's keys at its prompt. A suspended or ended
          *     service is 422 `subscription-not-serviceable`; a stopped one has no screen: 404 `not-found` whose
          *     detail says so.
          *
@@ -3825,7 +4004,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "domain-not-verified" | "domain-platform-zone" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5300,6 +5479,133 @@ export type components = {
             reason: string | null;
         };
         /**
+         * @description `pending` until verify finds the SRV record (also when it finds none, again); `active` when it finds
+         *     one pointing at `srv_target:srv_port`; `failed` when it finds only records pointing elsewhere
+         *     (`last_error` says where). A verify whose lookup fails keeps the status and says why in `last_error`.
+         * @enum {string}
+         */
+        DomainConnectLinkStatus: "pending" | "active" | "failed";
+        DomainConnectLink: {
+            /** Format: uuid */
+            id: string;
+            /** @description The registrable domain, lowercase in A-labels. */
+            domain: string;
+            /** @description One label, or empty for the apex. */
+            host: string;
+            /** @description `<host>.<domain>`, or `domain` for the apex: the name players connect to. */
+            hostname: string;
+            status: components["schemas"]["DomainConnectLinkStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Where the customer applies the platform's template at their DNS provider (the synchronous flow):
+             *     `{urlSyncUX}/v2/domainTemplates/providers/{DOMAIN_CONNECT_PROVIDER_ID}/services/{DOMAIN_CONNECT_SERVICE_ID}/apply`
+             *     with `domain`, `host` (absent for the apex) and the template's variables `target` (= `srv_target`)
+             *     and `port` (= `srv_port`); when `DOMAIN_CONNECT_SIGNING_KEY` is set, then `sig` (base64 RSA-SHA256
+             *     of the query before `&sig=`) and `key` (the public key's TXT record name, `DOMAIN_CONNECT_SIGNING_KEY_ID`).
+             *     Null when the platform has no template configured.
+             */
+            apply_url: string | null;
+            /** @description The provider's `providerDisplayName` (else `providerName`, else `providerId`) from its settings. */
+            dns_provider_display_name: string | null;
+            /** @description Why the last verify did not find the record expected (failed), or why its lookup failed. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description When a verify last read the customer's DNS (a failed lookup leaves it as it was).
+             */
+            last_verified_at: string | null;
+            /**
+             * @description Whether the provider holds the platform's template when the link was made (its `urlAPI` answered
+             *     200 for `/v2/domainTemplates/providers/{providerId}/services/{serviceId}`: true; 404: false); null
+             *     when it cannot be told (no `urlAPI`, no template configured, any other answer).
+             */
+            template_confirmed: boolean | null;
+            /** @description The service's platform name (`<slug>-<first 8 hex of its id>.<PLATFORM_DOMAIN>`) the SRV record points at. */
+            srv_target: string;
+            /** @description The service's primary allocation's `external_port` the SRV record gives. */
+            srv_port: number;
+        };
+        DomainConnectList: {
+            /**
+             * @description Whether this deployment has a Domain Connect template configured (`DOMAIN_CONNECT_PROVIDER_ID` and
+             *     `DOMAIN_CONNECT_SERVICE_ID`): without one, links are still made and verified, with `apply_url` null.
+             */
+            supported: boolean;
+            /** @description Oldest first; at most 20. */
+            links: components["schemas"]["DomainConnectLink"][];
+        };
+        DomainConnectLinkRequest: {
+            /**
+             * @description The registrable domain (`example.com`, not `play.example.com`: give `play` as host); trimmed,
+             *     lowercased, IDNA-mapped. Anything else is 400 `invalid-field-value`.
+             */
+            domain: string;
+            /**
+             * @description One label (letters, digits, inner hyphens), or empty (the default) for the apex.
+             * @default
+             */
+            host?: string;
+        };
+        /**
+         * @description `pending`: waiting for the name to resolve (through `DNS_SERVERS`) to the HTTP ingress, for CAA to allow
+         *     the CA, and for the certificate (`status_reason` says which, from the last attempt; the job queue tries
+         *     again with backoff); `active`: the certificate is issued and the ingress serves the name with it (renewed
+         *     before it expires); `failed`: the CA refused the name for good (`status_reason` says why). Detach and
+         *     attach again to retry a failed name.
+         * @enum {string}
+         */
+        CustomDomainStatus: "pending" | "active" | "failed";
+        CustomDomain: {
+            /**
+             * Format: uuid
+             * @description The route id (the path parameter `route_id` of detach).
+             */
+            id: string;
+            /** @description Lowercase, no trailing dot. */
+            hostname: string;
+            status: components["schemas"]["CustomDomainStatus"];
+            /** @description Why a pending name waits (the preflight's or the CA's finding) or why it failed; null when active. */
+            status_reason: string | null;
+            /** @description `https://{hostname}` */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the served certificate expires; null until one is issued.
+             */
+            certificate_expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        CustomDomainList: {
+            /**
+             * @description `<service slug>-<first 8 hex of its id>.apps.<PLATFORM_DOMAIN>`, the name the platform gives the web
+             *     service (point a CNAME at it); null when the platform has no HTTP ingress.
+             */
+            platform_host: string | null;
+            /** @description `https://{platform_host}`; null exactly when `platform_host` is. */
+            platform_url: string | null;
+            /** @description Custom domains a service may hold (10). */
+            limit: number;
+            /** @description Oldest first. */
+            domains: components["schemas"]["CustomDomain"][];
+        };
+        CustomDomainRequest: {
+            /**
+             * @description Trimmed, lowercased, one trailing dot removed; refused (400 `invalid-field-value`) if empty, over 253
+             *     characters, an IP literal, a single label, or with a label empty, over 63 characters, hyphen-terminated,
+             *     or outside [a-z0-9-].
+             */
+            hostname: string;
+        };
+        /** @enum {string} */
+        CustomDomainAvailabilityStatus: "available" | "taken" | "invalid" | "platform_zone" | "not_verified";
+        CustomDomainAvailability: {
+            status: components["schemas"]["CustomDomainAvailabilityStatus"];
+            /** @description Why the name is invalid; null otherwise. */
+            reason: string | null;
+        };
+        /**
          * @description A zone staff register for game subdomains, served by the platform's own DNS server (`DNS_PORT`) with
          *     its SOA and NS records and the records of the game subdomains under it.
          */
@@ -5617,9 +5923,12 @@ export type components = {
          * @description Whether the newest change of these rules has reached the edge. `generation` is the edge state's
          *     generation of the last change to this machine's rules (0: never changed); `applied_generation` is the
          *     lowest generation the live edges applied (null: no edge is live); `pending` is true while an edge
-         *     has not applied the newest change (or none is live to apply it). Only ingress rules are enforced on
-         *     this platform's local edge: `egress_enforced` is false, and egress rules are kept and validated for
-         *     an edge that can enforce them.
+         *     has not applied the newest change (or none is live to apply it). Ingress rules are enforced by the
+         *     edge on forwarded connections. `egress_enforced` is true while some edge is live and every live edge
+         *     holds the machines' new outgoing connections to their enabled egress rules (the local substrate's
+         *     edge does where its host allows: root, a cgroup v2 hierarchy and iptables; there a change is in
+         *     force once `pending` is false). Where it is false, egress rules are kept and validated but not
+         *     enforced, and a local machine's shell has no network but its own loopback.
          */
         FirewallEnforcement: {
             generation: number;
@@ -6109,6 +6418,16 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A capability this deployment has switched off (`capability-not-available`; CAPABILITIES turns it on). */
+        NotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description A DNS hostname, matched case-insensitively and without a trailing root dot. */
@@ -6177,6 +6496,10 @@ export type components = {
         ResourceIdPath: string;
         /** @description The game subdomain's id (it changes on rename). */
         SubdomainIdPath: string;
+        /** @description The domain connect link's id. */
+        LinkIdPath: string;
+        /** @description The custom domain's id (its route id). */
+        RouteIdPath: string;
         /** @description The allocation's id, of this service instance. */
         AllocationIdPath: string;
         /** @description The virtual machine's resource id, of this service instance. */
@@ -10273,6 +10596,268 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether a template is configured, and the links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainConnectLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description The pending link. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectRelease: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The domain connect link's id. */
+                link_id: components["parameters"]["LinkIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    domainConnectVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The domain connect link's id. */
+                link_id: components["parameters"]["LinkIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link after the check. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainConnectLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The platform host and the attached names. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainAttach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The attached name (pending until its certificate is issued). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainAvailability: {
+        parameters: {
+            query: {
+                /** @description The name to check, as typed. */
+                hostname: string;
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the name may be attached. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomDomainAvailability"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    customDomainDetach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The custom domain's id (its route id). */
+                route_id: components["parameters"]["RouteIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Detached. */
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
