@@ -1,4 +1,5 @@
-// svcctl ports and firewall against the real server and edge: ports list | add | live | remove, firewall
+// svcctl ports and firewall against the real server and edge: ports list | add | live | remove |
+// http-domain set | remove, firewall
 // add | list | update | replace --file (an array, and {rules} in YAML) | remove, and a refusal's exit code.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,6 +85,42 @@ describe('svcctl ports', () => {
     const duplicate = await svcctl(['ports', 'add', id, '--protocol', 'tcp', '--internal-port', '8080']);
     expect(duplicate.code).toBe(ExitCode.conflict);
     expect(duplicate.stderr).toContain('duplicate-allocation');
+
+    // An HTTP domain on the allocation: set (the edge's ingress serves it), refused, removed twice.
+    const domain = `cli-${Date.now().toString(36)}.play.test`;
+    const set = await svcctl([
+      'ports',
+      'http-domain',
+      'set',
+      id,
+      allocation.id,
+      '--domain',
+      domain,
+      '-o',
+      'json',
+    ]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(json<{ domain: string; status: string; url: string }>(set.stdout)).toMatchObject({
+      domain,
+      status: 'pending',
+      url: `http://${domain}:${edge.edge.ingressHttpPort}`,
+    });
+    const zone = await svcctl([
+      'ports',
+      'http-domain',
+      'set',
+      id,
+      allocation.id,
+      '--domain',
+      `x.${app.config.platformDomain}`,
+    ]);
+    expect(zone.code).toBe(ExitCode.conflict);
+    expect(zone.stderr).toContain('http-name-refused');
+    for (let i = 0; i < 2; i += 1) {
+      const unset = await svcctl(['ports', 'http-domain', 'remove', id, allocation.id]);
+      expect(unset.code, unset.stderr).toBe(0);
+    }
+    expect(await app.sql`select 1 from http_names where hostname = ${domain}`).toHaveLength(0);
 
     const removed = await svcctl(['ports', 'remove', id, allocation.id]);
     expect(removed.code, removed.stderr).toBe(0);

@@ -2713,12 +2713,13 @@ export type paths = {
          * Attach a custom domain
          * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and the services the list
          *     404s for, get the 404 of an unknown id. The name is authorized before anything is stored (document 2
-         *     §4): a name in `PLATFORM_DOMAIN`, a parent domain's apex or a name deeper than one label under a parent
-         *     domain is 422 `domain-platform-zone`, for good; a single label under a parent domain is allowed while no
-         *     other organization holds it; anything else needs the organization's verified claim of the name or a
-         *     name above it (`POST /organizations/{id}/domains/{domain}/check`), else 422 `domain-not-verified` — the
-         *     same answer when another organization holds the name. A name another service of this organization
-         *     holds (a custom or an HTTP domain) is 409 `hostname-taken`. A name already attached to this service
+         *     §4), with the code and details HTTP domains answer: a name in `PLATFORM_DOMAIN`, a parent domain's apex
+         *     or a name deeper than one label under a parent domain is 422 `http-name-refused` `platform_zone`, for
+         *     good; a single label under a parent domain is allowed while no other organization holds it; anything
+         *     else needs the organization's verified claim of the name or a name above it
+         *     (`POST /organizations/{id}/domains/{domain}/check`), else `not_verified` — the same answer when another
+         *     organization holds the name. A name another service of this organization holds (a custom or an HTTP
+         *     domain), or this service's HTTP domain, is `taken`. A name already attached to this service
          *     answers it again (200, nothing changes). Business-rule refusals: 422 `no-http-ingress` when the
          *     platform has no HTTP ingress, 422 `custom-domain-limit-reached` (with `details.limit`) at 10 names,
          *     decided under the service's row lock; 422 `subscription-not-serviceable` for a suspended or ended
@@ -2942,9 +2943,51 @@ export type paths = {
          *     access, gets the 404 of an unknown id.
          *     The platform's own allocations (a game's primary port, a VPS's SSH port) are 422 `system-allocation`;
          *     another service's or an unknown allocation is 404. The edge stops forwarding the port when it applies
-         *     the change. Audited as `external_access.allocation_released`.
+         *     the change; its HTTP domain, if any, is removed first in the same transaction (the name released, its
+         *     certificate deleted), and the release fails if that fails. Audited as `external_access.allocation_released`.
          */
         delete: operations["externalAccessAllocationDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/external-access/allocations/{allocation_id}/http-domain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Configure an allocation's HTTP domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, another service's or an
+         *     unknown allocation, and a product without external access, get the 404 of an unknown id.
+         *     The edge's HTTP ingress then serves `domain`, sending its requests to the allocation's unit and
+         *     `internal_port`. The name is authorized as a custom domain's is (the same code): a name that is not
+         *     a host name 400 `invalid-field-value`; refused 422 `http-name-refused` with `details` one of
+         *     `platform_zone` (in the platform's zone, or not a single label under a parent domain), `not_verified`
+         *     (this organization has not proven control of the domain, or another organization holds the name:
+         *     one answer for both), `taken` (another service of this organization holds it). The same name again
+         *     answers it as it is (nothing changes, nothing is audited); another name replaces the allocation's
+         *     HTTP domain, releasing the old name in the same transaction. Further refusals: the subscription not
+         *     active 422 `subscription-not-serviceable`; a UDP allocation 422 `http-domain-needs-tcp` (HTTP runs on
+         *     TCP); both ingress listeners switched off (`INGRESS_HTTP_PORT` and `INGRESS_HTTPS_PORT` `off`) 422
+         *     `no-http-ingress`. Two services racing for one name: one holds it, the other is refused as above.
+         *     A new name is `pending` until its certificate is issued. Audited as `external_access.http_domain_set`.
+         */
+        put: operations["externalAccessAllocationHttpDomainSet"];
+        post?: never;
+        /**
+         * Remove an allocation's HTTP domain
+         * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, another service's or an
+         *     unknown allocation, and a product without external access, get the 404 of an unknown id.
+         *     Idempotent: 204 whether or not the allocation had one. Releases the name (another service may claim
+         *     it at once) and deletes its certificate; the ingress stops serving it when the edge applies the
+         *     change. Audited as `external_access.http_domain_removed` when a name was released.
+         */
+        delete: operations["externalAccessAllocationHttpDomainDelete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3872,7 +3915,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "no-http-ingress" | "domain-not-verified" | "domain-platform-zone" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5479,7 +5522,10 @@ export type components = {
             extra_slots: number;
             /** @description Whether the service has an exclusive IP (never, on this platform). */
             is_dedicated_ip: boolean;
-            /** @description Addresses of the edge's HTTP ingress (empty while this deployment runs none). */
+            /**
+             * @description Addresses of the edge's HTTP ingress where it runs now (live edges reporting an HTTP or HTTPS
+             *     listener): where an HTTP domain's or a custom domain's DNS should point. Empty while none runs.
+             */
             http_ingress_ips: string[];
         };
         /** @enum {string} */
@@ -5516,6 +5562,31 @@ export type components = {
             default_mode: string;
             game: string[];
             vps: string[];
+        };
+        HttpDomainRequest: {
+            /**
+             * @description The host name: trimmed, lowercased and one trailing dot removed before it is checked (A-labels, no
+             *     IDNA mapping).
+             */
+            domain: string;
+        };
+        /**
+         * @description The allocation's HTTP domain: the edge's HTTP ingress sends requests for `domain` to the allocation's
+         *     unit and `internal_port`. `status` is `pending` until the name resolves to the ingress and its
+         *     certificate is issued, then `active`; `failed` when issuance was refused for good (`status_reason`
+         *     says why). HTTP is served in every status; HTTPS once a certificate covers the name.
+         */
+        HttpExposure: {
+            domain: string;
+            /** @enum {string} */
+            status: "pending" | "active" | "failed";
+            /** @description Why a pending name waits or why it failed; null when active. */
+            status_reason?: string | null;
+            /**
+             * @description Where it is reached: `https://{domain}` once active, else `http://{domain}`, with the ingress's
+             *     port unless it is the scheme's own (80, 443).
+             */
+            url: string;
         };
         ProtectionModeRequest: {
             /** @description Only `normal` is accepted; any other mode is 422 `protection-mode-unsupported`. */
@@ -10424,7 +10495,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10745,6 +10815,71 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    externalAccessAllocationHttpDomainSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HttpDomainRequest"];
+            };
+        };
+        responses: {
+            /** @description The allocation's HTTP domain. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HttpExposure"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    externalAccessAllocationHttpDomainDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The allocation's id, of this service instance. */
+                allocation_id: components["parameters"]["AllocationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The allocation has no HTTP domain. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

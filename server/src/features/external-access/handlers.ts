@@ -9,11 +9,30 @@ import { invalidFieldValue, notFound, unprocessable } from '../../http/errors.js
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { requireService, serviceable, serviceNotFound } from '../services/access.js';
 import type { ServiceAccessRow } from '../services/store.js';
+import { authorizeHttpName, parseHttpHostname } from '../domains/http-names.js';
 import { askEdges } from './live.js';
-import { BASE_PORT_SLOTS, slots, toAllocation } from './mappers.js';
+import { BASE_PORT_SLOTS, slots, toAllocation, toHttpExposure, type IngressPorts } from './mappers.js';
 import * as store from './store.js';
 
 const allocationNotFound = () => notFound('No such allocation.');
+
+/** The ports an HTTP domain's URL names: the first live ingress's, else the configured ones (0: unknown). */
+async function ingressPorts(db: Db, config: RequestContext['config']): Promise<IngressPorts> {
+  const [live] = await store.liveIngresses(db);
+  if (live) return { http: live.http_port, https: live.https_port };
+  const configured = (port: number | null) => (port === null || port === 0 ? null : port);
+  return { http: configured(config.ingressHttpPort), https: configured(config.ingressHttpsPort) };
+}
+
+const ingressOff = (config: RequestContext['config']) =>
+  config.ingressHttpPort === null && config.ingressHttpsPort === null;
+
+const REFUSED: Record<'platform_zone' | 'not_verified' | 'taken', string> = {
+  platform_zone: 'This name is in the platform’s own zone, or is not a single label under a parent domain.',
+  not_verified:
+    'This organization has not proven control of this domain (POST /organizations/{id}/domains/{domain}/check).',
+  taken: 'Another service of this organization holds this name.',
+};
 
 /** The service, for a caller allowed `permission`, of a product with external access (else its 404). */
 async function externalAccessService(
@@ -61,15 +80,18 @@ export const externalAccessHandlers: AreaHandlers<
   | 'externalAccessLiveGet'
   | 'externalAccessProtectionModesGet'
   | 'externalAccessAllocationDelete'
+  | 'externalAccessAllocationHttpDomainSet'
+  | 'externalAccessAllocationHttpDomainDelete'
   | 'externalAccessAllocationProtectionModeSet'
   | 'externalAccessDedicatedIpProtectionModeSet'
   | 'adminServiceExtraSlotsSet'
 > = {
   async externalAccessGet({ path, auth, ctx }) {
     const { service } = await externalAccessService(ctx.sql, path.id, auth, 'services.read');
-    const [allocations, usage] = await Promise.all([
+    const [allocations, usage, ingresses] = await Promise.all([
       store.listAllocations(ctx.sql, service.id),
       store.slotUsage(ctx.sql, service.id),
+      store.liveIngresses(ctx.sql),
     ]);
     return {
       status: 200,
@@ -77,8 +99,8 @@ export const externalAccessHandlers: AreaHandlers<
         allocations: allocations.map(toAllocation),
         ...slots(usage),
         is_dedicated_ip: false,
-        // TODO(HTTP ingress): the edge's HTTP ingress arrives with the HTTP-domain slice of issue 21.
-        http_ingress_ips: [],
+        // What runs, unless this platform switched its ingress off (then an edge left running is not offered).
+        http_ingress_ips: ingressOff(ctx.config) ? [] : [...new Set(ingresses.map((i) => i.address))],
       },
     };
   },
@@ -158,8 +180,94 @@ export const externalAccessHandlers: AreaHandlers<
           'This allocation is the platform’s own (the service’s primary or system port); it cannot be released.',
         );
       }
+      // Its HTTP domain goes first, in this transaction: a failure there fails the release.
+      if ((await store.releaseHttpDomain(tx, allocation.id)) !== null)
+        await audit(tx, ctx, auth, access, 'external_access.http_domain_removed', allocation.id);
       await store.deleteAllocation(tx, access.service.id, allocation.id);
       await audit(tx, ctx, auth, access, 'external_access.allocation_released', allocation.id);
+    });
+    return { status: 204 };
+  },
+
+  async externalAccessAllocationHttpDomainSet({ path, body, auth, ctx }) {
+    return ctx.sql.begin(async (tx) => {
+      // The service row's lock: one change of this service's names at a time.
+      const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      const allocation = await store.findAllocation(tx, access.service.id, path.allocation_id);
+      if (!allocation) throw allocationNotFound();
+      const parsed = parseHttpHostname(body.domain);
+      if (!parsed.ok) {
+        throw invalidFieldValue(parsed.reason, [
+          { location: 'body', pointer: '/domain', message: parsed.reason },
+        ]);
+      }
+      requireServiceable(access);
+      if (allocation.protocol !== 'tcp') {
+        throw unprocessable('http-domain-needs-tcp', 'HTTP runs on TCP: this allocation forwards UDP.');
+      }
+      if (ingressOff(ctx.config)) {
+        throw unprocessable(
+          'no-http-ingress',
+          'This platform runs no HTTP ingress (INGRESS_HTTP_PORT and INGRESS_HTTPS_PORT are off).',
+        );
+      }
+      const current = await store.findHttpDomain(tx, allocation.id);
+      const decide = async () => {
+        const verdict = await authorizeHttpName(tx, {
+          organizationId: access.organization_id,
+          serviceId: access.service.id,
+          hostname: parsed.hostname,
+          platformDomain: ctx.config.platformDomain,
+          parentDomains: await store.parentDomainNames(tx),
+          now: ctx.clock.now(),
+        });
+        if (verdict.status === 'invalid') {
+          throw invalidFieldValue(verdict.reason, [
+            { location: 'body', pointer: '/domain', message: verdict.reason },
+          ]);
+        }
+        if (verdict.status === 'attached') {
+          // Held by this service already: this allocation's own name is answered as it is; a custom domain
+          // or another allocation's name is in use.
+          if (current && verdict.id === current.id) return current;
+          throw unprocessable('http-name-refused', 'This service already uses this name elsewhere.', 'taken');
+        }
+        if (verdict.status !== 'available')
+          throw unprocessable('http-name-refused', REFUSED[verdict.status], verdict.status);
+        return null;
+      };
+      const same = await decide();
+      if (same)
+        return { status: 200 as const, body: toHttpExposure(same, await ingressPorts(tx, ctx.config)) };
+      const now = ctx.clock.now();
+      if (current) await store.releaseHttpDomain(tx, allocation.id);
+      const claimed = await store.claimHttpDomain(
+        tx,
+        {
+          serviceId: access.service.id,
+          organizationId: access.organization_id,
+          allocationId: allocation.id,
+          hostname: parsed.hostname,
+        },
+        now,
+      );
+      if (!claimed) {
+        // Lost a race for the name: its holder is committed now, and the verdict says who it is.
+        await decide();
+        throw unprocessable('http-name-refused', REFUSED.taken, 'taken');
+      }
+      await audit(tx, ctx, auth, access, 'external_access.http_domain_set', allocation.id);
+      return { status: 200 as const, body: toHttpExposure(claimed, await ingressPorts(tx, ctx.config)) };
+    });
+  },
+
+  async externalAccessAllocationHttpDomainDelete({ path, auth, ctx }) {
+    await ctx.sql.begin(async (tx) => {
+      const access = await externalAccessService(tx, path.id, auth, 'services.manage', true);
+      const allocation = await store.findAllocation(tx, access.service.id, path.allocation_id);
+      if (!allocation) throw allocationNotFound();
+      if ((await store.releaseHttpDomain(tx, allocation.id)) !== null)
+        await audit(tx, ctx, auth, access, 'external_access.http_domain_removed', allocation.id);
     });
     return { status: 204 };
   },

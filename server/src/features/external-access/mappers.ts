@@ -29,3 +29,26 @@ export function slots(usage: { used: number; extra_slots: number }) {
     free_slots: Math.max(0, BASE_PORT_SLOTS + usage.extra_slots - usage.used),
   };
 }
+
+/** The ingress's public ports: what a live edge reports, else the configured ones (null: off or unknown). */
+export interface IngressPorts {
+  http: number | null;
+  https: number | null;
+}
+
+/** `https://{domain}` once active, else `http://{domain}`, with the port unless it is the scheme's own. */
+export function toHttpExposure(
+  row: { hostname: string; status: 'pending' | 'active' | 'failed'; status_reason: string | null },
+  ports: IngressPorts,
+) {
+  const secure = row.status === 'active' && ports.https !== null;
+  const port = secure ? ports.https : ports.http;
+  const standard = secure ? 443 : 80;
+  const suffix = port === null || port === standard ? '' : `:${port}`;
+  return {
+    domain: row.hostname,
+    status: row.status,
+    status_reason: row.status_reason,
+    url: `${secure ? 'https' : 'http'}://${row.hostname}${suffix}`,
+  };
+}

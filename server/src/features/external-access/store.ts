@@ -161,3 +161,66 @@ export async function productFeatures(db: Db, productId: string): Promise<string
   >`select features from catalog_products where id = ${productId}`;
   return row?.features ?? [];
 }
+
+/** Addresses of live edges running an HTTP or HTTPS ingress listener, and their ports (migration 0031). */
+export async function liveIngresses(
+  db: Db,
+): Promise<{ address: string; http_port: number | null; https_port: number | null }[]> {
+  return db<{ address: string; http_port: number | null; https_port: number | null }[]>`
+    select host(address) as address, ingress_http_port as http_port, ingress_https_port as https_port
+    from edge_nodes
+    where heartbeat_at > now() - make_interval(secs => heartbeat_seconds * 3)
+      and (ingress_http_port is not null or ingress_https_port is not null)
+    order by address, id`;
+}
+
+export interface HttpDomainRow {
+  id: string;
+  hostname: string;
+  status: 'pending' | 'active' | 'failed';
+  status_reason: string | null;
+}
+
+export async function findHttpDomain(db: Db, allocationId: string): Promise<HttpDomainRow | undefined> {
+  const [row] = await db<HttpDomainRow[]>`
+    select id, hostname, status, status_reason from http_names
+    where allocation_id = ${allocationId} and kind = 'http_domain'`;
+  return row;
+}
+
+/**
+ * Claims `hostname` for the allocation; undefined when another row holds the name (a race lost: the
+ * unique hostname decides, the loser waits for the winner's commit and inserts nothing).
+ */
+export async function claimHttpDomain(
+  db: Db,
+  input: { serviceId: string; organizationId: string; allocationId: string; hostname: string },
+  now: Date,
+): Promise<HttpDomainRow | undefined> {
+  const [row] = await db<HttpDomainRow[]>`
+    insert into http_names (id, hostname, service_instance_id, organization_id, kind, allocation_id, status,
+                            created_at, updated_at)
+    values (${randomUUID()}, ${input.hostname}, ${input.serviceId}, ${input.organizationId.toLowerCase()},
+            'http_domain', ${input.allocationId}, 'pending', ${now}, ${now})
+    on conflict (hostname) do nothing
+    returning id, hostname, status, status_reason`;
+  return row;
+}
+
+/**
+ * Removes the allocation's HTTP domain: the name's claim, its certificate and any open challenge for it.
+ * Answers the name released, or null when it had none.
+ */
+export async function releaseHttpDomain(db: Db, allocationId: string): Promise<string | null> {
+  const [row] = await db<{ hostname: string }[]>`
+    delete from http_names where allocation_id = ${allocationId} and kind = 'http_domain' returning hostname`;
+  if (!row) return null;
+  await db`delete from tls_certificates where hostname = ${row.hostname}`;
+  await db`delete from acme_challenges where hostname = ${row.hostname}`;
+  return row.hostname;
+}
+
+export async function parentDomainNames(db: Db): Promise<string[]> {
+  const rows = await db<{ name: string }[]>`select name from parent_domains order by name`;
+  return rows.map((r) => r.name);
+}
