@@ -2801,12 +2801,13 @@ export type paths = {
          * Attach a custom domain
          * @description Owners, Admins and Members (a token needs `orders.manage`); anyone else, and the services the list
          *     404s for, get the 404 of an unknown id. The name is authorized before anything is stored (document 2
-         *     §4): a name in `PLATFORM_DOMAIN`, a parent domain's apex or a name deeper than one label under a parent
-         *     domain is 422 `domain-platform-zone`, for good; a single label under a parent domain is allowed while no
-         *     other organization holds it; anything else needs the organization's verified claim of the name or a
-         *     name above it (`POST /organizations/{id}/domains/{domain}/check`), else 422 `domain-not-verified` — the
-         *     same answer when another organization holds the name. A name another service of this organization
-         *     holds (a custom or an HTTP domain) is 409 `hostname-taken`. A name already attached to this service
+         *     §4), with the code and details HTTP domains answer: a name in `PLATFORM_DOMAIN`, a parent domain's apex
+         *     or a name deeper than one label under a parent domain is 422 `http-name-refused` `platform_zone`, for
+         *     good; a single label under a parent domain is allowed while no other organization holds it; anything
+         *     else needs the organization's verified claim of the name or a name above it
+         *     (`POST /organizations/{id}/domains/{domain}/check`), else `not_verified` — the same answer when another
+         *     organization holds the name. A name another service of this organization holds (a custom or an HTTP
+         *     domain), or this service's HTTP domain, is `taken`. A name already attached to this service
          *     answers it again (200, nothing changes). Business-rule refusals: 422 `no-http-ingress` when the
          *     platform has no HTTP ingress, 422 `custom-domain-limit-reached` (with `details.limit`) at 10 names,
          *     decided under the service's row lock; 422 `subscription-not-serviceable` for a suspended or ended
@@ -4004,7 +4005,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "domain-not-verified" | "domain-platform-zone" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -10805,7 +10806,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

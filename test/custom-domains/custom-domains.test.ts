@@ -158,19 +158,23 @@ describe('custom domain routes', () => {
     }
     expect(await refusedWith(attach(owner, `x.${app.config.platformDomain}`))).toEqual([
       422,
-      'domain-platform-zone',
-      undefined,
+      'http-name-refused',
+      'platform_zone',
     ]);
-    expect(await refusedWith(attach(owner, 'play.test'))).toEqual([422, 'domain-platform-zone', undefined]);
+    expect(await refusedWith(attach(owner, 'play.test'))).toEqual([
+      422,
+      'http-name-refused',
+      'platform_zone',
+    ]);
     expect(await refusedWith(attach(owner, 'a.b.play.test'))).toEqual([
       422,
-      'domain-platform-zone',
-      undefined,
+      'http-name-refused',
+      'platform_zone',
     ]);
     expect(await refusedWith(attach(owner, 'www.unproven-example.com'))).toEqual([
       422,
-      'domain-not-verified',
-      undefined,
+      'http-name-refused',
+      'not_verified',
     ]);
     // Another organization's proven name answers exactly as an unproven one.
     const theirs = await refusal(attach(rivalOwner, `www.${domain}`, rivalSite));
@@ -200,9 +204,9 @@ describe('custom domain routes', () => {
     // Held by this service: another service of the organization is refused, and it reads taken.
     const before = await names();
     expect(await refusedWith(attach(owner, `www.${domain}`, shop))).toEqual([
-      409,
-      'hostname-taken',
-      undefined,
+      422,
+      'http-name-refused',
+      'taken',
     ]);
     expect(await names()).toEqual(before);
     expect(await check(owner, `www.${domain}`, shop)).toEqual({ status: 'taken', reason: null });
@@ -227,8 +231,8 @@ describe('custom domain routes', () => {
     // Another organization cannot have it: the same answer as an unproven name.
     expect(await refusedWith(attach(rivalOwner, 'mysite.play.test', rivalSite))).toEqual([
       422,
-      'domain-not-verified',
-      undefined,
+      'http-name-refused',
+      'not_verified',
     ]);
     await platformDns.caughtUp();
     expect((await platformDns.ask('mysite.play.test', 'A')).answers).toEqual([
@@ -283,7 +287,7 @@ describe('custom domain routes', () => {
       outcome(attach(owner, `race.${domain}`, shop)),
     ]);
     expect(results.filter((r) => r === 'ok')).toHaveLength(1);
-    expect(results).toContainEqual([409, 'hostname-taken']);
+    expect(results).toContainEqual([422, 'http-name-refused']);
     expect(await app.sql`select 1 from http_names where hostname = ${`race.${domain}`}`).toHaveLength(1);
     for (const p of [site, shop])
       for (const d of (await list(owner, p)).domains) await detach(owner, d.id, p);

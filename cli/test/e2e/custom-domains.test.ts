@@ -103,7 +103,7 @@ describe('svcctl domains custom', () => {
 
     const refused = await svcctl(['domains', 'custom', 'attach', id, '--hostname', 'www.unproven-cli.com']);
     expect(refused.code).toBe(ExitCode.conflict);
-    expect(refused.stderr).toContain('domain-not-verified');
+    expect(refused.stderr).toContain('http-name-refused');
 
     const detached = await svcctl(['domains', 'custom', 'detach', id, made.id]);
     expect(detached.code, detached.stderr).toBe(0);

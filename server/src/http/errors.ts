@@ -69,8 +69,6 @@ const TITLES: Record<ErrorCode, string> = {
   'is-a-directory': 'Is a directory',
   'game-subdomain-refused': 'Game subdomain refused',
   'custom-domain-limit-reached': 'Custom domain limit reached',
-  'domain-not-verified': 'Domain not verified',
-  'domain-platform-zone': 'Domain in the platform zone',
   'parent-domain-in-use': 'Parent domain in use',
   'domain-connect-refused': 'Domain Connect refused',
   'domain-connect-limit-reached': 'Domain Connect limit reached',

@@ -7,7 +7,7 @@ import type { Permission } from '../../authz/roles.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { webPlatformHost } from '../../dns/platform-names.js';
-import { conflict, invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
+import { invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { enqueue } from '../../jobs/queue.js';
 import { authorizeHttpName, type HttpNameVerdict } from '../domains/http-names.js';
@@ -64,7 +64,10 @@ async function verdictOf(db: Db, ctx: RequestContext, access: ServiceAccessRow, 
   });
 }
 
-/** The refusal for a verdict that does not let the name be attached here, or null. */
+/**
+ * The refusal for a verdict that does not let the name be attached here, or null: the code and details
+ * HTTP domains answer (422 `http-name-refused` with `platform_zone`, `not_verified` or `taken`).
+ */
 function refusalOf(verdict: HttpNameVerdict): Error | null {
   switch (verdict.status) {
     case 'invalid':
@@ -73,23 +76,30 @@ function refusalOf(verdict: HttpNameVerdict): Error | null {
       ]);
     case 'platform_zone':
       return unprocessable(
-        'domain-platform-zone',
+        'http-name-refused',
         `${verdict.hostname} is in a zone the platform serves; it cannot be attached.`,
+        'platform_zone',
       );
     case 'not_verified':
       return unprocessable(
-        'domain-not-verified',
+        'http-name-refused',
         `Prove control of ${verdict.hostname} (or a name above it) with a domain claim of this organization first.`,
+        'not_verified',
       );
     case 'taken':
-      return conflict(
-        'hostname-taken',
+      return unprocessable(
+        'http-name-refused',
         `${verdict.hostname} is held by another service of this organization.`,
+        'taken',
       );
     case 'attached':
       return verdict.kind === 'custom_domain'
         ? null
-        : conflict('hostname-taken', `${verdict.hostname} is this service's HTTP domain already.`);
+        : unprocessable(
+            'http-name-refused',
+            `${verdict.hostname} is this service's HTTP domain already.`,
+            'taken',
+          );
     case 'available':
       return null;
   }
@@ -165,7 +175,7 @@ export const customDomainHandlers: AreaHandlers<
         // Another request took the name between the look and the insert: answer as the look now would.
         throw (
           refusalOf(await verdictOf(tx, ctx, access, body.hostname)) ??
-          conflict('hostname-taken', 'The name was taken meanwhile; try again.')
+          unprocessable('http-name-refused', 'The name was taken meanwhile.', 'taken')
         );
       }
       await enqueue(tx, 'issue_certificate', { id }, { jobKey: issueJobKey(id) });
