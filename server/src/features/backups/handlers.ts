@@ -12,7 +12,7 @@ import type { BackupOperationInput } from '../../operations/kinds/backup.js';
 import { idempotent } from '../../operations/idempotency.js';
 import { substrateCapabilities } from '../../substrate/capabilities.js';
 import { findProduct } from '../catalog/store.js';
-import { requireService, serviceable, serviceNotFound } from '../services/access.js';
+import { requireService, requireServiceable, serviceNotFound } from '../services/access.js';
 import { findResource, type ResourceRow, type ServiceAccessRow } from '../services/store.js';
 import { defaultBackupName, toBackup } from './mappers.js';
 import * as store from './store.js';
@@ -44,14 +44,6 @@ async function requireVolume(
   return { access, volume };
 }
 
-function requireServiceable(access: ServiceAccessRow): void {
-  if (!serviceable(access)) {
-    throw unprocessable(
-      'subscription-not-serviceable',
-      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
-    );
-  }
-}
 
 async function audit(
   tx: Db,

@@ -11,7 +11,7 @@ import { lookupSrv } from '../../dns/resolver.js';
 import { capabilityNotAvailable, invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { idempotent } from '../../operations/idempotency.js';
-import { requireService, serviceable, serviceNotFound } from '../services/access.js';
+import { requireService, requireServiceable, serviceNotFound } from '../services/access.js';
 import type { ServiceAccessRow } from '../services/store.js';
 import { applyUrl } from './apply-url.js';
 import { discover, templateConfirmed, type DiscoveryRefusal } from './discovery.js';
@@ -63,14 +63,6 @@ async function connectService(
   return access;
 }
 
-function requireServiceable(access: ServiceAccessRow): void {
-  if (!serviceable(access)) {
-    throw unprocessable(
-      'subscription-not-serviceable',
-      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
-    );
-  }
-}
 
 async function audit(
   tx: Db,

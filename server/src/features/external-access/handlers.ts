@@ -7,7 +7,7 @@ import { requireSystemPermission } from '../../authz/staff.js';
 import type { Db } from '../../db/client.js';
 import { invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
-import { requireService, serviceable, serviceNotFound } from '../services/access.js';
+import { requireService, requireServiceable, serviceNotFound } from '../services/access.js';
 import type { ServiceAccessRow } from '../services/store.js';
 import { authorizeHttpName, parseHttpHostname } from '../domains/http-names.js';
 import { askEdges } from './live.js';
@@ -48,14 +48,6 @@ async function externalAccessService(
   return access;
 }
 
-function requireServiceable(access: ServiceAccessRow): void {
-  if (!serviceable(access)) {
-    throw unprocessable(
-      'subscription-not-serviceable',
-      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
-    );
-  }
-}
 
 async function audit(
   tx: Db,

@@ -7,6 +7,7 @@ import { reachesProject } from '../../authz/reach.js';
 import { can, type Permission } from '../../authz/roles.js';
 import type { Db } from '../../db/client.js';
 import { serviceNotFound } from '../../authz/authorize.js';
+import { unprocessable } from '../../http/errors.js';
 import { findServiceAccess, type ServiceAccessRow } from './store.js';
 
 export { serviceNotFound };
@@ -20,6 +21,16 @@ export function serviceable(access: Pick<ServiceAccessRow, 'service' | 'subscrip
     access.subscription_status === 'active' &&
     (access.service.status === 'running' || access.service.status === 'stopped')
   );
+}
+
+/** Throws 422 `subscription-not-serviceable` unless the service is serviceable (above). */
+export function requireServiceable(access: Pick<ServiceAccessRow, 'service' | 'subscription_status'>): void {
+  if (!serviceable(access)) {
+    throw unprocessable(
+      'subscription-not-serviceable',
+      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
+    );
+  }
 }
 
 async function isServiceStaff(db: Db, userId: string): Promise<boolean> {

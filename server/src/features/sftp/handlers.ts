@@ -10,7 +10,7 @@ import type { Db } from '../../db/client.js';
 import { conflict, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { hostKeyFingerprint } from '../../gateway/sftp/host-key.js';
-import { requireService, serviceable, serviceNotFound } from '../services/access.js';
+import { requireService, requireServiceable, serviceNotFound } from '../services/access.js';
 import type { ServiceAccessRow } from '../services/store.js';
 import * as store from './store.js';
 import type { SftpAccountRow } from './store.js';
@@ -38,14 +38,6 @@ const notProvisioned = () =>
 const writeInProgress = () =>
   conflict('operation-in-progress', 'Another change of this SFTP account is in progress; retry.');
 
-function requireServiceable(access: ServiceAccessRow): void {
-  if (!serviceable(access)) {
-    throw unprocessable(
-      'subscription-not-serviceable',
-      `The service cannot be changed now: its subscription is ${access.subscription_status} and the service ${access.service.status}.`,
-    );
-  }
-}
 
 /** The service's slug and a part of its id: readable, and unique without asking the database. */
 function usernameOf(service: ServiceAccessRow['service']): string {
