@@ -34,7 +34,7 @@ export const EXIT_CODES: readonly { code: ExitCode; meaning: string }[] = [
   {
     code: ExitCode.checkFailed,
     meaning:
-      'a check found no proof or an action was not done: `domains check` left the claim unverified, a `game` action answered a status other than ok (printed, with why on stderr)',
+      'a check found no proof or an action was not done: `domains check` left the claim unverified, `domains connect verify` left the link not active, a `game` action answered a status other than ok (printed, with why on stderr)',
   },
 ];
 

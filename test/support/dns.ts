@@ -121,7 +121,14 @@ export async function startTestDns(): Promise<TestDns> {
       }
       if (question.type === Packet.TYPE.CAA) {
         for (const { flags = 0, tag, value } of node.caa ?? []) {
-          response.answers.push({ ...rr, name, type: Packet.TYPE.CAA, flags, tag, value } as dns2.Packet.Resource);
+          response.answers.push({
+            ...rr,
+            name,
+            type: Packet.TYPE.CAA,
+            flags,
+            tag,
+            value,
+          } as dns2.Packet.Resource);
         }
       }
       if (question.type === Packet.TYPE.TXT) {
@@ -134,20 +141,33 @@ export async function startTestDns(): Promise<TestDns> {
     void send(response);
   };
 
-  const udp = dns2.createUDPServer(handle);
-  await udp.listen(0, '127.0.0.1');
-  const { port } = udp.address();
-  const tcp = dns2.createTCPServer(handle);
+  // One random port for both: the port UDP got may be taken for TCP by another test's socket, and then
+  // another pair is tried.
+  let udp!: ReturnType<typeof dns2.createUDPServer>;
+  let tcp!: ReturnType<typeof dns2.createTCPServer>;
+  let port = 0;
+  for (let attempt = 0; ; attempt += 1) {
+    udp = dns2.createUDPServer(handle);
+    await udp.listen(0, '127.0.0.1');
+    port = udp.address().port;
+    tcp = dns2.createTCPServer(handle);
+    const candidate = tcp;
+    const bound = await new Promise<boolean>((resolve, reject) => {
+      candidate.once('error', (err: NodeJS.ErrnoException) =>
+        err.code === 'EADDRINUSE' && attempt < 10 ? resolve(false) : reject(err),
+      );
+      candidate.once('listening', () => resolve(true));
+      candidate.listen(port, '127.0.0.1');
+    });
+    if (bound) break;
+    const taken = udp;
+    await new Promise<void>((resolve) => taken.close(() => resolve()));
+  }
   // Resolvers may keep a TCP connection open; close() ends them rather than wait out their idle time.
   const sockets = new Set<Socket>();
   tcp.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, '127.0.0.1');
-    tcp.once('listening', () => resolve());
   });
   if ((tcp.address() as AddressInfo).port !== port)
     throw new Error('the test DNS server could not take one port for UDP and TCP');
