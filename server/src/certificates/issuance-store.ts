@@ -83,11 +83,6 @@ export async function recordAttemptFailed(
     where id = ${input.id} and hostname = ${input.hostname}`;
 }
 
-/** Reason while the first attempt runs (the preflight's or the CA's finding replaces it). */
-export async function recordAttemptReason(db: Db, id: string, reason: string, now: Date): Promise<void> {
-  await db`update http_names set status_reason = ${reason}, updated_at = ${now} where id = ${id} and status = 'pending'`;
-}
-
 /**
  * Marks the name active with its next renewal due at `renewAt`, if the row is still there for this
  * name (detached meanwhile: false, and the caller stores nothing). Locks the row for the transaction.

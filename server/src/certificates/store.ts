@@ -67,6 +67,3 @@ export async function getCertificate(db: Db, hostname: string): Promise<StoredCe
     : null;
 }
 
-export async function deleteCertificate(db: Db, hostname: string): Promise<void> {
-  await db`delete from tls_certificates where hostname = ${hostname.toLowerCase()}`;
-}
