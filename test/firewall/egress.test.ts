@@ -106,19 +106,22 @@ async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
   return seen;
 }
 
-/** The VPS's public SSH port through the edge: the machine's banner, or refused. */
-function sshBanner(): Promise<'ssh' | 'refused'> {
+/** The VPS's public SSH port through the edge: `ssh` for the machine's banner, else what happened. */
+function sshBanner(): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: app.config.host, port: sshPort });
-    socket.setTimeout(5_000, () => {
+    socket.setTimeout(15_000, () => {
       socket.destroy();
-      resolve('refused');
+      resolve('timed out');
     });
     socket.once('data', (d) => {
       socket.destroy();
-      resolve(d.toString().startsWith('SSH-2.0-') ? 'ssh' : 'refused');
+      resolve(
+        d.toString().startsWith('SSH-2.0-') ? 'ssh' : `answered ${JSON.stringify(d.toString().slice(0, 40))}`,
+      );
     });
-    socket.once('error', () => resolve('refused'));
+    socket.once('close', () => resolve('closed without a banner'));
+    socket.once('error', (err) => resolve(`error ${(err as NodeJS.ErrnoException).code ?? err.message}`));
   });
 }
 

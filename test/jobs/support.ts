@@ -64,7 +64,8 @@ export function gate(): { promise: Promise<void>; open(): void } {
 
 export async function eventually<T>(
   probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 5000,
+  // Generous: a CI machine at load 10 has taken over 5 s to start a worker and run its first job.
+  timeoutMs = 20_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
