@@ -33,7 +33,7 @@ export interface LxdConfig {
   project: string;
   /** LXD_POOL: the storage pool of volumes (default `default`; the `dir` driver, README). */
   pool: string;
-  /** LXD_TARGET: the member new volumes and units go to; unset, LXD's scheduler chooses. */
+  /** LXD_TARGET: the member new volumes and units go to; unset, spread over the online members (lxd/placement.ts). */
   target: string | null;
 }
 

@@ -5290,11 +5290,14 @@ export type components = {
          * @description What the resource does, as the substrate reports it. A machine or workload: `provisioning` until it
          *     first runs; `running` while its unit runs (and acknowledged its contract); `stopped` once it was
          *     stopped (a power stop or restart, a suspended or ended service, a restore); `reinstalling` during a
-         *     reinstall; `failed` when the operation that was changing it failed. A volume: `provisioning`, then
-         *     `running` while it exists (`failed` when its provisioning failed).
+         *     reinstall; `failed` when the operation that was changing it failed; `unreachable` while the host
+         *     that runs its unit (a member of the substrate's cluster) does not answer: its state is unknown, it is
+         *     not started anywhere else (that would run a second copy of its data), operations on it fail saying
+         *     so, and it returns to `running` or `stopped` when its host answers again (checked every minute). A
+         *     volume: `provisioning`, then `running` while it exists (`failed` when its provisioning failed).
          * @enum {string}
          */
-        ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed";
+        ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed" | "unreachable";
         /**
          * @description A resource of a service instance. `is_declared_primary` marks the one live resource whose role is
          *     `primary`; when two live resources have that role none is marked and the list's

@@ -25,7 +25,7 @@ interface ResourceRow {
 }
 
 /** Unit statuses a converge acts on: not one an operation is changing, nor a failed one. */
-const CONVERGED = ['running', 'stopped'];
+const CONVERGED = ['running', 'stopped', 'unreachable'];
 
 export const specOf = (u: ResourceRow, workloadProgram: string | null): UnitSpec => ({
   id: u.id,
@@ -35,7 +35,6 @@ export const specOf = (u: ResourceRow, workloadProgram: string | null): UnitSpec
   program: u.kind === 'virtual_machine' ? null : (workloadProgram ?? null),
   address: u.address,
 });
-
 
 /** Converges one service; answers how many units it started or stopped. */
 export async function convergeService(payload: ConvergePayload, ctx: TaskContext): Promise<number> {
@@ -73,10 +72,26 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
     let changed = 0;
     for (const unit of resources.filter((r) => r.kind !== 'volume' && CONVERGED.includes(r.status))) {
       const { state } = await ctx.substrate.unitStatus(unit.id);
+      if (state === 'unreachable') {
+        // Its host (a cluster member) does not answer: nobody can say what it does, and starting it
+        // elsewhere would run a second copy of its data. The resource says so until the host is back.
+        if (unit.status !== 'unreachable') {
+          ctx.log.warn(
+            { resource_id: unit.id },
+            'unit unreachable: the substrate host that runs it does not answer',
+          );
+          await tx`update service_resources set status = 'unreachable', updated_at = ${ctx.clock.now()} where id = ${unit.id}`;
+        }
+        continue;
+      }
       if (shouldRun && state !== 'running') {
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
         // In the transaction: it holds the service row, which the password row's key refers to.
-        const spec = await withGameEnv({ ...ctx, sql: tx }, service.id, specOf(unit, service.workload_program));
+        const spec = await withGameEnv(
+          { ...ctx, sql: tx },
+          service.id,
+          specOf(unit, service.workload_program),
+        );
         await ctx.substrate.startUnit(spec);
         changed += 1;
       } else if (!shouldRun && state === 'running') {
@@ -119,7 +134,8 @@ export async function reconcileUnits(ctx: TaskContext): Promise<number> {
   const services = await ctx.sql<{ id: string }[]>`
     select distinct r.service_instance_id as id from service_resources r
     join service_instances s on s.id = r.service_instance_id
-    where r.kind in ('virtual_machine', 'workload') and r.deleted_at is null and r.status in ('running', 'stopped')
+    where r.kind in ('virtual_machine', 'workload') and r.deleted_at is null
+      and r.status in ('running', 'stopped', 'unreachable')
       and s.status <> 'provisioning'`;
   let changed = 0;
   for (const { id } of services) changed += await convergeService({ service_instance_id: id }, ctx);

@@ -6,6 +6,7 @@ import type { RunOperationPayload } from '../jobs/payloads.js';
 import type { Db } from '../db/client.js';
 import { finishOperation } from './engine.js';
 import { GENERIC_FAILURE, OperationError } from './errors.js';
+import { SubstrateUnreachableError } from '../substrate/driver.js';
 import * as store from './store.js';
 import type { OperationKind, OperationRow } from './store.js';
 
@@ -28,7 +29,10 @@ export interface OperationDefinition<S> {
    * How the operation ended once every phase ran: succeeded unless it says otherwise (an import that was
    * cancelled, or whose copy failed, still runs its cleaning-up phase first).
    */
-  outcome?(state: S, ctx: TaskContext): Promise<{ status: 'succeeded' | 'failed' | 'cancelled'; error: string | null }>;
+  outcome?(
+    state: S,
+    ctx: TaskContext,
+  ): Promise<{ status: 'succeeded' | 'failed' | 'cancelled'; error: string | null }>;
   /** In the transaction that records the end the phases reached (success, unless `outcome` says otherwise). */
   complete(tx: Db, state: S, now: Date): Promise<void>;
   /** In the transaction that records failure; from the operation alone (its state may not have loaded). */
@@ -36,7 +40,6 @@ export interface OperationDefinition<S> {
 }
 
 export type OperationDefinitions = { [K in OperationKind]?: OperationDefinition<never> };
-
 
 export async function runOperation(
   definitions: OperationDefinitions,
@@ -100,7 +103,10 @@ export async function runOperation(
       permanent || lastAttempt ? 'operation failed' : 'operation run failed; the queue retries it',
     );
     if (!permanent && !lastAttempt) throw err;
-    const message = err instanceof OperationError ? err.message : GENERIC_FAILURE;
+    const message =
+      err instanceof OperationError || err instanceof SubstrateUnreachableError
+        ? err.message
+        : GENERIC_FAILURE;
     await ctx.sql.begin(async (tx) => {
       await definition.fail(tx, op, ctx.clock.now());
       await finishOperation(tx, op, { status: 'failed', error: message }, ctx.clock.now());

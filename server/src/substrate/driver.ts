@@ -82,8 +82,11 @@ export interface UnitSignalError {
 }
 
 export interface UnitStatus {
-  /** Whether the unit's processes run (`absent`: never created, or deleted). */
-  state: 'running' | 'stopped' | 'absent';
+  /**
+   * Whether the unit's processes run (`absent`: never created, or deleted; `unreachable`: the host that
+   * runs it, a cluster member, does not answer, so nobody can say: neither lost nor to be started again).
+   */
+  state: 'running' | 'stopped' | 'absent' | 'unreachable';
   /** The generation the unit's agent last acknowledged, or null before its first. */
   observedGeneration: number | null;
   /** Why the agent refused the newest contract it saw (it keeps the previous one); null when it did not. */
@@ -106,6 +109,17 @@ export interface SnapshotInfo {
 export interface TransferOptions {
   /** Called as the work goes on: bytes done of about `total` (0 when unknown). */
   onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * The host that keeps a unit or a volume (a cluster member) does not answer. Its message is for the
+ * customer: an operation that fails for it says so rather than the generic sentence.
+ */
+export class SubstrateUnreachableError extends Error {
+  constructor() {
+    super('The host running this service does not answer; try again once it is back.');
+    this.name = 'SubstrateUnreachableError';
+  }
 }
 
 /** The snapshot is missing or no longer what was taken: it must never be restored. */

@@ -24,7 +24,7 @@ export interface ResourceRow {
   service_instance_id: string;
   kind: 'virtual_machine' | 'volume' | 'workload';
   role: 'primary' | 'storage';
-  status: 'provisioning' | 'running' | 'stopped' | 'reinstalling' | 'failed';
+  status: 'provisioning' | 'running' | 'stopped' | 'reinstalling' | 'failed' | 'unreachable';
   hidden: boolean;
   os_image: string | null;
   volume_id: string | null;

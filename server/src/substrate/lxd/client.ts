@@ -5,6 +5,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { WebSocket } from 'ws';
+import { SubstrateUnreachableError } from '../driver.js';
 
 export interface LxdConnection {
   /** `unix:/var/lib/lxd/unix.socket` or `https://host:8443`. */
@@ -54,6 +55,12 @@ export interface RawRequest {
 }
 
 const OPERATION_TIMEOUT_S = 120;
+/**
+ * How LXD says the member holding an instance or volume does not answer (after about 10 s of trying; the
+ * member is marked Offline some seconds later). Incus words it the same way.
+ */
+const MEMBER_UNREACHABLE =
+  /missing event connection with target cluster member|cluster member .*offline|member is offline/i;
 
 export class LxdClient {
   readonly #connection: LxdConnection;
@@ -132,13 +139,23 @@ export class LxdClient {
       error?: string;
       error_code?: number;
     };
-    if (parsed.type === 'error' || (res.statusCode ?? 500) >= 400)
-      throw new LxdError(parsed.error_code ?? res.statusCode ?? 500, parsed.error || `HTTP ${res.statusCode}`);
+    if (parsed.type === 'error' || (res.statusCode ?? 500) >= 400) {
+      if (MEMBER_UNREACHABLE.test(parsed.error ?? '')) throw new SubstrateUnreachableError();
+      throw new LxdError(
+        parsed.error_code ?? res.statusCode ?? 500,
+        parsed.error || `HTTP ${res.statusCode}`,
+      );
+    }
     return parsed;
   }
 
   /** A request that starts a background operation, waited on until it ends; a failed one throws. */
-  async run(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<LxdOperation> {
+  async run(
+    method: string,
+    path: string,
+    body?: unknown,
+    query?: Record<string, string>,
+  ): Promise<LxdOperation> {
     const started = await this.call<LxdOperation>(method, path, body, query);
     if (started.type !== 'async' || !started.operation) return started.metadata;
     return this.wait(started.operation);
@@ -147,10 +164,14 @@ export class LxdClient {
   async wait(operation: string): Promise<LxdOperation> {
     // A clustered daemon answers operation URLs with `?project=`: the query is ours to set.
     const path = `${operation.split('?')[0]}/wait`;
-    const done = await this.call<LxdOperation>('GET', path, undefined, { timeout: String(OPERATION_TIMEOUT_S) });
+    const done = await this.call<LxdOperation>('GET', path, undefined, {
+      timeout: String(OPERATION_TIMEOUT_S),
+    });
     const op = done.metadata;
-    if (op.status_code >= 400 || op.status === 'Failure') throw new LxdError(op.status_code, op.err || op.status);
-    if (op.status === 'Running') throw new LxdError(504, `operation ${op.id} still running after ${OPERATION_TIMEOUT_S} s`);
+    if (op.status_code >= 400 || op.status === 'Failure')
+      throw new LxdError(op.status_code, op.err || op.status);
+    if (op.status === 'Running')
+      throw new LxdError(504, `operation ${op.id} still running after ${OPERATION_TIMEOUT_S} s`);
     return op;
   }
 

@@ -17,6 +17,7 @@ import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
+import { memberOnline } from './placement.js';
 import { portDevices, PRIVATE, setPortDevices } from './ports.js';
 import { openLxdConsole } from './console.js';
 import { LXD_SHELLS, openLxdShell } from './shell.js';
@@ -24,6 +25,7 @@ import {
   deleteInstance,
   execIn,
   findInstance,
+  listedInstance,
   readInstanceFile,
   setState,
   writeInstanceFile,
@@ -35,6 +37,7 @@ import {
   createVolume,
   deleteVolume,
   findVolume,
+  onMember,
   shiftToVolumeOwner,
   volumeHostDir,
   type Pool,
@@ -44,7 +47,7 @@ export interface LxdDriverOptions {
   connection: LxdConnection;
   /** The storage pool of volumes and instances' root disks. */
   pool: string;
-  /** The cluster member new volumes (and so their units) go to; unset: LXD's scheduler chooses. */
+  /** The cluster member new volumes (and so their units) go to; unset: spread over the online members. */
   target?: string;
   /** Prefix of the platform's instance and volume names (several platforms, or tests, share a project). */
   prefix?: string;
@@ -58,9 +61,11 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
   const client = new LxdClient(options.connection);
   const pool: Pool = { name: options.pool, target: options.target };
   const prefix = options.prefix ?? 'svc-';
-  const instanceName = (unitId: string) => `${prefix}${checkId('unit', unitId).replace(/[^A-Za-z0-9-]/g, '-')}`;
+  const instanceName = (unitId: string) =>
+    `${prefix}${checkId('unit', unitId).replace(/[^A-Za-z0-9-]/g, '-')}`;
   const volumeName = (volumeId: string) => `${prefix}${checkId('volume', volumeId)}`;
-  const pendingFile = (unitId: string) => join(options.dataDir, 'lxd', 'pending', `${checkId('unit', unitId)}.json`);
+  const pendingFile = (unitId: string) =>
+    join(options.dataDir, 'lxd', 'pending', `${checkId('unit', unitId)}.json`);
 
   let image: Promise<UnitImage> | null = null;
   const unitImage = () => {
@@ -114,7 +119,8 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     const temp = `${unitDirIn(unitId)}/.${UNIT_FILES.signal}.tmp`;
     await writeInstanceFile(client, name, temp, text);
     const moved = await execIn(client, name, ['mv', '-f', temp, target]);
-    if (moved.code !== 0) throw new Error(`could not place the contract of unit ${unitId} (mv exited ${moved.code})`);
+    if (moved.code !== 0)
+      throw new Error(`could not place the contract of unit ${unitId} (mv exited ${moved.code})`);
   }
 
   async function readPending(unitId: string): Promise<UnitSignalSpec | null> {
@@ -144,7 +150,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     if (!volume) throw new Error(`volume ${unit.volumeId} does not exist`);
     const { alias } = await unitImage();
     // A volume of a `dir` pool lives on one member: its unit runs there.
-    const target = volume.location && volume.location !== 'none' ? { target: volume.location } : undefined;
+    const target = onMember(volume);
     try {
       await client.run(
         'POST',
@@ -226,23 +232,40 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
         transfer,
       ),
     deleteSnapshot: async (snapshot) =>
-      dropSnapshot(client, pool, await findVolume(client, pool, volumeName(snapshot.volumeId)), checkId('snapshot', snapshot.id)),
+      dropSnapshot(
+        client,
+        pool,
+        await findVolume(client, pool, volumeName(snapshot.volumeId)),
+        checkId('snapshot', snapshot.id),
+      ),
 
     startUnit: (unit) =>
       serial(unit.id, async () => {
         const name = instanceName(unit.id);
         let instance = await findInstance(client, name);
         if (instance?.status === 'Running') return;
-        if (instance && unit.address) await setPortDevices(client, instance, unit.address, unit.privatePorts ?? [], PRIVATE);
+        if (instance && unit.address)
+          await setPortDevices(client, instance, unit.address, unit.privatePorts ?? [], PRIVATE);
         instance ??= await create(unit, name);
-        await writeInstanceFile(client, name, `${unitDirIn(unit.id)}/${UNIT_FILES.unit}`, `${JSON.stringify(unitFile(unit))}\n`);
+        await writeInstanceFile(
+          client,
+          name,
+          `${unitDirIn(unit.id)}/${UNIT_FILES.unit}`,
+          `${JSON.stringify(unitFile(unit))}\n`,
+        );
         const pending = await readPending(unit.id);
         if (pending) {
           await pushContract(name, unit.id, pending, false);
           await rm(pendingFile(unit.id), { force: true });
         }
         // A stopped agent's pid must not name a process of the next boot.
-        await client.raw({ method: 'DELETE', path: `/1.0/instances/${name}/files`, query: { path: `${unitDirIn(unit.id)}/${UNIT_FILES.agentPid}` } }).then((r) => r.resume());
+        await client
+          .raw({
+            method: 'DELETE',
+            path: `/1.0/instances/${name}/files`,
+            query: { path: `${unitDirIn(unit.id)}/${UNIT_FILES.agentPid}` },
+          })
+          .then((r) => r.resume());
         await setState(client, name, 'start');
       }),
     stopUnit: (unitId) => serial(unitId, () => stop(unitId)),
@@ -254,11 +277,14 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       }),
     async unitStatus(unitId): Promise<UnitStatus> {
       const name = instanceName(unitId);
-      const instance = await findInstance(client, name);
-      if (!instance) {
+      // The listing first: a direct read of an instance whose member is down waits ~10 s, then fails.
+      const listed = await listedInstance(client, name);
+      if (!listed) {
         const pending = await readPending(unitId);
         return { state: pending ? 'stopped' : 'absent', observedGeneration: null, lastError: null };
       }
+      if (listed.status === 'Error' && !(await memberOnline(client, listed.location)))
+        return { state: 'unreachable', observedGeneration: null, lastError: null };
       const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.status}`);
       let status: AgentStatus | null = null;
       try {
@@ -267,7 +293,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
         status = null;
       }
       return {
-        state: instance.status === 'Running' ? 'running' : 'stopped',
+        state: listed.status === 'Running' ? 'running' : 'stopped',
         observedGeneration: status?.observedGeneration ?? null,
         lastError: status?.lastError ?? null,
       };
@@ -288,7 +314,13 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       if (!text) return null;
       const unit = JSON.parse(text) as UnitSpec;
       const volume = volumeDirIn(unit.volumeId);
-      return openLxdShell(client, name, shells, size, unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume);
+      return openLxdShell(
+        client,
+        name,
+        shells,
+        size,
+        unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume,
+      );
     },
     // The confined file layer on the volume where its member keeps it on this machine, its new files
     // given to the instance's mapped root (walk.ts OwnedVolumeRoot). A cluster reached over HTTPS keeps
@@ -320,7 +352,8 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
 
     async close({ stopUnits = false } = {}) {
       if (!stopUnits) return;
-      const all = (await client.call<Instance[]>('GET', '/1.0/instances', undefined, { recursion: '1' })).metadata;
+      const all = (await client.call<Instance[]>('GET', '/1.0/instances', undefined, { recursion: '1' }))
+        .metadata;
       await Promise.all(
         all
           .filter((i) => i.name.startsWith(prefix) && i.status === 'Running')

@@ -16,6 +16,22 @@ export async function findInstance(client: LxdClient, name: string): Promise<Ins
   return client.find<Instance>(`/1.0/instances/${name}`);
 }
 
+/** An instance as the cluster's listing shows it, which answers at once even when its member is down. */
+export interface ListedInstance {
+  name: string;
+  /** `Error` (status code 112) for an instance whose member does not answer. */
+  status: string;
+  location: string;
+}
+
+export async function listedInstance(client: LxdClient, name: string): Promise<ListedInstance | null> {
+  const listed = await client.call<ListedInstance[]>('GET', '/1.0/instances', undefined, {
+    recursion: '1',
+    filter: `name eq ${name}`,
+  });
+  return listed.metadata.find((i) => i.name === name) ?? null;
+}
+
 export async function setState(client: LxdClient, name: string, action: 'start' | 'stop', force = false) {
   await client.run('PUT', `/1.0/instances/${name}/state`, { action, timeout: STOP_TIMEOUT_S, force });
 }
@@ -24,7 +40,11 @@ export async function setState(client: LxdClient, name: string, action: 'start' 
 export const STOP_TIMEOUT_S = 15;
 
 /** A file of the instance, or null when it is not there. */
-export async function readInstanceFile(client: LxdClient, name: string, path: string): Promise<string | null> {
+export async function readInstanceFile(
+  client: LxdClient,
+  name: string,
+  path: string,
+): Promise<string | null> {
   const res = await client.raw({ method: 'GET', path: `/1.0/instances/${name}/files`, query: { path } });
   const body = await readAll(res);
   if (res.statusCode === 404) return null;
@@ -45,7 +65,13 @@ export async function writeInstanceFile(
   mode = 0o600,
 ): Promise<void> {
   await makeInstanceDirs(client, name, posix.dirname(path));
-  await push(client, name, path, { 'x-lxd-type': 'file', 'x-lxd-mode': mode.toString(8).padStart(4, '0') }, content);
+  await push(
+    client,
+    name,
+    path,
+    { 'x-lxd-type': 'file', 'x-lxd-mode': mode.toString(8).padStart(4, '0') },
+    content,
+  );
 }
 
 export async function makeInstanceDirs(client: LxdClient, name: string, dir: string): Promise<void> {
@@ -56,12 +82,24 @@ export async function makeInstanceDirs(client: LxdClient, name: string, dir: str
   }
 }
 
-async function push(client: LxdClient, name: string, path: string, headers: Record<string, string>, body: string) {
+async function push(
+  client: LxdClient,
+  name: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+) {
   const res = await client.raw({
     method: 'POST',
     path: `/1.0/instances/${name}/files`,
     query: { path },
-    headers: { ...headers, 'x-lxd-uid': '0', 'x-lxd-gid': '0', 'x-lxd-write': 'overwrite', 'content-type': 'application/octet-stream' },
+    headers: {
+      ...headers,
+      'x-lxd-uid': '0',
+      'x-lxd-gid': '0',
+      'x-lxd-write': 'overwrite',
+      'content-type': 'application/octet-stream',
+    },
     body,
   });
   const answer = await readAll(res);

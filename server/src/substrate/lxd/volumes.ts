@@ -6,6 +6,7 @@
 import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isConflict, isNotFound, type LxdClient } from './client.js';
+import { placeVolume } from './placement.js';
 
 export interface VolumeRecord {
   name: string;
@@ -15,7 +16,7 @@ export interface VolumeRecord {
 
 export interface Pool {
   name: string;
-  /** The member new volumes and instances go to (a cluster), or undefined for LXD's choice. */
+  /** The member new volumes and instances go to (a cluster), or undefined for placement.ts's choice. */
   target?: string;
 }
 
@@ -33,7 +34,12 @@ export async function findVolume(client: LxdClient, pool: Pool, name: string): P
   return client.find<VolumeRecord>(volumePath(pool, name));
 }
 
-export async function createVolume(client: LxdClient, pool: Pool, name: string, sizeGb: number): Promise<void> {
+export async function createVolume(
+  client: LxdClient,
+  pool: Pool,
+  name: string,
+  sizeGb: number,
+): Promise<void> {
   // Members of a cluster each keep their own `dir` volumes: asked again, the volume made is the one.
   if (await findVolume(client, pool, name)) return;
   try {
@@ -41,7 +47,7 @@ export async function createVolume(client: LxdClient, pool: Pool, name: string, 
       'POST',
       `/1.0/storage-pools/${pool.name}/volumes/custom`,
       { name, config: { size: `${sizeGb}GiB` } },
-      pool.target ? { target: pool.target } : undefined,
+      await placeVolume(client, name, pool.target).then((target) => (target ? { target } : undefined)),
     );
   } catch (err) {
     if (!isConflict(err)) throw err;
