@@ -23,6 +23,10 @@ export function queuePool(databaseUrl: string, options: QueuePoolOptions, log: L
     query_timeout: options.timeoutMs + 500,
   });
   // An idle client whose connection broke: without a listener node-postgres would throw it at the process.
-  pool.on('error', (err) => log.warn({ error: err.message }, 'job queue connection lost; it is replaced'));
+  const lost = (err: Error) => log.warn({ error: err.message }, 'job queue connection lost; it is replaced');
+  pool.on('error', lost);
+  // And a client in use (graphile-worker's LISTEN connection): graphile-worker warns on every start
+  // without this handler, and installs a silent one of its own.
+  pool.on('connect', (client) => client.on('error', lost));
   return pool;
 }
