@@ -7,10 +7,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { components } from '@svcplatform/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { signedIn, type Caller } from '../support/organizations.js';
-import { provisionService, type Provisioned } from '../support/services.js';
+import type { Caller } from '../support/organizations.js';
+import { provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 type Operation = components['schemas']['Operation'];
@@ -28,16 +27,9 @@ const FILE_BYTES = 10 * 1024 * 1024;
 beforeAll(async () => {
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url } });
-  const staff = await staffMember(app, smtp, 'bp-staff', ['manage_services']);
-  owner = await signedIn(app, smtp, 'bp-owner');
-  const orgId = (
-    await owner.api.organizationCreate({
-      body: { name: 'Progress', slug: `progress-${Date.now().toString(36)}` },
-    })
-  ).id;
-  const projectId = (
-    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })
-  ).id;
+  const customer = await serviceCustomer(app, smtp, 'progress');
+  owner = customer.owner;
+  const { staff, projectId } = customer;
   site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Big' });
   const dir = join(app.substrateDir, 'volumes', site.volumeResourceId, 'media');
   await mkdir(dir, { recursive: true });

@@ -13,10 +13,9 @@ import { lxdInstalled, startLxdCluster, type LxdCluster } from '../../scripts/lx
 import { SubstrateUnreachableError } from '../../server/src/substrate/driver.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { clusterMembers } from '../../server/src/substrate/lxd/placement.js';
-import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { signedIn, type Caller } from '../support/organizations.js';
-import { provisionService, type Provisioned } from '../support/services.js';
+import type { Caller } from '../support/organizations.js';
+import { provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { eventually } from './drivers.js';
 
@@ -39,7 +38,6 @@ describe.skipIf(!CAPABLE)('a cluster member that stops answering', () => {
   let lxd: LxdClient;
   let app: TestApp;
   let smtp: TestSmtp;
-  let staff: Staff;
   let owner: Caller;
   let site: Provisioned;
 
@@ -59,16 +57,9 @@ describe.skipIf(!CAPABLE)('a cluster member that stops answering', () => {
     app = await startTestApp({
       env: { SMTP_URL: smtp.url, SUBSTRATE: 'lxd', LXD_URL: cluster.url, LXD_TARGET: 'm2' },
     });
-    staff = await staffMember(app, smtp, 'members-staff', ['manage_services']);
-    owner = await signedIn(app, smtp, 'members-owner');
-    const orgId = (
-      await owner.api.organizationCreate({
-        body: { name: 'Members', slug: `members-${Date.now().toString(36)}` },
-      })
-    ).id;
-    const projectId = (
-      await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })
-    ).id;
+    const customer = await serviceCustomer(app, smtp, 'members');
+    owner = customer.owner;
+    const { staff, projectId } = customer;
     site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
   }, 300_000);
   afterAll(async () => {

@@ -1,6 +1,10 @@
 // Services for the document-2 tests: the catalog's fixed product ids (migration 0013), and provisioning
 // through the real staff route, waiting for the operation the worker runs on the app's local substrate.
 import type { components, SvcClient } from '@svcplatform/sdk';
+import { staffMember, type Staff } from '../admin-content/staff.js';
+import type { TestApp } from './app.js';
+import { signedIn, type Caller } from './organizations.js';
+import type { TestSmtp } from './smtp.js';
 
 export const PRODUCTS = {
   'vps-small': '5c0a7a10-0000-4000-8000-000000000001',
@@ -66,4 +70,27 @@ export async function provisionService(
     volumeResourceId: resources.find((r) => r.kind === 'volume')!.id,
     operation,
   };
+}
+
+/**
+ * What most service tests start from: a staff member who provisions (manage_services), and a customer
+ * who owns an organization with one project, the services' home. Tags name the accounts (`<tag>-staff`,
+ * `<tag>-owner`) and the organization's slug.
+ */
+export async function serviceCustomer(
+  app: TestApp,
+  smtp: TestSmtp,
+  tag: string,
+): Promise<{ staff: Staff; owner: Caller; orgId: string; projectId: string }> {
+  const [staff, owner] = await Promise.all([
+    staffMember(app, smtp, `${tag}-staff`, ['manage_services']),
+    signedIn(app, smtp, `${tag}-owner`),
+  ]);
+  const orgId = (
+    await owner.api.organizationCreate({ body: { name: tag, slug: `${tag}-${Date.now().toString(36)}` } })
+  ).id;
+  const projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Services', slug: 'services' } })
+  ).id;
+  return { staff, owner, orgId, projectId };
 }
