@@ -4,8 +4,11 @@
 // for one name, availability, detach; then issuance by the local CA (the embedded default) after the
 // preflight: the name not pointing here and CAA forbidding are shown on the listing, then the name turns
 // active with a certificate the local CA signed, and is renewed at two thirds of its life (frozen clock).
-import { X509Certificate } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { certifyHttpName } from '../../server/src/certificates/issuance.js';
+import type { TaskContext } from '../../server/src/jobs/context.js';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startTestDns, type TestDns } from '../support/dns.js';
@@ -407,5 +410,34 @@ describe('issuance by the local CA', () => {
       app.clock.set(back);
     }
     await detach(owner, made.id);
+  });
+  it('runs one attempt per name at a time: of two racing, one issues and the other leaves it be', async () => {
+    const hostname = `race.${domain}`;
+    dns.setAddresses(hostname, app.config.host);
+    // The name's row as an attach makes it, without the attach's own job: the two attempts below are
+    // the only ones.
+    const id = randomUUID();
+    const now = app.clock.now();
+    await app.sql`
+      insert into http_names (id, hostname, service_instance_id, organization_id, kind, status, created_at, updated_at)
+      values (${id}, ${hostname}, ${site.serviceInstanceId}, ${orgId}, 'custom_domain', 'pending', ${now}, ${now})`;
+    const ctx: TaskContext = {
+      sql: app.sql,
+      config: app.config,
+      log: pino({ level: 'silent' }),
+      clock: app.clock,
+      box: app.box,
+      mail: undefined as never,
+      substrate: app.substrate!,
+      job: { id: '0', attempts: 1, maxAttempts: 1, key: null },
+    };
+    const outcomes = await Promise.all([certifyHttpName(ctx, id), certifyHttpName(ctx, id)]);
+    expect(outcomes.sort()).toEqual(['busy', 'issued']);
+    const [row] = await app.sql`select status, attempts, issuing_until from http_names where id = ${id}`;
+    expect(row).toEqual({ status: 'active', attempts: 0, issuing_until: null });
+    // Once it is active, a late attempt has nothing due to do.
+    expect(await certifyHttpName(ctx, id)).toBe('not-due');
+    await app.sql`delete from http_names where id = ${id}`;
+    await app.sql`delete from tls_certificates where hostname = ${hostname}`;
   });
 });

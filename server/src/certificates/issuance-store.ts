@@ -61,6 +61,25 @@ export async function findHttpName(db: Db, id: string): Promise<HttpNameToCertif
   return row ?? null;
 }
 
+/**
+ * Claims the name for one attempt until `until`, unless another attempt holds it or one that just ended
+ * left nothing due: true when this one may go on. One statement, so of two attempts racing one claims it.
+ */
+export async function claimAttempt(db: Db, id: string, now: Date, until: Date): Promise<boolean> {
+  const rows = await db`
+    update http_names set issuing_until = ${until}
+    where id = ${id} and (issuing_until is null or issuing_until <= ${now})
+      -- Still due: an attempt that just finished made the name active until its renewal.
+      and (status = 'pending' or (status = 'active' and (next_attempt_at is null or next_attempt_at <= ${now})))
+    returning id`;
+  return rows.length > 0;
+}
+
+/** Ends the attempt's claim (only its own: a claim that expired and was taken again stays). */
+export async function releaseAttempt(db: Db, id: string, until: Date): Promise<void> {
+  await db`update http_names set issuing_until = null where id = ${id} and issuing_until = ${until}`;
+}
+
 /** Names whose next attempt (a retry, or the renewal of an active one) is due at `now`. */
 export async function dueHttpNames(db: Db, now: Date, limit: number): Promise<{ id: string }[]> {
   return db<{ id: string }[]>`

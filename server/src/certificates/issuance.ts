@@ -23,14 +23,32 @@ export const renewalTime = (notBefore: Date, notAfter: Date): Date =>
 /** The addresses a name must resolve to: the ingress listens on HOST. */
 const ingressAddresses = (host: string) => [host];
 
-export type AttemptOutcome = 'gone' | 'not-due' | 'waiting' | 'failed' | 'issued';
+export type AttemptOutcome = 'gone' | 'not-due' | 'busy' | 'waiting' | 'failed' | 'issued';
 
-/** One attempt for the name `id`: preflight, issue, store. Errors of the CA are recorded, not thrown. */
+/** How long an attempt holds its name: longer than any attempt takes (ACME waits at most a few minutes). */
+const CLAIM_MS = 10 * 60_000;
+
+/**
+ * One attempt for the name `id`: preflight, issue, store. Errors of the CA are recorded, not thrown.
+ * `busy` when another attempt for the name is under way (the sweep's and an attach's jobs can overlap):
+ * that one decides, and no second ACME order is placed.
+ */
 export async function certifyHttpName(ctx: TaskContext, id: string): Promise<AttemptOutcome> {
   const row = await store.findHttpName(ctx.sql, id);
   if (!row || row.status === 'failed') return 'gone';
   const now = ctx.clock.now();
   if (row.status === 'active' && row.next_attempt_at !== null && row.next_attempt_at > now) return 'not-due';
+  const until = new Date(now.getTime() + CLAIM_MS);
+  if (!(await store.claimAttempt(ctx.sql, id, now, until))) return 'busy';
+  try {
+    return await attempt(ctx, row, now);
+  } finally {
+    await store.releaseAttempt(ctx.sql, id, until);
+  }
+}
+
+async function attempt(ctx: TaskContext, row: store.HttpNameToCertify, now: Date): Promise<AttemptOutcome> {
+  const { id } = row;
 
   const waiting = async (reason: string, failed = false): Promise<AttemptOutcome> => {
     const next = failed ? null : new Date(now.getTime() + retryDelayMs(row.attempts));

@@ -66,4 +66,3 @@ export async function getCertificate(db: Db, hostname: string): Promise<StoredCe
       }
     : null;
 }
-
