@@ -1,9 +1,8 @@
-// The node_modules a unit image carries for what its bundles load at run time rather than at build time:
-// the block game's flying-squid, which finds its plugins by reading its own folders and its game data
-// through minecraft-data's lazy requires, neither of which esbuild can follow. The tree is the dependency
-// closure of those packages as package-lock.json resolves it (the repository's own node_modules, never a
-// download), with minecraft-data cut down to the one game version served: all of its versions weigh
-// 500 MB, one weighs a few.
+// The node_modules a unit image carries as files for what its bundles leave to run-time lookup: the
+// block game's flying-squid bundle leaves minecraft-data out (image-flying-squid.ts), whose game data it
+// loads through lazy requires. The tree is the dependency closure of those packages as package-lock.json
+// resolves it (the repository's own node_modules, never a download), with minecraft-data cut down to
+// the one game version served: all of its versions weigh 500 MB, one weighs a few.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
