@@ -1,6 +1,7 @@
 // The platform on SUBSTRATE=lxd, end to end through the API: provisioning a web app (a workload running
 // the catalog's program in its container) and a VPS, power stop and start, a backup and its restore, and
-// a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume).
+// a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume); the
+// block game joined by a real client through the edge, its roster and actions over RCON.
 // Runs where the test setup started an LXD cluster (LXD installed, root).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,8 @@ import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
 import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { eventually } from './drivers.js';
 import { resizeShell } from '@svcplatform/sdk';
+import mineflayer, { type Bot } from 'mineflayer';
+import { MINECRAFT_VERSION } from '../../server/src/workloads/block/version.js';
 import { closeOf, ConsoleReader } from '../consoles/sockets.js';
 
 const lxdUrl = inject('lxdUrl');
@@ -55,7 +58,9 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })).id;
     site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
   }, 240_000);
+  const bots: Bot[] = [];
   afterAll(async () => {
+    for (const bot of bots) bot.quit();
     await edge?.stop();
     await app?.close();
     await smtp?.close();
@@ -226,4 +231,48 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     const listing = await owner.api.fileList({ path: { id: site.serviceInstanceId, resource_id: site.primaryResourceId }, query: { path: '/conf' } });
     expect(listing.entries.map((e) => e.name).sort()).toEqual(['new', 'site.txt']);
   });
+
+  it('runs the block game from the image: a real client joins through the edge, the roster and actions over RCON', async () => {
+    const game = await provisionService(staff.elevated, { projectId, productSlug: 'block-game', name: 'Blocks' });
+    const inGame = (command: string) => execIn(lxd, instanceOf(game), ['sh', '-c', command], { output: true });
+    const roster = () => owner.api.gameRosterGet({ path: { id: game.serviceInstanceId }, query: {} });
+    // The server loads its world after the unit starts: the roster is unreachable until its RCON is up.
+    expect(await eventually('the roster', async () => {
+      const answer = await roster();
+      return answer.status === 'ok' ? answer : undefined;
+    }, 120_000)).toMatchObject({ status: 'ok', online: [], ops: [], banned: [], max_players: 20 });
+    expect((await inGame('ps -o args')).stdout).toContain('/usr/bin/node /opt/svc/server/src/workloads/block-game.mjs');
+    // flying-squid from the image's pruned node_modules: the served version's game data only.
+    const data = '/opt/svc/node_modules/minecraft-data/minecraft-data/data/pc';
+    expect((await inGame(`ls ${data}/1.21.4/blocks.json; ls -d ${data}/1.8 2>&1`)).stdout).toMatch(
+      /^\/opt\/svc\/.*\/1\.21\.4\/blocks\.json\nls: .*1\.8: No such file or directory\n$/,
+    );
+
+    await edge.caughtUp();
+    const { allocations } = await owner.api.externalAccessGet({ path: { id: game.serviceInstanceId } });
+    const primary = allocations.find((a) => a.is_primary)!;
+    expect(allocations.map((a) => [a.internal_port, a.protocol])).toEqual([[25565, 'tcp']]);
+    const alice = mineflayer.createBot({
+      host: primary.external_ip,
+      port: primary.external_port,
+      username: 'Alice',
+      version: MINECRAFT_VERSION,
+      auth: 'offline',
+    });
+    bots.push(alice);
+    await new Promise<void>((resolve, reject) => {
+      alice.once('spawn', () => resolve());
+      alice.once('error', reject);
+      alice.once('kicked', (reason) => reject(new Error(`kicked: ${JSON.stringify(reason)}`)));
+      alice.once('end', (reason) => reject(new Error(`ended: ${reason}`)));
+    });
+    expect((await roster()).online).toEqual([{ name: 'Alice', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    expect(
+      await owner.api.gameActionRun({
+        path: { id: game.serviceInstanceId },
+        body: { kind: 'give', name: 'Alice', item: 'minecraft:diamond', count: 3 },
+      }),
+    ).toEqual({ status: 'ok' });
+    await expect.poll(() => alice.inventory.items().map((i) => [i.name, i.count])).toEqual([['diamond', 3]]);
+  }, 240_000);
 });

@@ -13,7 +13,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { MINECRAFT_VERSION } from '../../workloads/block/version.js';
 import { isConflict, type LxdClient } from './client.js';
+import { bundleFlyingSquid, FLYING_SQUID_EXTERNAL } from './image-flying-squid.js';
+import { runtimeModuleFiles } from './image-modules.js';
 import { UNIT_ROOT } from './paths.js';
 
 const run = promisify(execFile);
@@ -27,6 +30,12 @@ const DATA_FILES = ['spec/unit-signal.schema.json'];
 export const AGENT_IN_IMAGE = `${IMAGE_SOURCES}/agent/main.mjs`;
 export const workloadInImage = (program: string) => `${IMAGE_SOURCES}/workloads/${program}.mjs`;
 const PROGRAMS = ['agent/main.ts', 'workloads/block-game.ts', 'workloads/arena-game.ts', 'workloads/web-app.ts'];
+// The block game loads flying-squid with createRequire at run time: it goes in bundled on its own, and
+// what that bundle leaves outside as files, all under /opt/svc/node_modules, where Node's lookup from the
+// bundles' folders finds them (image-flying-squid.ts, image-modules.ts).
+const FLYING_SQUID_IN_IMAGE = '/opt/svc/node_modules/flying-squid/index.js';
+// Files read or copied at once, rather than one after another.
+const IO_BATCH = 64;
 
 // PID 1. LXD stops an instance with SIGPWR (then kills it after the stop timeout); `wait` returns early
 // when a trapped signal arrives, and the trap then ends the agent, which ends its workload first.
@@ -58,11 +67,22 @@ export interface UnitImage {
 
 /** Makes sure the cluster has the unit image; answers its alias. `workDir` holds the build. */
 export async function ensureUnitImage(client: LxdClient, workDir: string): Promise<UnitImage> {
-  const bundles = await bundlePrograms();
+  const [bundles, squid, modules] = await Promise.all([
+    bundlePrograms(),
+    bundleFlyingSquid(FLYING_SQUID_IN_IMAGE),
+    runtimeModuleFiles(REPO, FLYING_SQUID_EXTERNAL, MINECRAFT_VERSION),
+  ]);
+  bundles.set(squid.path, squid.text);
   const digest = createHash('sha256');
   digest.update(INIT);
   for (const [name, code] of bundles) digest.update(name).update(code);
-  for (const file of DATA_FILES) digest.update(file).update(await readFile(join(REPO, file)));
+  // The run-time tree by content, so an upgraded or patched package makes a new image.
+  const files = [...DATA_FILES, ...modules];
+  for (let i = 0; i < files.length; i += IO_BATCH) {
+    const batch = files.slice(i, i + IO_BATCH);
+    const contents = await Promise.all(batch.map((file) => readFile(join(REPO, file))));
+    batch.forEach((file, j) => digest.update(file).update(contents[j]!));
+  }
   digest.update(`${process.version} ${(await stat(process.execPath)).size} ${(await stat(BUSYBOX)).size}`);
   const alias = `svc-unit-${digest.digest('hex').slice(0, 16)}`;
   if (await client.find(`/1.0/images/aliases/${alias}`)) return { alias };
@@ -71,7 +91,7 @@ export async function ensureUnitImage(client: LxdClient, workDir: string): Promi
   const staging = await mkdtemp(join(workDir, 'image-'));
   try {
     const tarball = join(staging, 'image.tar');
-    await stageRootfs(join(staging, 'rootfs'), bundles);
+    await stageRootfs(join(staging, 'rootfs'), bundles, modules);
     await writeFile(
       join(staging, 'metadata.yaml'),
       `architecture: x86_64\ncreation_date: ${Math.floor(Date.now() / 1000)}\nproperties:\n  description: svc unit ${alias}\n  os: busybox\n`,
@@ -145,7 +165,7 @@ async function bundlePrograms(): Promise<Map<string, string>> {
   return new Map(result.outputFiles.map((f) => [f.path, f.text]));
 }
 
-async function stageRootfs(root: string, bundles: Map<string, string>): Promise<void> {
+async function stageRootfs(root: string, bundles: Map<string, string>, modules: string[]): Promise<void> {
   for (const dir of ['bin', 'sbin', 'usr/bin', 'etc', 'dev', 'proc', 'sys', 'tmp', 'root', 'run', UNIT_ROOT.slice(1)])
     await mkdir(join(root, dir), { recursive: true });
   await chmod(join(root, 'tmp'), 0o1777);
@@ -165,10 +185,11 @@ async function stageRootfs(root: string, bundles: Map<string, string>): Promise<
     await mkdir(join(root, dirname(path)), { recursive: true });
     await writeFile(join(root, path), code);
   }
-  for (const file of DATA_FILES) {
-    await mkdir(join(root, '/opt/svc', dirname(file)), { recursive: true });
-    await copyFile(join(REPO, file), join(root, '/opt/svc', file));
-  }
+  const files = [...DATA_FILES, ...modules];
+  for (const dir of new Set(files.map((file) => dirname(file))))
+    await mkdir(join(root, '/opt/svc', dir), { recursive: true });
+  for (let i = 0; i < files.length; i += IO_BATCH)
+    await Promise.all(files.slice(i, i + IO_BATCH).map((file) => copyFile(join(REPO, file), join(root, '/opt/svc', file))));
   await writeFile(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
   await writeFile(join(root, 'etc/group'), 'root:x:0:\n');
   await writeFile(join(root, 'sbin/init'), INIT, { mode: 0o755 });
