@@ -468,8 +468,14 @@ export async function measureLxd(options: LxdOptions = {}): Promise<LxdFigures> 
         process.stderr.write(`could not empty the bench's LXD cluster: ${err.message}\n`),
       );
       await cluster.stop();
-      await unmountUnder(dir);
+    } else {
+      // The cluster did not form: stop whichever daemons did start.
+      for (const member of ['m1', 'm2'].map((m) => join(dir, 'lxd', m)).filter((d) => existsSync(d)))
+        await run('lxd', ['shutdown', '--timeout', '30'], { env: { ...process.env, LXD_DIR: member } }).catch(
+          () => undefined,
+        );
     }
+    await unmountUnder(dir);
     await pg?.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true }).catch((err: Error) =>
       process.stderr.write(`could not remove ${dir}: ${err.message}\n`),
