@@ -45,7 +45,12 @@ import { createSubstrate } from '../../server/src/substrate/index.js';
 import { createLocalDriver } from '../../server/src/substrate/local/driver.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { createLxdDriver } from '../../server/src/substrate/lxd/driver.js';
-import { deleteInstance, setState, type Instance } from '../../server/src/substrate/lxd/instances.js';
+import {
+  deleteInstance,
+  findInstance,
+  setState,
+  type Instance,
+} from '../../server/src/substrate/lxd/instances.js';
 import { deleteVolume } from '../../server/src/substrate/lxd/volumes.js';
 import { lxdInstalled, startLxdCluster, type LxdCluster } from '../lxd/cluster.js';
 import {
@@ -101,7 +106,16 @@ export interface LxdFigures {
     wallMs: number;
     perMember: Record<string, number>;
   };
-  status: { units: number; callers: number; seconds: number; local: number; lxd: number; errors: number };
+  status: {
+    units: number;
+    callers: number;
+    seconds: number;
+    local: number;
+    lxd: number;
+    /** GET /1.0/instances/NAME alone, per second (what unitStatus on lxd does besides reading a file). */
+    instanceGet: number;
+    errors: number;
+  };
 }
 
 /** Why the bench cannot run here, or null. */
@@ -289,7 +303,12 @@ async function runningUnits(driver: SubstrateDriver, units: number): Promise<str
 }
 
 /** `callers` closed-loop callers of unitStatus over `ids` for `ms`; answers calls completed and errors. */
-async function statusLoop(driver: SubstrateDriver, ids: string[], callers: number, ms: number) {
+async function statusLoop(
+  read: (id: string) => Promise<boolean>,
+  ids: string[],
+  callers: number,
+  ms: number,
+) {
   const end = performance.now() + ms;
   let calls = 0;
   let errors = 0;
@@ -297,8 +316,7 @@ async function statusLoop(driver: SubstrateDriver, ids: string[], callers: numbe
     Array.from({ length: callers }, async (_, c) => {
       for (let i = c; performance.now() < end; i += 1) {
         try {
-          const s = await driver.unitStatus(ids[i % ids.length]!);
-          if (s.state === 'running') calls += 1;
+          if (await read(ids[i % ids.length]!)) calls += 1;
           else errors += 1;
         } catch {
           errors += 1;
@@ -322,20 +340,24 @@ async function statusReads(
     dataDir: join(dir, 'status-lxd'),
   });
   try {
-    const drivers = { local, lxd };
-    const ids = {
-      local: await runningUnits(local, opts.units),
-      lxd: await runningUnits(lxd, opts.units),
-    };
-    const totals = { local: { calls: 0, ms: 0 }, lxd: { calls: 0, ms: 0 } };
+    const running = (driver: SubstrateDriver) => async (id: string) =>
+      (await driver.unitStatus(id)).state === 'running';
+    const client = new LxdClient({ url: lxdUrl, project: 'default' });
+    // What unitStatus costs beyond LXD's own answer: the instance's GET alone (unitStatus also reads the
+    // agent's status.json through LXD's file API).
+    const instanceOnly = async (id: string) => (await findInstance(client, `bs-${id}`))?.status === 'Running';
+    const readers = { local: running(local), lxd: running(lxd), instance: instanceOnly };
+    const lxdIds = await runningUnits(lxd, opts.units);
+    const ids = { local: await runningUnits(local, opts.units), lxd: lxdIds, instance: lxdIds };
+    const totals = { local: { calls: 0, ms: 0 }, lxd: { calls: 0, ms: 0 }, instance: { calls: 0, ms: 0 } };
     let errors = 0;
     const sliceMs = (opts.seconds * 1000) / 2;
-    // Warm-up of both (connections, JIT), then A B B A: drift in machine load falls on both.
-    for (const name of ['local', 'lxd'] as const)
-      await statusLoop(drivers[name], ids[name], opts.callers, 500);
-    for (const name of ['local', 'lxd', 'lxd', 'local'] as const) {
+    // Warm-up of each (connections, JIT), then A B C C B A: drift in machine load falls on all.
+    for (const name of ['local', 'lxd', 'instance'] as const)
+      await statusLoop(readers[name], ids[name], opts.callers, 500);
+    for (const name of ['local', 'lxd', 'instance', 'instance', 'lxd', 'local'] as const) {
       const start = performance.now();
-      const r = await statusLoop(drivers[name], ids[name], opts.callers, sliceMs);
+      const r = await statusLoop(readers[name], ids[name], opts.callers, sliceMs);
       totals[name].ms += performance.now() - start;
       totals[name].calls += r.calls;
       errors += r.errors;
@@ -346,6 +368,7 @@ async function statusReads(
       seconds: opts.seconds,
       local: (totals.local.calls * 1000) / totals.local.ms,
       lxd: (totals.lxd.calls * 1000) / totals.lxd.ms,
+      instanceGet: (totals.instance.calls * 1000) / totals.instance.ms,
       errors,
     };
   } finally {
@@ -502,6 +525,7 @@ export function describeLxd(f: LxdFigures): { lines: string[]; missed: string[] 
     `  unitStatus, ${f.status.callers} callers over ${f.status.units} running units, ${f.status.seconds} s each in alternating slices`,
     `    local ${f.status.local.toFixed(0)} calls/s, lxd ${f.status.lxd.toFixed(0)} calls/s (lxd/local ${x(f.status.lxd / f.status.local)})` +
       (f.status.errors > 0 ? `, ${f.status.errors} errors` : ''),
+    `    (LXD's GET /1.0/instances/NAME alone: ${f.status.instanceGet.toFixed(0)}/s; unitStatus also reads status.json through its file API)`,
   ];
   const missed: string[] = [];
   if (p.succeeded < p.count)
