@@ -17,7 +17,8 @@
 //    success.
 // 3. unitStatus in a closed loop: --callers concurrent callers reading the status of --units running units
 //    of a driver (createLocalDriver / createLxdDriver in this process, as test/substrate/drivers.ts builds
-//    them), local and lxd in alternating slices of --seconds; calls per second each.
+//    them), local and lxd in alternating slices of --seconds; calls per second each, and beside them LXD's
+//    bare GET /1.0/instances/NAME on the same units (unitStatus also reads status.json through the file API).
 // No floor is named: the figures are reported. The load average is printed before and after.
 //
 //   npx tsx scripts/bench/lxd.ts [--no-fail] [--samples=3] [--parallel=50] [--units=4] [--callers=8] [--seconds=4]
@@ -26,8 +27,14 @@
 // this is not root it says so and skips. Exits 1 when a parallel provisioning failed or a member got none
 // (unless --no-fail), or when the bench cannot run.
 //
-// Measured here (2 cores shared with other work, load average 2-4; samples=3, lxd/local):
-//   (figures filled in below from a run)
+// Measured here (2 cores shared with the lead's test runs, load average 6-15: noisy; samples=3), lxd/local:
+//   provision vps-small 1.16-1.63x (local 3.2-4.4 s), web-app 1.64-1.66x, reinstall 1.76-1.82x (lxd ~7 s),
+//   backup 0.85-0.90x (~0.5 s), restore 1.02-1.27x (3.4-5.2 s).
+//   50 parallel vps-small: all succeeded, 27 on m1 and 23 on m2, 181 s wall at load 9-12; 19-37 of the 50
+//   POSTs were first answered 503 (the project's row lock taken one provisioning at a time, the last
+//   waiting past DB_TIMEOUT_MS) and succeeded after Retry-After.
+//   unitStatus, 8 callers over 4 units: local 928-1324 calls/s, lxd 15 (57-63 before placement put half
+//   the units on the member not asked); LXD's bare instance GET alone 61/s.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
