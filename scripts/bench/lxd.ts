@@ -28,13 +28,14 @@
 // (unless --no-fail), or when the bench cannot run.
 //
 // Measured here (2 cores shared with the lead's test runs, load average 6-15: noisy; samples=3), lxd/local:
-//   provision vps-small 1.16-1.63x (local 3.2-4.4 s), web-app 1.64-1.66x, reinstall 1.76-1.82x (lxd ~7 s),
+//   provision vps-small 1.16-1.63x (local 3.1-4.4 s), web-app 1.22-1.66x, reinstall 1.76-2.23x (lxd 7-8.5 s),
 //   backup 0.85-0.90x (~0.5 s), restore 1.02-1.27x (3.4-5.2 s).
 //   50 parallel vps-small: all succeeded, 27 on m1 and 23 on m2, 181 s wall at load 9-12; 19-37 of the 50
 //   POSTs were first answered 503 (the project's row lock taken one provisioning at a time, the last
-//   waiting past DB_TIMEOUT_MS) and succeeded after Retry-After.
-//   unitStatus, 8 callers over 4 units: local 928-1324 calls/s, lxd 15 (57-63 before placement put half
-//   the units on the member not asked); LXD's bare instance GET alone 61/s.
+//   waiting past DB_TIMEOUT_MS) and succeeded after Retry-After. At load 12-16, 7 POSTs were still 503
+//   after 8 retries (the 43 accepted all succeeded, 25 and 18 per member, 172 s): FAILED.
+//   unitStatus, 8 callers over 4 units: local 510-1324 calls/s, lxd 14-15 (57-63 before placement put half
+//   the units on the member not asked); LXD's bare instance GET alone 53-61/s.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
