@@ -12,12 +12,14 @@
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
 // (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
 // time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
-// through its cache (scripts/bench/games.ts).
+// through its cache (scripts/bench/games.ts), and the LXD substrate against the local one: provisioning,
+// reinstall, backup and restore, 50 parallel provisionings on a two-member cluster, unitStatus calls per
+// second (scripts/bench/lxd.ts; skipped with a line saying why where LXD is not installed or not root).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
 //                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
-//                    [--cpu-prof=DIR] [--quick]
+//                    [--skip-lxd] [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
 // unpatched cases, no scaling, /me, start-up, login timing, image bomb or services): the loop to use while
@@ -92,6 +94,7 @@ const { values: args } = parseArgs({
     'skip-files': { type: 'boolean', default: false },
     'skip-sftp': { type: 'boolean', default: false },
     'skip-console': { type: 'boolean', default: false },
+    'skip-lxd': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
@@ -467,6 +470,7 @@ async function main(): Promise<number> {
   if (!args['skip-files'] && !quick) await filesSection();
   if (!args['skip-sftp'] && !quick) await sftpSection();
   if (!args['skip-imports'] && !quick) await importsSection();
+  if (!args['skip-lxd'] && !quick) await lxdSection();
 
   const loadAfter = loadavg()[0]!;
   const cores = cpus().length;
@@ -863,6 +867,25 @@ async function services(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('services (not measured)');
+  }
+}
+
+/** scripts/bench/lxd.ts: lxd against local in one run, 50 parallel provisionings, unitStatus calls/s. */
+async function lxdSection(): Promise<void> {
+  lines.push('The LXD substrate against the local one (scripts/bench/lxd.ts)');
+  try {
+    const { describeLxd, lxdUnavailable, measureLxd } = await import('./lxd.js');
+    const unavailable = lxdUnavailable();
+    if (unavailable) {
+      lines.push(`  skipped: ${unavailable}`);
+      return;
+    }
+    const report = describeLxd(await measureLxd());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('lxd (not measured)');
   }
 }
 

@@ -60,7 +60,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The issue's target for the poll while a reinstall runs. */
 export const TARGET_POLL_P99_MS = 50;
 /** vps-small's fixed id (migration 0013, as test/support/services.ts names it). */
-const VPS_SMALL = '5c0a7a10-0000-4000-8000-000000000001';
+export const VPS_SMALL = '5c0a7a10-0000-4000-8000-000000000001';
 const OS_IMAGE = 'debian-12';
 /** How often the timed loops look at an operation: small beside a wall time of a second or more. */
 const TIMED_POLL_MS = 10;
@@ -147,7 +147,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---- small helpers -----------------------------------------------------------------------------
 
-const median = (xs: number[]) =>
+export const median = (xs: number[]) =>
   quantile(
     [...xs].sort((a, b) => a - b),
     0.5,
@@ -169,7 +169,7 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /** Polls `check` until it answers a value other than undefined; throws `what` after `timeoutMs`. */
-async function until<T>(
+export async function until<T>(
   check: () => Promise<T | undefined>,
   timeoutMs: number,
   everyMs: number,
@@ -184,7 +184,7 @@ async function until<T>(
   }
 }
 
-async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
@@ -195,13 +195,19 @@ async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
 
 // ---- the API, as a client sees it ---------------------------------------------------------------
 
-interface Api {
+export interface Api {
   base: string;
   authorization: string;
 }
 
 /** One request; anything but `expect` throws with the problem's code (never a token or a stack). */
-async function call<T>(api: Api, method: string, path: string, expect: number, body?: unknown): Promise<T> {
+export async function call<T>(
+  api: Api,
+  method: string,
+  path: string,
+  expect: number,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(`${api.base}/api/v2${path}`, {
     method,
     headers: {
@@ -236,7 +242,7 @@ const operationPath = (serviceId: string, operationId: string) =>
   `/service-instances/${serviceId}/operations/${operationId}`;
 
 /** Polls the operation until it ends; throws unless it succeeded. */
-async function awaitSucceeded(
+export async function awaitSucceeded(
   api: Api,
   serviceId: string,
   operationId: string,
@@ -254,14 +260,22 @@ async function awaitSucceeded(
   if (op.status !== 'succeeded') throw new Error(`operation ${operationId} ${op.status}: ${op.error ?? ''}`);
 }
 
-interface Vps {
+export interface Vps {
   serviceId: string;
   machineId: string;
   provisionOperationId: string;
 }
 
-/** POST /admin/subscriptions for a vps-small, to the operation succeeded; answers the VPS and the wall time. */
-async function provision(api: Api, projectId: string, name: string): Promise<{ vps: Vps; ms: number }> {
+/**
+ * POST /admin/subscriptions for a vps-small (or `productId`), to the operation succeeded; answers its
+ * primary resource (the VPS's virtual machine) and the wall time.
+ */
+export async function provision(
+  api: Api,
+  projectId: string,
+  name: string,
+  productId = VPS_SMALL,
+): Promise<{ vps: Vps; ms: number }> {
   const start = performance.now();
   const made = await call<{ service_instance_id: string; operation_id: string }>(
     api,
@@ -270,7 +284,7 @@ async function provision(api: Api, projectId: string, name: string): Promise<{ v
     202,
     {
       project_id: projectId,
-      product_id: VPS_SMALL,
+      product_id: productId,
       name,
     },
   );
@@ -282,8 +296,8 @@ async function provision(api: Api, projectId: string, name: string): Promise<{ v
     `/service-instances/${made.service_instance_id}/resources`,
     200,
   );
-  const machine = resources.find((r) => r.kind === 'virtual_machine');
-  if (!machine) throw new Error('the provisioned vps-small has no virtual machine');
+  const machine = resources.find((r) => r.role === 'primary');
+  if (!machine) throw new Error('the provisioned service has no primary resource');
   return {
     vps: {
       serviceId: made.service_instance_id,
@@ -306,7 +320,7 @@ async function startReinstall(api: Api, vps: Vps): Promise<string> {
   return operation_id;
 }
 
-async function timedReinstall(api: Api, vps: Vps): Promise<number> {
+export async function timedReinstall(api: Api, vps: Vps): Promise<number> {
   const start = performance.now();
   await awaitSucceeded(api, vps.serviceId, await startReinstall(api, vps), TIMED_POLL_MS);
   return performance.now() - start;
@@ -361,12 +375,14 @@ async function agentStart(dataDir: string, n: number): Promise<number> {
  * not pay for reading a line per request); answers once it listens and /docs is built, so that no
  * background build runs during a measurement.
  */
-async function startServer(
+export async function startServer(
   dir: string,
   dataDir: string,
   databaseUrl: string,
   encryptionKey: string,
   cpuProf?: string,
+  /** The substrate's variables (SUBSTRATE, LXD_URL...): SUBSTRATE=local when absent. */
+  substrate: Record<string, string> = { SUBSTRATE: 'local' },
 ) {
   // /docs is built per spec version into DATA_DIR/cache: reuse what `npm run bench` built before.
   const benchCache = join(ROOT, '.tmp', 'bench-data', 'cache');
@@ -376,7 +392,7 @@ async function startServer(
       if (/^docs-[0-9a-f]+\.html$/.test(f)) await copyFile(join(benchCache, f), join(dataDir, 'cache', f));
     }
   }
-  const logFile = join(dir, 'server.log');
+  const logFile = join(dir, `server-${substrate.SUBSTRATE ?? 'local'}.log`);
   const out = openSync(logFile, 'a', 0o600);
   let child: ChildProcess;
   try {
@@ -394,6 +410,7 @@ async function startServer(
         PORT: '0',
         WORKER: 'on',
         SUBSTRATE: 'local',
+        ...substrate,
         LOG_LEVEL: 'info',
         SMTP_URL: '',
         CAPABILITIES: '',
@@ -432,7 +449,11 @@ async function startServer(
  * A verified user holding manage_services with a live session, and an elevated access token of that
  * session signed as the API signs them (a KeyRing over the same database, sealed with the server's key).
  */
-async function staffToken(databaseUrl: string, dataDir: string, encryptionKey: string): Promise<string> {
+export async function staffToken(
+  databaseUrl: string,
+  dataDir: string,
+  encryptionKey: string,
+): Promise<string> {
   const sql = connect(databaseUrl, { max: 1 });
   try {
     const now = new Date();
