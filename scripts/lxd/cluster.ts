@@ -89,6 +89,9 @@ function joinToken(m: JoinSecret): string {
 async function startDaemon(dir: string): Promise<void> {
   const daemon = spawn('lxd', ['--group', 'root', `--logfile=${join(dir, 'lxd.log')}`], {
     env: { ...process.env, LXD_DIR: dir },
+    // Its own directory, not the caller's: the daemon outlives the run that started it (tests reuse a
+    // running cluster), and LXD's rsync (volume snapshots) fails once its working directory was removed.
+    cwd: dir,
     detached: true,
     stdio: 'ignore',
   });
