@@ -44,7 +44,6 @@ async function requireVolume(
   return { access, volume };
 }
 
-
 async function audit(
   tx: Db,
   ctx: RequestContext,

@@ -63,7 +63,6 @@ async function connectService(
   return access;
 }
 
-
 async function audit(
   tx: Db,
   ctx: RequestContext,

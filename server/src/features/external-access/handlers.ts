@@ -48,7 +48,6 @@ async function externalAccessService(
   return access;
 }
 
-
 async function audit(
   tx: Db,
   ctx: RequestContext,

@@ -38,7 +38,6 @@ const notProvisioned = () =>
 const writeInProgress = () =>
   conflict('operation-in-progress', 'Another change of this SFTP account is in progress; retry.');
 
-
 /** The service's slug and a part of its id: readable, and unique without asking the database. */
 function usernameOf(service: ServiceAccessRow['service']): string {
   const slug =

@@ -30,6 +30,14 @@ export class LxdError extends Error {
   }
 }
 
+/**
+ * The error of an LXD answer: SubstrateUnreachableError when LXD says the member holding the thing does
+ * not answer (every path that reads an error answer, JSON calls and raw file transfers alike), else LxdError.
+ */
+export function lxdError(status: number, message: string): Error {
+  return MEMBER_UNREACHABLE.test(message) ? new SubstrateUnreachableError() : new LxdError(status, message);
+}
+
 export interface LxdResponse<T = unknown> {
   type: 'sync' | 'async' | 'error';
   status_code: number;
@@ -139,13 +147,8 @@ export class LxdClient {
       error?: string;
       error_code?: number;
     };
-    if (parsed.type === 'error' || (res.statusCode ?? 500) >= 400) {
-      if (MEMBER_UNREACHABLE.test(parsed.error ?? '')) throw new SubstrateUnreachableError();
-      throw new LxdError(
-        parsed.error_code ?? res.statusCode ?? 500,
-        parsed.error || `HTTP ${res.statusCode}`,
-      );
-    }
+    if (parsed.type === 'error' || (res.statusCode ?? 500) >= 400)
+      throw lxdError(parsed.error_code ?? res.statusCode ?? 500, parsed.error || `HTTP ${res.statusCode}`);
     return parsed;
   }
 
@@ -168,8 +171,7 @@ export class LxdClient {
       timeout: String(OPERATION_TIMEOUT_S),
     });
     const op = done.metadata;
-    if (op.status_code >= 400 || op.status === 'Failure')
-      throw new LxdError(op.status_code, op.err || op.status);
+    if (op.status_code >= 400 || op.status === 'Failure') throw lxdError(op.status_code, op.err || op.status);
     if (op.status === 'Running')
       throw new LxdError(504, `operation ${op.id} still running after ${OPERATION_TIMEOUT_S} s`);
     return op;

@@ -3,7 +3,7 @@
 // PID 1. The unit's files (unit.json, the contract, the agent's acknowledgement) are inside the instance
 // and reached through LXD's file API, so a unit may run on any member of the cluster.
 import { posix } from 'node:path';
-import { isNotFound, LxdError, readAll, type LxdClient } from './client.js';
+import { isNotFound, lxdError, readAll, type LxdClient } from './client.js';
 
 export interface Instance {
   name: string;
@@ -51,7 +51,7 @@ export async function readInstanceFile(
   if ((res.statusCode ?? 500) >= 400) {
     const message = safeError(body);
     if (/not found|no such file/i.test(message)) return null;
-    throw new LxdError(res.statusCode ?? 500, message);
+    throw lxdError(res.statusCode ?? 500, message);
   }
   return body.toString('utf8');
 }
@@ -107,7 +107,7 @@ async function push(
     const message = safeError(answer);
     // A directory that is there already.
     if (headers['x-lxd-type'] === 'directory' && /exists/i.test(message)) return;
-    throw new LxdError(res.statusCode ?? 500, message);
+    throw lxdError(res.statusCode ?? 500, message);
   }
 }
 
