@@ -112,6 +112,8 @@ export async function startTestApp(
     ownBaseUrl?: boolean;
     /** Start the edge gateway too (its own HTTP server; ticket URLs point at it). */
     gateway?: boolean;
+    /** The API pool's size (main.ts: 20); 5 by default, enough for one test's requests. */
+    dbPoolMax?: number;
   } = {},
 ): Promise<TestApp> {
   const db = options.databaseUrl ? null : await createTestDatabase();
@@ -130,7 +132,7 @@ export async function startTestApp(
   };
   let config = loadConfig(env);
   // The pools main.ts makes, with the same bounded waits.
-  const sql = connect(url, { max: 5, timeoutMs: config.dbTimeoutMs });
+  const sql = connect(url, { max: options.dbPoolMax ?? 5, timeoutMs: config.dbTimeoutMs });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {

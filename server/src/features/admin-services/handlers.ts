@@ -40,7 +40,7 @@ export const adminServiceHandlers: AreaHandlers<
   async adminSubscriptionCreate({ body, auth, ctx }) {
     await requireSystemPermission(ctx.sql, auth.userId, 'manage_services');
     return idempotent(ctx, auth, 'adminSubscriptionCreate', body, async (tx) => {
-      const project = await store.lockProject(tx, body.project_id.toLowerCase());
+      const project = await store.holdProject(tx, body.project_id.toLowerCase());
       if (!project) throw notFound('No such project.');
       const product = await findProduct(tx, body.product_id.toLowerCase());
       if (!product) throw notFound('No such product.');
@@ -66,7 +66,6 @@ export const adminServiceHandlers: AreaHandlers<
           project,
           product,
           name,
-          slug: await store.freeSlug(tx, project.id, name),
           price: osImage ? addMoney(product.monthly_fee, osImage.monthly_fee) : product.monthly_fee,
           osImage: osImage?.id ?? null,
           platformDomain: ctx.config.platformDomain,

@@ -12,17 +12,20 @@ export interface ProjectRef {
   organization_id: string;
 }
 
-/** The project, locked: provisioning into it picks a free slug one request at a time. */
-export async function lockProject(db: Db, projectId: string): Promise<ProjectRef | undefined> {
+/**
+ * The project, held for the transaction: provisionings into it go at once (their slugs are decided by its
+ * unique index, `insertService`), while a project deletion, which locks the row for update, waits for
+ * them and then counts their subscriptions (and a provisioning waits for a deletion, then finds nothing).
+ */
+export async function holdProject(db: Db, projectId: string): Promise<ProjectRef | undefined> {
   const [row] = await db<
     ProjectRef[]
-  >`select id, organization_id from projects where id = ${projectId} for update`;
+  >`select id, organization_id from projects where id = ${projectId} for key share`;
   return row;
 }
 
-/** A slug from the name, unique in the project: `my-server`, then `my-server-2`, ... */
-export async function freeSlug(db: Db, projectId: string, name: string): Promise<string> {
-  const base =
+function slugBase(name: string): string {
+  return (
     name
       .normalize('NFKD')
       .replace(/[\u0300-\u036f]/g, '')
@@ -30,15 +33,31 @@ export async function freeSlug(db: Db, projectId: string, name: string): Promise
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-+|-+$/g, '')
       .slice(0, 40)
-      .replace(/-+$/, '') || 'service';
+      .replace(/-+$/, '') || 'service'
+  );
+}
+
+/**
+ * A slug from the name, free in the project and claimed for this transaction: `my-server`, then
+ * `my-server-2`, ... A slug another transaction is claiming (it holds the slug's advisory lock until it
+ * ends) is passed over rather than waited for, so provisionings of one name at once each take the next
+ * one instead of queueing behind each other's commits. The insert's unique index stays the judge.
+ */
+async function claimSlug(db: Db, projectId: string, name: string): Promise<string> {
+  const base = slugBase(name);
   const taken = new Set(
     (
       await db<{ slug: string }[]>`
       select slug from service_instances where project_id = ${projectId} and (slug = ${base} or slug like ${base + '-%'})`
     ).map((r) => r.slug),
   );
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  for (let n = 1; ; n += 1) {
+    const slug = n === 1 ? base : `${base}-${n}`;
+    if (taken.has(slug)) continue;
+    const [claim] = await db<{ claimed: boolean }[]>`
+      select pg_try_advisory_xact_lock(hashtext(${`service_slug:${projectId}:${slug}`})) as claimed`;
+    if (claim!.claimed) return slug;
+  }
 }
 
 export interface Provisioned {
@@ -57,7 +76,6 @@ export async function insertService(
     project: ProjectRef;
     product: ProductRow;
     name: string;
-    slug: string;
     price: string;
     osImage: string | null;
     /** The platform's DNS zone: the unit's public name is made under it. */
@@ -76,22 +94,30 @@ export async function insertService(
                                created_at, updated_at)
     values (${subscriptionId}, ${input.project.id}, ${input.product.id}, 'active', ${input.price}, 'EUR', ${now},
             ${windowEnd}, ${now}, ${now})`;
-  await db`
-    insert into service_instances (id, project_id, subscription_id, product_id, name, slug, status, created_at, updated_at)
-    values (${serviceId}, ${input.project.id}, ${subscriptionId}, ${input.product.id}, ${input.name}, ${input.slug},
-            'provisioning', ${now}, ${now})`;
+  let slug: string;
+  for (;;) {
+    slug = await claimSlug(db, input.project.id, input.name);
+    // Taken by a service committed since the slugs were read (renamed to it): the next one.
+    const made = await db`
+      insert into service_instances (id, project_id, subscription_id, product_id, name, slug, status, created_at, updated_at)
+      values (${serviceId}, ${input.project.id}, ${subscriptionId}, ${input.product.id}, ${input.name}, ${slug},
+              'provisioning', ${now}, ${now})
+      on conflict (project_id, slug) do nothing
+      returning 1`;
+    if (made.length > 0) break;
+  }
   await db`
     insert into service_resources (id, service_instance_id, kind, role, status, size_gb, created_at, updated_at)
     values (${volumeId}, ${serviceId}, 'volume', 'storage', 'provisioning', ${input.product.storage_gb}, ${now}, ${now})`;
   const vps = input.product.kind === 'vps';
-  const publicAddress = gamePlatformName(input.slug, serviceId, input.platformDomain);
+  const publicAddress = gamePlatformName(slug, serviceId, input.platformDomain);
   // What the service answers on from outside is the product's (its program's ports), at the unit's name;
   // the unit's own address is the first candidate no other unit of this platform holds.
   await db`
     insert into service_resources (id, service_instance_id, kind, role, status, os_image, volume_id, unit_key,
                                    public_endpoints, address, created_at, updated_at)
     select ${unitId}, ${serviceId}, ${vps ? 'virtual_machine' : 'workload'}, 'primary', 'provisioning',
-           ${input.osImage}, ${volumeId}, ${input.slug.slice(0, 40).replace(/-+$/, '')},
+           ${input.osImage}, ${volumeId}, ${slug.slice(0, 40).replace(/-+$/, '')},
            (select coalesce(jsonb_agg(e || jsonb_build_object('address', ${publicAddress}::text)), '[]'::jsonb)
             from jsonb_array_elements(cp.endpoints) e),
            (select c from unnest(${unitAddressCandidates(unitId)}::inet[]) with ordinality as t (c, n)

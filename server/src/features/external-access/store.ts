@@ -75,30 +75,42 @@ export interface NewAllocation {
 
 /**
  * Takes a free public port of the pool at random and records the allocation; undefined when the pool
- * has none left. Public ports are handed out one transaction at a time per address (an advisory lock
- * held to the end of the caller's transaction), so two services never race for the same port.
+ * has none left. Two transactions rarely draw the same port, so none waits for another's commit: a draw
+ * that meets a port taken meanwhile draws again. After a few such draws (a pool nearly full) it takes
+ * the address's advisory lock, held to the end of the caller's transaction, so allocations under it
+ * go one at a time and a pool with any port left is searched to the end.
  */
 export async function insertAllocation(
   db: Db,
   input: NewAllocation,
   now: Date,
 ): Promise<AllocationRow | undefined> {
-  await db`select pg_advisory_xact_lock(hashtext(${`port_pool:${input.externalIp}`}))`;
-  const [row] = await db<{ id: string }[]>`
-    insert into port_allocations (id, service_instance_id, resource_id, external_ip, external_port, internal_port,
-                                  protocol, is_primary, is_system, allocated_at)
-    select ${randomUUID()}, ${input.serviceId}, ${input.resourceId}, ${input.externalIp}::inet, p,
-           coalesce(${input.internalPort}::int, p), ${input.protocol}, ${input.isPrimary}, ${input.isSystem}, ${now}
-    from generate_series(${input.pool.from}::int, ${input.pool.to}::int) p
-    where not exists (select 1 from port_allocations a where a.external_ip = ${input.externalIp}::inet and a.external_port = p)
-      and (${input.internalPort}::int is not null or not exists (
-            select 1 from port_allocations a
-            where a.service_instance_id = ${input.serviceId} and a.internal_port = p and a.protocol = ${input.protocol}))
-    order by random()
-    limit 1
-    returning id`;
-  return row ? findAllocation(db, input.serviceId, row.id) : undefined;
+  for (let draw = 1; ; draw += 1) {
+    if (draw === LOCK_FREE_DRAWS + 1) await db`select pg_advisory_xact_lock(hashtext(${`port_pool:${input.externalIp}`}))`;
+    const [drawn] = await db<{ candidates: number; id: string | null }[]>`
+      with candidate as (
+        select p from generate_series(${input.pool.from}::int, ${input.pool.to}::int) p
+        where not exists (select 1 from port_allocations a where a.external_ip = ${input.externalIp}::inet and a.external_port = p)
+          and (${input.internalPort}::int is not null or not exists (
+                select 1 from port_allocations a
+                where a.service_instance_id = ${input.serviceId} and a.internal_port = p and a.protocol = ${input.protocol}))
+        order by random()
+        limit 1
+      ), made as (
+        insert into port_allocations (id, service_instance_id, resource_id, external_ip, external_port, internal_port,
+                                      protocol, is_primary, is_system, allocated_at)
+        select ${randomUUID()}, ${input.serviceId}, ${input.resourceId}, ${input.externalIp}::inet, p,
+               coalesce(${input.internalPort}::int, p), ${input.protocol}, ${input.isPrimary}, ${input.isSystem}, ${now}
+        from candidate
+        on conflict (external_ip, external_port) do nothing
+        returning id
+      )
+      select (select count(*) from candidate)::int as candidates, (select id from made) as id`;
+    if (drawn!.candidates === 0) return undefined;
+    if (drawn!.id) return findAllocation(db, input.serviceId, drawn!.id);
+  }
 }
+const LOCK_FREE_DRAWS = 3;
 
 export async function deleteAllocation(db: Db, serviceId: string, allocationId: string): Promise<boolean> {
   const rows = await db`

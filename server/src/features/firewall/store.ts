@@ -110,10 +110,13 @@ export async function deleteRules(db: Db, resourceId: string, ruleId?: string): 
   return rows.length;
 }
 
-/** Records that the machine's rules changed as of the edge state's generation the change produced. */
+/**
+ * Records that the machine's rules changed as of the edge state's generation the change produces. The
+ * generation is otherwise bumped at commit (migration 0039): this bumps it now, to know it.
+ */
 export async function markChanged(db: Db, resourceId: string): Promise<void> {
   await db`
-    update service_resources set firewall_generation = (select generation from edge_state)
+    update service_resources set firewall_generation = bump_edge_state_now()
     where id = ${resourceId}`;
 }
 
