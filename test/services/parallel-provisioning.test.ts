@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcApiError } from '../../sdk/src/index.js';
 import type { Staff } from '../admin-content/staff.js';
+import type { Caller } from '../support/organizations.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { PRODUCTS, serviceCustomer } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -19,6 +20,8 @@ let app: TestApp;
 let smtp: TestSmtp;
 let staff: Staff;
 let projectId: string;
+let owner: Caller;
+let orgId: string;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -28,7 +31,7 @@ beforeAll(async () => {
     env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', DB_TIMEOUT_MS: '4000' },
     dbPoolMax: 20,
   });
-  ({ staff, projectId } = await serviceCustomer(app, smtp, 'parallel'));
+  ({ staff, owner, orgId, projectId } = await serviceCustomer(app, smtp, 'parallel'));
   // The sign-in mail needed the worker; from here what is measured is the API's transaction, not the
   // substrate's work, so the provisionings stay queued.
   await app.worker?.stop();
@@ -72,5 +75,29 @@ describe('provisionings into one project at once', () => {
       from port_allocations a join service_instances s on s.id = a.service_instance_id
       where s.project_id = ${projectId}`;
     expect(ports).toEqual({ n: PARALLEL, distinct_ports: PARALLEL });
+  });
+
+  it('a project deleted while a provisioning into it is under way waits for it, then refuses', async () => {
+    const project = await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Racing', slug: 'racing' } });
+    const provisioning = staff.elevated.adminSubscriptionCreate({
+      body: { project_id: project.id, product_id: PRODUCTS['web-app'], name: 'Racer' },
+    });
+    // Its transaction is in its last statement, holding the project, when the deletion starts.
+    for (;;) {
+      const [busy] = await app.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep'`;
+      if (busy!.n > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const deletion = await owner.api.projectDelete({ path: { id: project.id } }).then(
+      () => 'deleted',
+      (err: unknown) => (err instanceof SvcApiError ? err.code : String(err)),
+    );
+    const made = await provisioning;
+    expect(deletion).toBe('project-has-subscriptions');
+    const [row] = await app.sql<{ n: number }[]>`
+      select count(*)::int as n from service_instances s join projects p on p.id = s.project_id
+      where s.id = ${made.service_instance_id}`;
+    expect(row!.n).toBe(1);
   });
 });

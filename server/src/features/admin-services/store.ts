@@ -16,8 +16,13 @@ export interface ProjectRef {
  * The project, held for the transaction: provisionings into it go at once (their slugs are decided by its
  * unique index, `insertService`), while a project deletion, which locks the row for update, waits for
  * them and then counts their subscriptions (and a provisioning waits for a deletion, then finds nothing).
+ * Its organization is held first: a deletion locks the organization, then the project, and this
+ * transaction's audit entry would otherwise wait for the organization while holding the project.
  */
 export async function holdProject(db: Db, projectId: string): Promise<ProjectRef | undefined> {
+  await db`
+    select 1 from organizations where id = (select organization_id from projects where id = ${projectId})
+    for key share`;
   const [row] = await db<
     ProjectRef[]
   >`select id, organization_id from projects where id = ${projectId} for key share`;
