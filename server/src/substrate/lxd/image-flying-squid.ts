@@ -10,7 +10,8 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
+import { cachedBuild } from './build-cache.js';
 
 /** Packages the bundle leaves to run-time lookup, staged beside it as files. */
 export const FLYING_SQUID_EXTERNAL = ['minecraft-data'];
@@ -35,10 +36,14 @@ const builtinPlugins: Plugin = {
   },
 };
 
-/** The bundle's text, for `outfile` (its path in the image). */
-export async function bundleFlyingSquid(outfile: string): Promise<{ path: string; text: string }> {
+/** The bundle's text, for `outfile` (its path in the image); kept in `cacheDir` between processes. */
+export async function bundleFlyingSquid(
+  outfile: string,
+  cacheDir: string,
+  lockfile: string,
+): Promise<{ path: string; text: string }> {
   const entry = createRequire(import.meta.url).resolve('flying-squid');
-  const result = await build({
+  const [file] = await cachedBuild(cacheDir, import.meta.url, lockfile, {
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -53,6 +58,5 @@ export async function bundleFlyingSquid(outfile: string): Promise<{ path: string
     plugins: [builtinPlugins],
     logLevel: 'error',
   });
-  const [file] = result.outputFiles;
-  return { path: file!.path, text: file!.text };
+  return file!;
 }

@@ -12,9 +12,9 @@ import { createReadStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { MINECRAFT_VERSION } from '../../workloads/block/version.js';
 import { isConflict, type LxdClient } from './client.js';
+import { cachedBuild } from './build-cache.js';
 import { bundleFlyingSquid, FLYING_SQUID_EXTERNAL } from './image-flying-squid.js';
 import { runtimeModuleFiles } from './image-modules.js';
 import { UNIT_ROOT } from './paths.js';
@@ -23,6 +23,10 @@ const run = promisify(execFile);
 const BUSYBOX = '/bin/busybox';
 const SOURCES = fileURLToPath(new URL('../../', import.meta.url));
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+const LOCKFILE = join(REPO, 'package-lock.json');
+// Where build tools keep their caches: shared by every process of this checkout (each test app has its
+// own DATA_DIR), writable only by its owner, and gone with a fresh install.
+const BUNDLE_CACHE = join(REPO, 'node_modules', '.cache', 'svc-unit-image');
 // The bundles keep the repository's layout under /opt/svc, so the files they read beside their sources
 // (the UnitSignal schema, spec/) are where they look for them.
 const IMAGE_SOURCES = '/opt/svc/server/src';
@@ -68,8 +72,8 @@ export interface UnitImage {
 /** Makes sure the cluster has the unit image; answers its alias. `workDir` holds the build. */
 export async function ensureUnitImage(client: LxdClient, workDir: string): Promise<UnitImage> {
   const [bundles, squid, modules] = await Promise.all([
-    bundlePrograms(),
-    bundleFlyingSquid(FLYING_SQUID_IN_IMAGE),
+    bundlePrograms(BUNDLE_CACHE),
+    bundleFlyingSquid(FLYING_SQUID_IN_IMAGE, BUNDLE_CACHE, LOCKFILE),
     runtimeModuleFiles(REPO, FLYING_SQUID_EXTERNAL, MINECRAFT_VERSION),
   ]);
   bundles.set(squid.path, squid.text);
@@ -137,8 +141,8 @@ async function upload(client: LxdClient, tarball: string): Promise<string> {
   return fingerprint;
 }
 
-async function bundlePrograms(): Promise<Map<string, string>> {
-  const result = await build({
+async function bundlePrograms(cacheDir: string): Promise<Map<string, string>> {
+  const files = await cachedBuild(cacheDir, import.meta.url, LOCKFILE, {
     entryPoints: PROGRAMS.map((p) => join(SOURCES, p)),
     outbase: SOURCES,
     outdir: IMAGE_SOURCES,
@@ -162,7 +166,7 @@ async function bundlePrograms(): Promise<Map<string, string>> {
     },
     logLevel: 'error',
   });
-  return new Map(result.outputFiles.map((f) => [f.path, f.text]));
+  return new Map(files.map((f) => [f.path, f.text]));
 }
 
 async function stageRootfs(root: string, bundles: Map<string, string>, modules: string[]): Promise<void> {
