@@ -6,47 +6,36 @@
 -- under the row's lock and holds it until it commits, so generations still follow commit order, and a
 -- reader that sees generation g sees every change of every transaction that bumped up to g.
 --
--- `bump_*_state_now()` bumps at once (for a transaction that must know the generation its change
--- makes: the firewall records it), and a later bump in the same transaction is then skipped.
+-- `bump_generation_now(kind)` bumps `<kind>_state` at once (for a transaction that must know the
+-- generation its change makes: the firewall records it), and a later bump in the same transaction is
+-- then skipped.
 
-create or replace function bump_edge_state_now() returns bigint language plpgsql as $$
-declare g bigint;
+create function bump_generation_now(kind text) returns bigint language plpgsql as $$
+declare
+  g bigint;
+  marker text := 'svc.' || kind || '_bumped';
 begin
-  if current_setting('svc.edge_bumped', true) = txid_current()::text then
-    select generation into g from edge_state;
+  if current_setting(marker, true) = txid_current()::text then
+    execute format('select generation from %I', kind || '_state') into g;
     return g;
   end if;
-  update edge_state set generation = generation + 1 returning generation into g;
-  perform set_config('svc.edge_bumped', txid_current()::text, true);
-  perform pg_notify('edge_state', g::text);
-  return g;
-end
-$$;
-
-create or replace function bump_dns_state_now() returns bigint language plpgsql as $$
-declare g bigint;
-begin
-  if current_setting('svc.dns_bumped', true) = txid_current()::text then
-    select generation into g from dns_state;
-    return g;
-  end if;
-  update dns_state set generation = generation + 1 returning generation into g;
-  perform set_config('svc.dns_bumped', txid_current()::text, true);
-  perform pg_notify('dns_state', g::text);
+  execute format('update %I set generation = generation + 1 returning generation', kind || '_state') into g;
+  perform set_config(marker, txid_current()::text, true);
+  perform pg_notify(kind || '_state', g::text);
   return g;
 end
 $$;
 
 create or replace function bump_edge_state() returns trigger language plpgsql as $$
 begin
-  perform bump_edge_state_now();
+  perform bump_generation_now('edge');
   return null;
 end
 $$;
 
 create or replace function bump_dns_state() returns trigger language plpgsql as $$
 begin
-  perform bump_dns_state_now();
+  perform bump_generation_now('dns');
   return null;
 end
 $$;

@@ -116,7 +116,7 @@ export async function deleteRules(db: Db, resourceId: string, ruleId?: string): 
  */
 export async function markChanged(db: Db, resourceId: string): Promise<void> {
   await db`
-    update service_resources set firewall_generation = bump_edge_state_now()
+    update service_resources set firewall_generation = bump_generation_now('edge')
     where id = ${resourceId}`;
 }
 
