@@ -20,6 +20,7 @@ import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
 import { memberOnline } from './placement.js';
 import { portDevices, PRIVATE, setPortDevices } from './ports.js';
 import { openLxdConsole } from './console.js';
+import { openLxdScreen } from './screen.js';
 import { LXD_SHELLS, openLxdShell } from './shell.js';
 import {
   deleteInstance,
@@ -162,6 +163,8 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
           config: {
             ...DEFAULT_LIMITS,
             'environment.SVC_UNIT_DIR': unitDirIn(unit.id),
+            // What the agent names on a machine's screen and SSH banner.
+            'environment.SVC_SUBSTRATE': 'lxd',
             'user.svc.unit': unit.id,
             // Where the edge forwards the unit's allocations to: its ports appear there (exposePorts).
             ...(unit.address ? { 'user.svc.address': unit.address } : {}),
@@ -304,8 +307,11 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       if ((await findInstance(client, name))?.status !== 'Running') return null;
       return openLxdConsole(client, name, unitDirIn(unitId));
     },
-    // Containers show no screen (README).
-    openScreen: async () => null,
+    async openScreen(unitId) {
+      const name = instanceName(unitId);
+      if ((await findInstance(client, name))?.status !== 'Running') return null;
+      return openLxdScreen(client, name, unitDirIn(unitId));
+    },
     offeredShells: () => [...LXD_SHELLS],
     async openShell(unitId, shells, size) {
       const name = instanceName(unitId);
