@@ -229,14 +229,14 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     });
     expect((await findInstance(lxd, instanceOf(vps)))?.status).toBe('Stopped');
     // The agent's screen ended with the machine, and the viewer's socket with it.
-    await closed;
+    expect((await closed).code).toBe(1000);
     const tickets = (await app.sql`select 1 from gateway_tickets where purpose = 'screen'`).length;
     const err = await refusal(owner.api.screenTicketCreate({ path, query: { force: true } }));
     expect([err.status, err.code]).toEqual([404, 'not-found']);
     expect(err.detail).toMatch(/is stopped.*Start it first/);
     expect((await app.sql`select 1 from gateway_tickets where purpose = 'screen'`).length).toBe(tickets);
     expect(await app.substrate!.openScreen(machine)).toBeNull();
-  });
+  }, 150_000);
 
   it("attaches to a workload's console through a gateway ticket: its scrollback, then its answers", async () => {
     const arena = await provisionService(staff.elevated, { projectId, productSlug: 'arena-game', name: 'Arena' });

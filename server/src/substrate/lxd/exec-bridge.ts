@@ -9,6 +9,9 @@ import type { WebSocket } from 'ws';
 import type { LxdClient } from './client.js';
 import { startExec, type ExecSession } from './exec-session.js';
 
+/** How long the bridge's last bytes have to arrive after its command ended. */
+const DRAIN_MS = 1_000;
+
 /**
  * The bridge's bytes both ways once it says `ready`, or null when it ends first (the script exits with a
  * code of its own when the instance has nothing to attach to) or the instance does not run.
@@ -52,6 +55,8 @@ export async function openExecBridge(
 
 function bridgeStream(session: ExecSession, stdin: WebSocket, stdout: WebSocket): Duplex {
   const stream = new Duplex({
+    // As a socket: the bridge's end ends (and closes) the whole stream, which the gateway waits for.
+    allowHalfOpen: false,
     write(chunk: Buffer, _encoding, callback) {
       if (stdin.readyState !== stdin.OPEN) return callback(new Error('the bridge is closed'));
       stdin.send(chunk, { binary: true }, callback);
@@ -74,6 +79,18 @@ function bridgeStream(session: ExecSession, stdin: WebSocket, stdout: WebSocket)
     if (!ended) stream.push(null);
     ended = true;
   };
-  stdout.once('close', end);
+  const closed = new Promise<void>((resolve) =>
+    stdout.once('close', () => {
+      end();
+      resolve();
+    }),
+  );
+  // The command's end is the stream's: when the instance stops under it, LXD ends the exec but may
+  // leave its streams open.
+  void session.exit.then(async () => {
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
+    end();
+    session.close();
+  });
   return stream;
 }
