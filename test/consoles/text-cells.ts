@@ -33,7 +33,10 @@ function glyphOf(bits: number[]): { char: string; inverted: boolean } {
 }
 
 /** The screen's rows of text read from a rectangle of whole rows, trailing spaces cut; and the cursor. */
-export function readText(rect: Rect, bytesPerPixel = 4): { lines: string[]; cursor: [number, number] | null } {
+export function readText(
+  rect: Rect,
+  bytesPerPixel = 4,
+): { lines: string[]; cursor: [number, number] | null } {
   const lines: string[] = [];
   let cursor: [number, number] | null = null;
   for (let row = rect.y / FONT.height; row < (rect.y + rect.height) / FONT.height; row += 1) {

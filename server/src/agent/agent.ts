@@ -117,10 +117,12 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
 
   const ssh =
     unit.kind === 'machine' && unit.address
-      ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir, substrate }, log).catch((err: unknown) => {
-          log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-          return null;
-        })
+      ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir, substrate }, log).catch(
+          (err: unknown) => {
+            log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+            return null;
+          },
+        )
       : null;
 
   const screen =
