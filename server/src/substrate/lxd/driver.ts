@@ -17,7 +17,7 @@ import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
 import { LxdClient, type LxdConnection } from './client.js';
 import { ensureUnitImage, workloadInImage, type UnitImage } from './image.js';
-import { memberOnline } from './placement.js';
+import { everyMemberOnline, memberOnline } from './placement.js';
 import { portDevices, PRIVATE, setPortDevices } from './ports.js';
 import { openLxdConsole } from './console.js';
 import { openLxdScreen } from './screen.js';
@@ -182,6 +182,21 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     return (await findInstance(client, name))!;
   }
 
+  /**
+   * Whether the unit runs. `direct`: every member is online, so the instance's own GET answers at once
+   * (one member's answer); otherwise the cluster's listing, which answers at once for an instance whose
+   * member is down (status `Error`), where a direct read would wait ~10 s and fail. The listing asks every
+   * member, so it costs about twice the GET (README "unitStatus").
+   */
+  async function unitState(unitId: string, direct: boolean): Promise<UnitStatus['state']> {
+    const name = instanceName(unitId);
+    const found = direct ? await findInstance(client, name) : await listedInstance(client, name);
+    if (!found) return (await readPending(unitId)) ? 'stopped' : 'absent';
+    if (!direct && found.status === 'Error' && !(await memberOnline(client, found.location)))
+      return 'unreachable';
+    return found.status === 'Running' ? 'running' : 'stopped';
+  }
+
   async function stop(unitId: string, force = false): Promise<void> {
     const name = instanceName(unitId);
     const instance = await findInstance(client, name);
@@ -280,15 +295,17 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       }),
     async unitStatus(unitId): Promise<UnitStatus> {
       const name = instanceName(unitId);
-      // The listing first: a direct read of an instance whose member is down waits ~10 s, then fails.
-      const listed = await listedInstance(client, name);
-      if (!listed) {
-        const pending = await readPending(unitId);
-        return { state: pending ? 'stopped' : 'absent', observedGeneration: null, lastError: null };
-      }
-      if (listed.status === 'Error' && !(await memberOnline(client, listed.location)))
-        return { state: 'unreachable', observedGeneration: null, lastError: null };
-      const text = await readInstanceFile(client, name, `${unitDirIn(unitId)}/${UNIT_FILES.status}`);
+      const statusFile = `${unitDirIn(unitId)}/${UNIT_FILES.status}`;
+      const direct = await everyMemberOnline(client);
+      // With every member answering, the agent's file is read beside the state rather than after it; a
+      // file read waits on a silent member as a direct GET does, so otherwise only once its member answers.
+      const [state, early] = await Promise.all([
+        unitState(unitId, direct),
+        direct ? readInstanceFile(client, name, statusFile) : null,
+      ]);
+      if (state === 'absent' || state === 'unreachable')
+        return { state, observedGeneration: null, lastError: null };
+      const text = direct ? early : await readInstanceFile(client, name, statusFile);
       let status: AgentStatus | null = null;
       try {
         status = text ? (JSON.parse(text) as AgentStatus) : null;
@@ -296,11 +313,13 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
         status = null;
       }
       return {
-        state: listed.status === 'Running' ? 'running' : 'stopped',
+        state,
         observedGeneration: status?.observedGeneration ?? null,
         lastError: status?.lastError ?? null,
       };
     },
+
+    unitState: async (unitId) => unitState(unitId, await everyMemberOnline(client)),
 
     async openConsole(unitId) {
       const name = instanceName(unitId);
