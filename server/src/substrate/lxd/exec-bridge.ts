@@ -9,9 +9,6 @@ import type { WebSocket } from 'ws';
 import type { LxdClient } from './client.js';
 import { startExec, type ExecSession } from './exec-session.js';
 
-/** How long the bridge's last bytes have to arrive after its command ended. */
-const DRAIN_MS = 1_000;
-
 /**
  * The bridge's bytes both ways once it says `ready`, or null when it ends first (the script exits with a
  * code of its own when the instance has nothing to attach to) or the instance does not run.
@@ -79,18 +76,7 @@ function bridgeStream(session: ExecSession, stdin: WebSocket, stdout: WebSocket)
     if (!ended) stream.push(null);
     ended = true;
   };
-  const closed = new Promise<void>((resolve) =>
-    stdout.once('close', () => {
-      end();
-      resolve();
-    }),
-  );
-  // The command's end is the stream's: when the instance stops under it, LXD ends the exec but may
-  // leave its streams open.
-  void session.exit.then(async () => {
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
-    end();
-    session.close();
-  });
+  // LXD closes the streams once the command is gone, also when the instance is stopped under it (forced).
+  stdout.once('close', end);
   return stream;
 }
