@@ -147,6 +147,7 @@ describe.each(drivers)('$name driver', (subject) => {
 
   it('starts a unit once, stops it and deletes it, keeping the volume', async () => {
     expect((await driver.unitStatus('unit-1')).state).toBe('absent');
+    expect(await driver.unitState('unit-1')).toBe('absent');
     const pid = await runningMachine();
     await driver.startUnit(machine);
     expect(await probe.agentPid('unit-1')).toBe(pid);
@@ -156,9 +157,11 @@ describe.each(drivers)('$name driver', (subject) => {
       observedGeneration: 1,
       lastError: null,
     });
+    expect(await driver.unitState('unit-1')).toBe('running');
 
     await driver.stopUnit('unit-1');
     expect((await driver.unitStatus('unit-1')).state).toBe('stopped');
+    expect(await driver.unitState('unit-1')).toBe('stopped');
     expect(await probe.processes()).toEqual([]);
     await driver.stopUnit('unit-1');
 

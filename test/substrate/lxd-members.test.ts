@@ -83,6 +83,13 @@ describe.skipIf(!CAPABLE)('a cluster member that stops answering', () => {
     );
     await app.worker!.run('reconcile_units');
     expect(await primaryStatus()).toBe('unreachable');
+    // The driver's own word, with and without the agent's acknowledgement (which nobody can read now).
+    expect(await app.substrate!.unitStatus(site.primaryResourceId)).toEqual({
+      state: 'unreachable',
+      observedGeneration: null,
+      lastError: null,
+    });
+    expect(await app.substrate!.unitState(site.primaryResourceId)).toBe('unreachable');
     // Not started anywhere else: the only instance of the unit is still the one on m2.
     const { metadata: listed } = await lxd.call<{ name: string; location: string; status: string }[]>(
       'GET',

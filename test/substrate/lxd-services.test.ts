@@ -1,7 +1,8 @@
 // The platform on SUBSTRATE=lxd, end to end through the API: provisioning a web app (a workload running
 // the catalog's program in its container) and a VPS, power stop and start, a backup and its restore, and
 // a reinstall, each seen in the LXD cluster itself (the instance's state, the files on the volume); the
-// block game joined by a real client through the edge, its roster and actions over RCON.
+// VPS's screen through the gateway, drawn by its agent in the container; the block game joined by a real
+// client through the edge, its roster and actions over RCON.
 // Runs where the test setup started an LXD cluster (LXD installed, root).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,12 +17,15 @@ import { sshRun } from '../support/ssh.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
 import { deleteVolume, findVolume, onMember } from '../../server/src/substrate/lxd/volumes.js';
-import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
+import { unitDirIn, volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { eventually } from './drivers.js';
-import { resizeShell } from '@svcplatform/sdk';
+import { openScreenSocket, resizeShell } from '@svcplatform/sdk';
 import mineflayer, { type Bot } from 'mineflayer';
 import { MINECRAFT_VERSION } from '../../server/src/workloads/block/version.js';
 import { closeOf, ConsoleReader } from '../consoles/sockets.js';
+import { ENCODING_RAW, RfbClient } from '../consoles/rfb.js';
+import { readText } from '../consoles/text-cells.js';
+import { refusal } from '../support/refusal.js';
 
 const lxdUrl = inject('lxdUrl');
 
@@ -32,6 +36,7 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   let owner: Caller;
   let projectId: string;
   let site: Provisioned;
+  let vps: Provisioned;
   let edge: TestEdge;
   // A project of its own: runs sharing the cluster never see (or stop) each other's instances.
   const project = `t${randomUUID().slice(0, 8)}`;
@@ -134,7 +139,7 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
   });
 
   it('provisions a VPS and reinstalls it: a fresh image on a wiped volume', async () => {
-    const vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', osImage: 'debian-12' });
+    vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', osImage: 'debian-12' });
     const name = `svc-${vps.primaryResourceId}`;
     expect((await findInstance(lxd, name))?.status).toBe('Running');
     const rootfs = `${volumeDirIn(vps.volumeResourceId)}/rootfs`;
@@ -171,6 +176,67 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     })).toContain(`machine ${vps.primaryResourceId}`);
     expect(await login('not-the-password')).toBe('client-authentication');
   });
+
+  it("shows the VPS's screen through a gateway ticket: the agent's text screen, drawn in its container", async () => {
+    const machine = vps.primaryResourceId;
+    const name = instanceOf(vps);
+    // The agent in the instance serves it (the image has no Xvnc) and says where, as on the local substrate.
+    const endpoint = await eventually('screen.json in the instance', async () => {
+      const read = await execIn(lxd, name, ['cat', `${unitDirIn(machine)}/screen.json`], { output: true });
+      return read.code === 0 ? (JSON.parse(read.stdout) as { dir: string }) : undefined;
+    });
+    expect(endpoint.dir).toMatch(/^\/tmp\/svc-screen-/);
+
+    const path = { id: vps.serviceInstanceId, resource_id: machine };
+    const rfb = new RfbClient(await openScreenSocket(await owner.api.screenTicketCreate({ path, query: { force: true } })));
+    expect(await rfb.handshake()).toEqual({
+      version: 'RFB 003.008\n',
+      securityTypes: [1],
+      securityResult: 0,
+      width: 640,
+      height: 390,
+      bitsPerPixel: 32,
+      name: `machine ${machine}`,
+    });
+    rfb.setEncodings([ENCODING_RAW]);
+    rfb.requestUpdate(false, 0, 0, 640, 390);
+    const [rect] = await rfb.readUpdate();
+    expect([rect!.x, rect!.y, rect!.width, rect!.height, rect!.encoding]).toEqual([0, 0, 640, 390, ENCODING_RAW]);
+    expect(rect!.data.length).toBe(640 * 390 * 4);
+    const { lines } = readText(rect!);
+    expect(lines[0]).toBe(`machine ${machine} (lxd substrate)`);
+    expect(lines[1]).toBe('image: ubuntu-24.04');
+    expect(lines).toContain('login:');
+    // The bridge runs inside the container, one per viewer, and goes with its viewer.
+    const bridges = async () =>
+      (await execIn(lxd, name, ['sh', '-c', "ps -o args | grep -c '[s]creen.json'"], { output: true })).stdout.trim();
+    expect(await bridges()).toBe('1');
+    const closed = closeOf(rfb.ws);
+    rfb.ws.close();
+    await closed;
+    await eventually('the bridge gone', async () => ((await bridges()) === '0' ? true : undefined));
+  });
+
+  it("has no screen once the VPS stops: its open screen closes, and a ticket is the local substrate's 404", async () => {
+    const machine = vps.primaryResourceId;
+    const path = { id: vps.serviceInstanceId, resource_id: machine };
+    const rfb = new RfbClient(await openScreenSocket(await owner.api.screenTicketCreate({ path, query: { force: true } })));
+    await rfb.handshake();
+    const closed = closeOf(rfb.ws);
+    const stop = await owner.api.serviceInstancePower({ path: { id: vps.serviceInstanceId }, body: { action: 'stop' } });
+    expect(await awaitOperation(owner.api, vps.serviceInstanceId, stop.operation_id, 90_000)).toMatchObject({
+      status: 'succeeded',
+    });
+    expect((await findInstance(lxd, instanceOf(vps)))?.status).toBe('Stopped');
+    // The agent's screen ended with the machine, and the viewer's socket with it.
+    expect((await closed).code).toBe(1000);
+    const tickets = (await app.sql`select 1 from gateway_tickets where purpose = 'screen'`).length;
+    const err = await refusal(owner.api.screenTicketCreate({ path, query: { force: true } }));
+    expect([err.status, err.code]).toEqual([404, 'not-found']);
+    expect(err.detail).toMatch(/is stopped.*Start it first/);
+    expect((await app.sql`select 1 from gateway_tickets where purpose = 'screen'`).length).toBe(tickets);
+    expect(await app.substrate!.openScreen(machine)).toBeNull();
+  }, 150_000);
 
   it("attaches to a workload's console through a gateway ticket: its scrollback, then its answers", async () => {
     const arena = await provisionService(staff.elevated, { projectId, productSlug: 'arena-game', name: 'Arena' });
@@ -211,7 +277,8 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     // What the shell writes lands on the volume the unit sees, and the shell is the container's own.
     type('stty size; echo from-shell > made-by-shell.txt; cat /etc/hostname 2>/dev/null || hostname');
     await eventually('the second size', async () => (/^50 132\r?$/m.test(text) ? true : undefined));
-    expect(text).toContain(instanceOf(site));
+    // The host name comes after the size: on a loaded machine, not always in the same read.
+    await eventually('the host name', async () => (text.includes(instanceOf(site)) ? true : undefined));
     type('exit 3');
     expect((await closed).code).toBe(1000);
     expect(controls).toEqual([

@@ -22,6 +22,15 @@ import { endOrphan, superviseWorkload, type Workload } from './workload.js';
 const CLAIM_TIMEOUT_MS = 5_000;
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
+/**
+ * The substrate the agent runs on, as a machine's screen and SSH sessions name it: the LXD driver sets
+ * SVC_SUBSTRATE in the instance's environment; the local driver passes its agents no such variable.
+ */
+export function agentSubstrate(env: NodeJS.ProcessEnv = process.env): string {
+  const name = env.SVC_SUBSTRATE;
+  return name && /^[a-z][a-z0-9-]{0,31}$/.test(name) ? name : 'local';
+}
+
 export interface Agent {
   /** Stops the workload and lets go of the watch; the process may then exit. */
   stop(): Promise<void>;
@@ -36,6 +45,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
   }
 
   const unit = await readUnit(unitDir);
+  const substrate = agentSubstrate();
   const volumeDir = layoutOfUnitDir(unitDir).volumeDir(unit.volumeId);
   const state = await loadState(unitDir);
   let lastText: string | null = null;
@@ -107,10 +117,12 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
 
   const ssh =
     unit.kind === 'machine' && unit.address
-      ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir }, log).catch((err: unknown) => {
-          log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-          return null;
-        })
+      ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir, substrate }, log).catch(
+          (err: unknown) => {
+            log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+            return null;
+          },
+        )
       : null;
 
   const screen =
@@ -119,7 +131,8 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
           {
             id: unit.id,
             unitDir,
-            consoleText: `machine ${unit.id} (local substrate)\nimage: ${(await readImageFile(volumeDir)) ?? 'none'}`,
+            substrate,
+            consoleText: `machine ${unit.id} (${substrate} substrate)\nimage: ${(await readImageFile(volumeDir)) ?? 'none'}`,
           },
           log,
         ).catch((err: unknown) => {

@@ -34,7 +34,7 @@ export interface MachineScreen {
  * is installed but cannot start.
  */
 export async function startMachineScreen(
-  machine: { id: string; unitDir: string; consoleText: string },
+  machine: { id: string; unitDir: string; consoleText: string; substrate: string },
   log: AgentLog,
 ): Promise<MachineScreen | null> {
   await endOrphanScreen(machine.unitDir);

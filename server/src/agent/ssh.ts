@@ -1,8 +1,8 @@
-// The SSH server of a local machine (DECISIONS.md §6 "Network": a VPS's system allocation forwards to
-// port 22 of its machine). It listens on the machine's own address and accepts exactly the machine's
-// current credentials (substrate/local/access.ts), read at each attempt: after a reinstall cleared them,
-// the old password fails from outside too. The local substrate's machines have no operating system to
-// log in to, so a session answers one line naming the machine and closes with status 0.
+// The SSH server of a machine (DECISIONS.md §6 "Network": a VPS's system allocation forwards to port 22
+// of its machine). It listens on the machine's own address and accepts exactly the machine's current
+// credentials (substrate/local/access.ts), read at each attempt: after a reinstall cleared them, the old
+// password fails from outside too. Machines of the local and LXD substrates have no operating system to
+// log in to, so a session answers one line naming the machine and its substrate and closes with status 0.
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import ssh2 from 'ssh2';
@@ -32,7 +32,7 @@ export interface MachineSsh {
 }
 
 export async function startMachineSsh(
-  machine: { id: string; address: string; volumeDir: string },
+  machine: { id: string; address: string; volumeDir: string; substrate: string },
   log: AgentLog,
   port = MACHINE_SSH_PORT,
 ): Promise<MachineSsh> {
@@ -52,7 +52,7 @@ export async function startMachineSsh(
         const session = accept();
         const answer = (acceptStream: () => ssh2.ServerChannel) => {
           const stream = acceptStream();
-          stream.write(`machine ${machine.id} (local substrate)\r\n`);
+          stream.write(`machine ${machine.id} (${machine.substrate} substrate)\r\n`);
           stream.exit(0);
           stream.end();
         };

@@ -24,14 +24,14 @@ export interface TextScreen {
 }
 
 export async function startTextScreen(
-  machine: { id: string; unitDir: string; consoleText: string },
+  machine: { id: string; unitDir: string; consoleText: string; substrate: string },
   log: AgentLog,
 ): Promise<TextScreen> {
   const text = new TextConsole(
     machine.consoleText,
     TEXT_SCREEN.columns,
     TEXT_SCREEN.rows,
-    () => 'This machine has no operating system to log in to (local substrate).',
+    () => `This machine has no operating system to log in to (${machine.substrate} substrate).`,
   );
   const dir = await mkdtemp(join(tmpdir(), 'svc-screen-'));
   const socketPath = join(dir, SCREEN_SOCKET);

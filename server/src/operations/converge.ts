@@ -71,7 +71,7 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
     const shouldRun = service.status === 'running';
     let changed = 0;
     for (const unit of resources.filter((r) => r.kind !== 'volume' && CONVERGED.includes(r.status))) {
-      const { state } = await ctx.substrate.unitStatus(unit.id);
+      const state = await ctx.substrate.unitState(unit.id);
       if (state === 'unreachable') {
         // Its host (a cluster member) does not answer: nobody can say what it does, and starting it
         // elsewhere would run a second copy of its data. The resource says so until the host is back.

@@ -165,7 +165,13 @@ export interface SubstrateDriver {
   stopUnit(unitId: string): Promise<void>;
   /** Stops the unit and forgets it (its contract too); the volume stays. */
   deleteUnit(unitId: string): Promise<void>;
+  /** Whether the unit runs, and what its agent last acknowledged. */
   unitStatus(unitId: string): Promise<UnitStatus>;
+  /**
+   * unitStatus's `state` alone, for callers that do not read the acknowledgement (the converge, power):
+   * as current, and cheaper where the acknowledgement is a file read through the substrate's API (LXD).
+   */
+  unitState(unitId: string): Promise<UnitStatus['state']>;
 
   /**
    * Takes a snapshot of the volume as it is now (the caller stops what writes to it if it wants it

@@ -63,8 +63,8 @@ async function failureStatus<T extends string>(
   status: T,
 ): Promise<T | 'server_offline'> {
   if (status !== 'unreachable' || !ctx.substrate) return status;
-  const unit = await ctx.substrate.unitStatus(unitId).catch(() => null);
-  return unit && unit.state !== 'running' ? 'server_offline' : status;
+  const state = await ctx.substrate.unitState(unitId).catch(() => null);
+  return state && state !== 'running' ? 'server_offline' : status;
 }
 
 export const gameHandlers: AreaHandlers<'gameLiveInfoGet' | 'gameRosterGet' | 'gameActionRun'> = {

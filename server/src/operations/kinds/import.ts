@@ -36,7 +36,7 @@ async function preparing(s: ImportState, ctx: TaskContext): Promise<void> {
   const running: string[] = [];
   for (const unit of s.power.units) {
     if (unit.volume_id !== s.row.volume_id) continue;
-    if ((await ctx.substrate.unitStatus(unit.id)).state === 'running') running.push(unit.id);
+    if ((await ctx.substrate.unitState(unit.id)) === 'running') running.push(unit.id);
   }
   // Recorded before stopping, merged with what an earlier run of this phase paused.
   const paused = [...new Set([...s.row.paused_unit_ids, ...running])];

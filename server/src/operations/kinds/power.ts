@@ -59,7 +59,7 @@ async function setStatus(ctx: TaskContext, unitId: string, status: 'running' | '
 /** Every unit told it drains, then stopped (its workload's program with it). */
 export async function stopUnits(s: PowerState, ctx: TaskContext): Promise<void> {
   for (const unit of s.units) {
-    if ((await ctx.substrate.unitStatus(unit.id)).state === 'running') {
+    if ((await ctx.substrate.unitState(unit.id)) === 'running') {
       await writeContract(ctx, subjectOf(s, unit), 'stop');
     }
     await ctx.substrate.stopUnit(unit.id);

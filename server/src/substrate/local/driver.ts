@@ -52,6 +52,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     stopUnit: (unitId) => units.stop(unitId),
     deleteUnit: (unitId) => units.delete(unitId),
     unitStatus: (unitId) => units.status(unitId),
+    // status.json is a local file: reading it costs next to nothing.
+    unitState: async (unitId) => (await units.status(unitId)).state,
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
     openScreen: (unitId) => openScreen(layout.unitDir(unitId)),
     offeredShells,

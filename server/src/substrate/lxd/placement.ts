@@ -57,3 +57,14 @@ export async function memberOnline(client: LxdClient, name: string): Promise<boo
   const member = await client.find<{ status: string }>(`/1.0/cluster/members/${encodeURIComponent(name)}`);
   return member?.status === 'Online';
 }
+
+/**
+ * Whether every member of the cluster is online (LXD's heartbeat record, read from its database: no
+ * member is asked). False when LXD cannot say: the caller then takes the way that works with a member down.
+ */
+export async function everyMemberOnline(client: LxdClient): Promise<boolean> {
+  const members = await client
+    .call<{ status: string }[]>('GET', '/1.0/cluster/members', undefined, { recursion: '1' })
+    .catch(() => null);
+  return members !== null && members.metadata.every((m) => m.status === 'Online');
+}
