@@ -8,6 +8,7 @@ import { createHash, randomUUID, webcrypto } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { FileEntry } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
