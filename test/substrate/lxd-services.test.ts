@@ -211,7 +211,8 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
     // What the shell writes lands on the volume the unit sees, and the shell is the container's own.
     type('stty size; echo from-shell > made-by-shell.txt; cat /etc/hostname 2>/dev/null || hostname');
     await eventually('the second size', async () => (/^50 132\r?$/m.test(text) ? true : undefined));
-    expect(text).toContain(instanceOf(site));
+    // The host name comes after the size, maybe in a later message.
+    await eventually('the host name', async () => (text.includes(instanceOf(site)) ? true : undefined));
     type('exit 3');
     expect((await closed).code).toBe(1000);
     expect(controls).toEqual([

@@ -9,7 +9,7 @@ import { isConflict, LxdError, type LxdClient } from './client.js';
 import { startExec } from './exec-session.js';
 import { findInstance, setState, type Instance } from './instances.js';
 import { VOLUME_SERVER_IN_IMAGE, type UnitImage } from './image.js';
-import { VolumeSession } from './volume-session.js';
+import { execPipe, VolumeSession } from './volume-session.js';
 import type { Pool, VolumeRecord } from './volumes.js';
 
 export const volumeDirInHost = (volumeId: string) => `/v/${volumeId}`;
@@ -142,7 +142,7 @@ export function volumeHosts(options: VolumeHostOptions) {
       environment: { PATH: '/bin:/usr/bin' },
       interactive: false,
     });
-    return new VolumeSession(exec);
+    return new VolumeSession(execPipe(exec));
   }
 
   return { attach, detach, openSession, hostName };

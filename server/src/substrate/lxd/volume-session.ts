@@ -2,7 +2,6 @@
 // calls share it (each under its request id), it is closed after IDLE_MS without calls or open files, and
 // a call that finds it dead (the host instance restarted, the member's connection dropped) opens a new
 // one once. Files opened through it belong to it: they fail with it, as a closed descriptor would.
-import type { WebSocket } from 'ws';
 import { FileLayerError, type FileLayerCode } from '../local/files/index.js';
 import type { ExecSession } from './exec-session.js';
 import { encodeFrame, FrameReader, type Frame } from './volume-server/frames.js';
@@ -24,9 +23,49 @@ export class SessionGone extends Error {
   }
 }
 
+/** The server's pipes: an exec's streams in the cluster (execPipe), or a child process's. */
+export interface ServerPipe {
+  readonly writable: boolean;
+  send(bytes: Buffer, done: (err?: Error | null) => void): void;
+  onData(listener: (chunk: Buffer) => void): void;
+  /** Called once when the server's output ends or the server exits. */
+  onEnd(listener: () => void): void;
+  /** Closes the server's input (it lets go of what it holds and exits); killed after `graceMs`. */
+  hangUp(graceMs: number): void;
+  /** The server's exit. */
+  readonly exited: Promise<unknown>;
+}
+
+/** An exec's pipes as LXD carries them: stdin, stdout and stderr as WebSockets. */
+export function execPipe(exec: ExecSession): ServerPipe {
+  const stdin = exec.streams['0']!;
+  const stdout = exec.streams['1']!;
+  // Nothing is read from stderr; it is drained so LXD never blocks on it.
+  exec.streams['2']?.on('message', () => undefined);
+  return {
+    get writable() {
+      return stdin.readyState === stdin.OPEN;
+    },
+    send: (bytes, done) => stdin.send(bytes, { binary: true }, done),
+    onData: (listener) =>
+      stdout.on('message', (data: Buffer, isBinary: boolean) => {
+        // LXD ends a stream with an empty text frame.
+        if (isBinary || data.length > 0) listener(data);
+      }),
+    onEnd(listener) {
+      stdout.once('close', listener);
+      void exec.exit.then(listener);
+    },
+    hangUp(graceMs) {
+      if (stdin.readyState === stdin.OPEN) stdin.close();
+      exec.close(graceMs);
+    },
+    exited: exec.exit,
+  };
+}
+
 export class VolumeSession {
-  readonly #exec: ExecSession;
-  readonly #stdin: WebSocket;
+  readonly #pipe: ServerPipe;
   readonly #waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   #next = 1;
   #gone = false;
@@ -35,13 +74,10 @@ export class VolumeSession {
   onIdle: (() => void) | null = null;
   #idle: NodeJS.Timeout | null = null;
 
-  constructor(exec: ExecSession) {
-    this.#exec = exec;
-    this.#stdin = exec.streams['0']!;
-    const stdout = exec.streams['1']!;
+  constructor(pipe: ServerPipe) {
+    this.#pipe = pipe;
     const reader = new FrameReader();
-    stdout.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary && data.length === 0) return;
+    pipe.onData((data) => {
       let frames: Frame[];
       try {
         frames = reader.push(data);
@@ -50,10 +86,7 @@ export class VolumeSession {
       }
       for (const frame of frames) this.#settle(frame);
     });
-    stdout.once('close', () => this.#end());
-    // Nothing is read from stderr; it is drained so LXD never blocks on it.
-    exec.streams['2']?.on('message', () => undefined);
-    void exec.exit.then(() => this.#end());
+    pipe.onEnd(() => this.#end());
   }
 
   get gone(): boolean {
@@ -61,13 +94,13 @@ export class VolumeSession {
   }
 
   call(op: string, args: Record<string, unknown> = {}, body?: Buffer): Promise<Reply> {
-    if (this.#gone || this.#stdin.readyState !== this.#stdin.OPEN) return Promise.reject(new SessionGone());
+    if (this.#gone || !this.#pipe.writable) return Promise.reject(new SessionGone());
     const id = this.#next++;
     if (this.#idle) clearTimeout(this.#idle);
     this.#idle = null;
     return new Promise<Reply>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
-      this.#stdin.send(encodeFrame({ id, op, args }, body), { binary: true }, (err) => {
+      this.#pipe.send(encodeFrame({ id, op, args }, body), (err) => {
         if (err) this.#end();
       });
     });
@@ -76,14 +109,13 @@ export class VolumeSession {
   /** Closes stdin (the server lets go of what it holds and exits), killing it after a grace period. */
   close(): void {
     if (this.#idle) clearTimeout(this.#idle);
-    if (this.#stdin.readyState === this.#stdin.OPEN) this.#stdin.close();
-    this.#exec.close(CLOSE_GRACE_MS);
+    this.#pipe.hangUp(CLOSE_GRACE_MS);
     this.#end();
   }
 
   /** Waits until the server process has ended. */
-  ended(): Promise<number> {
-    return this.#exec.exit;
+  async ended(): Promise<void> {
+    await this.#pipe.exited;
   }
 
   #settle(frame: Frame): void {
@@ -115,7 +147,7 @@ export class VolumeSession {
     if (this.#idle) clearTimeout(this.#idle);
     for (const waiting of this.#waiting.values()) waiting.reject(new SessionGone());
     this.#waiting.clear();
-    this.#exec.close(CLOSE_GRACE_MS);
+    this.#pipe.hangUp(CLOSE_GRACE_MS);
   }
 }
 

@@ -219,4 +219,4 @@ async function main(): Promise<void> {
 }
 
 // Bundled as its own program; imported only for its types and errorOf.
-if (process.argv[1]?.endsWith('/volume-server/main.mjs')) void main();
+if (/\/volume-server\/main\.(mjs|ts)$/.test(process.argv[1] ?? '')) void main();
