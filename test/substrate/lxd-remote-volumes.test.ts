@@ -137,10 +137,14 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     // The layer ran in the member's volume host, with the volume attached there, and nothing else.
     const kept = await findVolume(lxd, { name: 'default' }, `svc-${site.volumeResourceId}`);
     const host = await findInstance(lxd, `svc-volumes-${kept!.location}`);
-    const { metadata } = await lxd.call<{ devices: Record<string, Record<string, string>> }>('GET', `/1.0/instances/${host!.name}`);
+    const { metadata } = await lxd.call<{ expanded_devices: Record<string, Record<string, string>> }>('GET', `/1.0/instances/${host!.name}`);
     expect(host?.status).toBe('Running');
-    expect(metadata.devices[`v-${site.volumeResourceId}`]).toMatchObject({ type: 'disk', path: `/v/${site.volumeResourceId}` });
-    expect(Object.values(metadata.devices).filter((d) => d.type === 'nic')).toEqual([]);
+    expect(metadata.expanded_devices[`v-${site.volumeResourceId}`]).toMatchObject({ type: 'disk', path: `/v/${site.volumeResourceId}` });
+    expect(Object.values(metadata.expanded_devices).map((d) => d.type).sort()).toEqual(['disk', 'disk']);
+    expect(host?.config['environment.SVC_ROLE']).toBe('volumes');
+    // Its PID 1 waits and runs nothing else: no agent, no unit directory.
+    const inHost = await execIn(lxd, host!.name, ['sh', '-c', 'ls /svc; ps -o args | grep -c "[a]gent/main"'], { output: true });
+    expect(inHost.stdout).toBe('0\n');
   });
 
   it('never follows a link the unit planted in its volume', async () => {

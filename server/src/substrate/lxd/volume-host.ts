@@ -47,6 +47,7 @@ export function volumeHosts(options: VolumeHostOptions) {
       host = null;
     }
     if (!host) {
+      const devices = await withoutNetwork();
       try {
         await client.run(
           'POST',
@@ -62,7 +63,7 @@ export function volumeHosts(options: VolumeHostOptions) {
               'user.svc.image': alias,
               'user.svc.role': 'volumes',
             },
-            devices: {},
+            devices,
           },
           member === 'none' ? undefined : { target: member },
         );
@@ -80,6 +81,15 @@ export function volumeHosts(options: VolumeHostOptions) {
       }
     }
     return host;
+  }
+
+  /** Devices that mask the default profile's network devices: the host reaches nothing but its volumes. */
+  async function withoutNetwork(): Promise<Record<string, Record<string, string>>> {
+    const profile = await client.find<{ devices: Record<string, Record<string, string>> }>('/1.0/profiles/default');
+    const masked: Record<string, Record<string, string>> = {};
+    for (const [name, device] of Object.entries(profile?.devices ?? {}))
+      if (device.type === 'nic' || device.type === 'infiniband') masked[name] = { type: 'none' };
+    return masked;
   }
 
   /** Attaches the volume to its member's host (attached already counts as done); answers the host's name. */
