@@ -44,7 +44,10 @@ async function clientCertificate(): Promise<{ cert: string; key: string; der: st
     signingAlgorithm: algorithm,
   });
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n').trim()}\n-----END PRIVATE KEY-----\n`;
+  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim()}\n-----END PRIVATE KEY-----\n`;
   return { cert: cert.toString('pem'), key, der: Buffer.from(cert.rawData).toString('base64') };
 }
 
@@ -67,13 +70,21 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
   beforeAll(async () => {
     await lxd.call('POST', '/1.0/projects', {
       name: project,
-      config: { 'features.images': 'false', 'features.profiles': 'false', 'features.storage.volumes': 'true' },
+      config: {
+        'features.images': 'false',
+        'features.profiles': 'false',
+        'features.storage.volumes': 'true',
+      },
     });
     const memberDir = dirname(lxdUrl!.slice('unix:'.length));
     const port = Number((await readFile(join(memberDir, 'svc-port'), 'utf8')).trim());
     const made = await clientCertificate();
     fingerprint = createHash('sha256').update(Buffer.from(made.der, 'base64')).digest('hex');
-    await lxd.call('POST', '/1.0/certificates', { type: 'client', name: `svc-test-${project}`, certificate: made.der });
+    await lxd.call('POST', '/1.0/certificates', {
+      type: 'client',
+      name: `svc-test-${project}`,
+      certificate: made.der,
+    });
     certDir = await mkdtemp(join(tmpdir(), 'svc-lxd-cert-'));
     await writeFile(join(certDir, 'client.crt'), made.cert);
     await writeFile(join(certDir, 'client.key'), made.key, { mode: 0o600 });
@@ -97,7 +108,9 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     const orgId = (
       await owner.api.organizationCreate({ body: { name: 'Remote', slug: `rv-${Date.now().toString(36)}` } })
     ).id;
-    projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })).id;
+    projectId = (
+      await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })
+    ).id;
     site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' });
   }, 300_000);
 
@@ -108,10 +121,15 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     const nameOf = (url: string) => url.split('?')[0]!.split('/').pop()!;
     const { metadata: instances } = await lxd.call<string[]>('GET', '/1.0/instances');
     for (const url of instances) {
-      await lxd.run('PUT', `/1.0/instances/${nameOf(url)}/state`, { action: 'stop', force: true }).catch(() => undefined);
+      await lxd
+        .run('PUT', `/1.0/instances/${nameOf(url)}/state`, { action: 'stop', force: true })
+        .catch(() => undefined);
       await deleteInstance(lxd, nameOf(url));
     }
-    const { metadata: volumes } = await lxd.call<string[]>('GET', '/1.0/storage-pools/default/volumes/custom');
+    const { metadata: volumes } = await lxd.call<string[]>(
+      'GET',
+      '/1.0/storage-pools/default/volumes/custom',
+    );
     for (const url of volumes) await deleteVolume(lxd, { name: 'default' }, nameOf(url));
     await lxd.call('DELETE', `/1.0/projects/${project}`).catch(() => undefined);
     if (fingerprint) await lxd.call('DELETE', `/1.0/certificates/${fingerprint}`).catch(() => undefined);
@@ -119,53 +137,95 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
   });
 
   it("writes, lists, reads and deletes a web app's files, changeable by the unit's program", async () => {
-    const written = await owner.api.fileWrite({ path: at(), query: { path: '/conf/site.txt' }, body: { content: 'from the API\n' } });
+    const written = await owner.api.fileWrite({
+      path: at(),
+      query: { path: '/conf/site.txt' },
+      body: { content: 'from the API\n' },
+    });
     expect(written).toMatchObject({ kind: 'file', path: '/conf/site.txt', size_bytes: 13 });
     const volume = volumeDirIn(site.volumeResourceId);
     expect((await inSite(`cat ${volume}/conf/site.txt`)).stdout).toBe('from the API\n');
     // Made by the volume host's root, which is the units' mapped root: the unit's program changes it.
-    expect((await inSite(`echo from the unit >> ${volume}/conf/site.txt && touch ${volume}/conf/new && echo ok`)).stdout).toBe('ok\n');
+    expect(
+      (await inSite(`echo from the unit >> ${volume}/conf/site.txt && touch ${volume}/conf/new && echo ok`))
+        .stdout,
+    ).toBe('ok\n');
     expect(await owner.api.fileRead({ path: at(), query: { path: '/conf/site.txt' } })).toMatchObject({
       content: 'from the API\nfrom the unit\n',
     });
-    const listing = await owner.api.fileList({ path: { id: site.serviceInstanceId, resource_id: site.primaryResourceId }, query: { path: '/conf' } });
+    const listing = await owner.api.fileList({
+      path: { id: site.serviceInstanceId, resource_id: site.primaryResourceId },
+      query: { path: '/conf' },
+    });
     expect(listing.entries.map((e) => e.name).sort()).toEqual(['new', 'site.txt']);
-    expect(await outcome(owner.api.fileDelete({ path: at(), query: { path: '/conf' } }))).toEqual([409, 'directory-not-empty']);
+    expect(await outcome(owner.api.fileDelete({ path: at(), query: { path: '/conf' } }))).toEqual([
+      409,
+      'directory-not-empty',
+    ]);
     await owner.api.fileDelete({ path: at(), query: { path: '/conf', recursive: true } });
     expect((await inSite(`ls ${volume}`)).stdout).not.toContain('conf');
 
     // The layer ran in the member's volume host, with the volume attached there, and nothing else.
     const kept = await findVolume(lxd, { name: 'default' }, `svc-${site.volumeResourceId}`);
     const host = await findInstance(lxd, `svc-volumes-${kept!.location}`);
-    const { metadata } = await lxd.call<{ expanded_devices: Record<string, Record<string, string>> }>('GET', `/1.0/instances/${host!.name}`);
+    const { metadata } = await lxd.call<{ expanded_devices: Record<string, Record<string, string>> }>(
+      'GET',
+      `/1.0/instances/${host!.name}`,
+    );
     expect(host?.status).toBe('Running');
-    expect(metadata.expanded_devices[`v-${site.volumeResourceId}`]).toMatchObject({ type: 'disk', path: `/v/${site.volumeResourceId}` });
-    expect(Object.values(metadata.expanded_devices).map((d) => d.type).sort()).toEqual(['disk', 'disk']);
+    expect(metadata.expanded_devices[`v-${site.volumeResourceId}`]).toMatchObject({
+      type: 'disk',
+      path: `/v/${site.volumeResourceId}`,
+    });
+    expect(
+      Object.values(metadata.expanded_devices)
+        .map((d) => d.type)
+        .sort(),
+    ).toEqual(['disk', 'disk']);
     expect(host?.config['environment.SVC_ROLE']).toBe('volumes');
     // Its PID 1 waits and runs nothing else: no agent, no unit directory.
-    const inHost = await execIn(lxd, host!.name, ['sh', '-c', 'ls /svc; ps -o args | grep -c "[a]gent/main"'], { output: true });
+    const inHost = await execIn(
+      lxd,
+      host!.name,
+      ['sh', '-c', 'ls /svc; ps -o args | grep -c "[a]gent/main"'],
+      { output: true },
+    );
     expect(inHost.stdout).toBe('0\n');
   });
 
   it('never follows a link the unit planted in its volume', async () => {
     const volume = volumeDirIn(site.volumeResourceId);
     // Inside the unit, / is the container's root: what the link points at is outside the volume.
-    await inSite(`echo CANARY > /canary.txt; ln -sfn /canary.txt ${volume}/link.txt; ln -sfn / ${volume}/rootlink`);
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/link.txt' } }))).toEqual([404, 'not-found']);
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/rootlink/canary.txt' } }))).toEqual([404, 'not-found']);
-    expect((await owner.api.fileList({ path: at(), query: { path: '/' } })).entries.map((e) => e.name)).not.toContain('link.txt');
+    await inSite(
+      `echo CANARY > /canary.txt; ln -sfn /canary.txt ${volume}/link.txt; ln -sfn / ${volume}/rootlink`,
+    );
+    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/link.txt' } }))).toEqual([
+      404,
+      'not-found',
+    ]);
+    expect(
+      await outcome(owner.api.fileRead({ path: at(), query: { path: '/rootlink/canary.txt' } })),
+    ).toEqual([404, 'not-found']);
+    expect(
+      (await owner.api.fileList({ path: at(), query: { path: '/' } })).entries.map((e) => e.name),
+    ).not.toContain('link.txt');
     // A write replaces the link itself; what it pointed at keeps its content.
     await owner.api.fileWrite({ path: at(), query: { path: '/link.txt' }, body: { content: 'replaced\n' } });
-    expect((await inSite(`cat /canary.txt; [ -L ${volume}/link.txt ] || echo not-a-link; cat ${volume}/link.txt`)).stdout).toBe(
-      'CANARY\nnot-a-link\nreplaced\n',
-    );
-    expect(await outcome(owner.api.fileDelete({ path: at(), query: { path: '/rootlink/canary.txt' } }))).toEqual([404, 'not-found']);
+    expect(
+      (await inSite(`cat /canary.txt; [ -L ${volume}/link.txt ] || echo not-a-link; cat ${volume}/link.txt`))
+        .stdout,
+    ).toBe('CANARY\nnot-a-link\nreplaced\n');
+    expect(
+      await outcome(owner.api.fileDelete({ path: at(), query: { path: '/rootlink/canary.txt' } })),
+    ).toEqual([404, 'not-found']);
     expect((await inSite('cat /canary.txt')).stdout).toBe('CANARY\n');
   });
 
   it('downloads a file through a gateway ticket, and measures a file read against the local layer', async () => {
     const volume = volumeDirIn(site.volumeResourceId);
-    await inSite(`dd if=/dev/urandom of=${volume}/blob.bin bs=1024 count=3000 2>/dev/null; sha256sum ${volume}/blob.bin`);
+    await inSite(
+      `dd if=/dev/urandom of=${volume}/blob.bin bs=1024 count=3000 2>/dev/null; sha256sum ${volume}/blob.bin`,
+    );
     const want = (await inSite(`sha256sum ${volume}/blob.bin`)).stdout.split(' ')[0];
     const ticket = await owner.api.fileDownloadTicketCreate({ path: at(), body: { path: '/blob.bin' } });
     const res = await fetch(`${ticket.base_url}/download?token=${ticket.token}`);
@@ -176,7 +236,11 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
 
     // Per call: a small file's read through the volume server (pooled session, HTTPS, exec streams)
     // against the same layer on a directory here.
-    await owner.api.fileWrite({ path: at(), query: { path: '/small.txt' }, body: { content: 'x'.repeat(100) } });
+    await owner.api.fileWrite({
+      path: at(),
+      query: { path: '/small.txt' },
+      body: { content: 'x'.repeat(100) },
+    });
     const remote = app.substrate!.volumeFiles(site.volumeResourceId)!;
     const dir = await mkdtemp(join(tmpdir(), 'svc-local-read-'));
     const local = new VolumeFiles(dir);
@@ -194,7 +258,9 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
   });
 
   it('puts, gets and renames files over SFTP', async () => {
-    const { username, password, port } = (await owner.api.sftpRotate({ path: { id: site.serviceInstanceId } })) as {
+    const { username, password, port } = (await owner.api.sftpRotate({
+      path: { id: site.serviceInstanceId },
+    })) as {
       username: string;
       password: string;
       port: number;
@@ -217,47 +283,79 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     } finally {
       session.end();
     }
-    expect((await inSite(`wc -c < ${volumeDirIn(site.volumeResourceId)}/up/moved.txt`)).stdout.trim()).toBe('500000');
+    expect((await inSite(`wc -c < ${volumeDirIn(site.volumeResourceId)}/up/moved.txt`)).stdout.trim()).toBe(
+      '500000',
+    );
   });
 
   it('restores a backup of a volume attached to the volume host, and its files are served again', async () => {
-    await owner.api.fileWrite({ path: at(), query: { path: '/index.html' }, body: { content: 'version 1\n' } });
+    await owner.api.fileWrite({
+      path: at(),
+      query: { path: '/index.html' },
+      body: { content: 'version 1\n' },
+    });
     const created = await owner.api.backupCreate({ path: at(), body: { name: 'before' } });
-    expect(await awaitOperation(owner.api, site.serviceInstanceId, created.operation_id, 90_000)).toMatchObject({
+    expect(
+      await awaitOperation(owner.api, site.serviceInstanceId, created.operation_id, 90_000),
+    ).toMatchObject({
       status: 'succeeded',
     });
-    await owner.api.fileWrite({ path: at(), query: { path: '/index.html' }, body: { content: 'version 2\n' } });
+    await owner.api.fileWrite({
+      path: at(),
+      query: { path: '/index.html' },
+      body: { content: 'version 2\n' },
+    });
     await owner.api.fileWrite({ path: at(), query: { path: '/later.txt' }, body: { content: 'later\n' } });
     const restore = await owner.api.backupRestore({ path: { ...at(), backup_id: created.backup.id } });
-    expect(await awaitOperation(owner.api, site.serviceInstanceId, restore.operation_id, 120_000)).toMatchObject({
+    expect(
+      await awaitOperation(owner.api, site.serviceInstanceId, restore.operation_id, 120_000),
+    ).toMatchObject({
       status: 'succeeded',
     });
-    expect(await owner.api.fileRead({ path: at(), query: { path: '/index.html' } })).toMatchObject({ content: 'version 1\n' });
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/later.txt' } }))).toEqual([404, 'not-found']);
+    expect(await owner.api.fileRead({ path: at(), query: { path: '/index.html' } })).toMatchObject({
+      content: 'version 1\n',
+    });
+    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/later.txt' } }))).toEqual([
+      404,
+      'not-found',
+    ]);
     expect((await inSite(`cat ${volumeDirIn(site.volumeResourceId)}/index.html`)).stdout).toBe('version 1\n');
   });
 
   it('provisions a VPS and reinstalls it through the volume host; its SSH login works', async () => {
-    const vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', osImage: 'debian-12' });
+    const vps = await provisionService(staff.elevated, {
+      projectId,
+      productSlug: 'vps-small',
+      osImage: 'debian-12',
+    });
     const name = `svc-${vps.primaryResourceId}`;
     expect((await findInstance(lxd, name))?.status).toBe('Running');
     const rootfs = `${volumeDirIn(vps.volumeResourceId)}/rootfs`;
-    expect((await execIn(lxd, name, ['cat', `${rootfs}/etc/svc-image`], { output: true })).stdout.trim()).toBe('debian-12');
+    expect(
+      (await execIn(lxd, name, ['cat', `${rootfs}/etc/svc-image`], { output: true })).stdout.trim(),
+    ).toBe('debian-12');
     await execIn(lxd, name, ['sh', '-c', `echo junk > ${rootfs}/root/left-behind`]);
     const accepted = await owner.api.vpsReinstall({
       path: { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId },
       body: { confirm: true, os_image: 'ubuntu-24.04' },
     });
-    expect(await awaitOperation(owner.api, vps.serviceInstanceId, accepted.operation_id, 120_000)).toMatchObject({
+    expect(
+      await awaitOperation(owner.api, vps.serviceInstanceId, accepted.operation_id, 120_000),
+    ).toMatchObject({
       status: 'succeeded',
     });
-    const after = await execIn(lxd, name, ['sh', '-c', `cat ${rootfs}/etc/svc-image; ls ${rootfs}/root`], { output: true });
+    const after = await execIn(lxd, name, ['sh', '-c', `cat ${rootfs}/etc/svc-image; ls ${rootfs}/root`], {
+      output: true,
+    });
     expect(after.stdout).toBe('ubuntu-24.04\n');
     expect(await app.substrate!.installedImage(vps.volumeResourceId)).toBe('ubuntu-24.04');
 
     const [system] = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations;
     await eventually('the proxy device of port 22', async () => {
-      const { metadata } = await lxd.call<{ devices: Record<string, Record<string, string>> }>('GET', `/1.0/instances/${name}`);
+      const { metadata } = await lxd.call<{ devices: Record<string, Record<string, string>> }>(
+        'GET',
+        `/1.0/instances/${name}`,
+      );
       return metadata.devices['port-tcp-22'];
     });
     const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
@@ -283,9 +381,12 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     const kept = await findVolume(lxd, { name: 'default' }, volumeName);
     const hostName = `svc-volumes-${kept!.location}`;
     const devices = async () =>
-      (await lxd.call<{ devices: Record<string, unknown> }>('GET', `/1.0/instances/${hostName}`)).metadata.devices;
+      (await lxd.call<{ devices: Record<string, unknown> }>('GET', `/1.0/instances/${hostName}`)).metadata
+        .devices;
     expect(Object.keys(await devices())).toContain(`v-${game.volumeResourceId}`);
-    expect(await staff.elevated.adminSubscriptionEnd({ path: { id: game.subscriptionId } })).toMatchObject({ status: 'ended' });
+    expect(await staff.elevated.adminSubscriptionEnd({ path: { id: game.subscriptionId } })).toMatchObject({
+      status: 'ended',
+    });
     await app.worker!.runDue();
     expect(await findVolume(lxd, { name: 'default' }, volumeName)).toBeNull();
     expect(await findInstance(lxd, instanceOf(game))).toBeNull();

@@ -11,16 +11,28 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileLayerError } from '../../server/src/substrate/local/files/index.js';
 import { checkMachineAccess } from '../../server/src/substrate/local/access.js';
-import { RemoteImportTarget, RemoteVolumeFiles, RemoteVolumeMachine } from '../../server/src/substrate/lxd/volume-client.js';
-import { VolumeSession, VolumeSessions, type ServerPipe } from '../../server/src/substrate/lxd/volume-session.js';
+import {
+  RemoteImportTarget,
+  RemoteVolumeFiles,
+  RemoteVolumeMachine,
+} from '../../server/src/substrate/lxd/volume-client.js';
+import {
+  VolumeSession,
+  VolumeSessions,
+  type ServerPipe,
+} from '../../server/src/substrate/lxd/volume-session.js';
 import { makeSandbox, SECRET, type Sandbox } from '../files/canary.js';
 
-const SERVER = fileURLToPath(new URL('../../server/src/substrate/lxd/volume-server/main.ts', import.meta.url));
+const SERVER = fileURLToPath(
+  new URL('../../server/src/substrate/lxd/volume-server/main.ts', import.meta.url),
+);
 const VOLUME_ID = 'vol-1';
 
 const children: ChildProcess[] = [];
 function childPipe(dir: string): ServerPipe & { child: ChildProcess } {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, dir, VOLUME_ID], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, dir, VOLUME_ID], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   children.push(child);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
@@ -79,7 +91,11 @@ afterAll(() => {
 describe('the volume server over pipes', () => {
   it("answers the file layer's calls; its refusals cross with their codes and details", async () => {
     const files = new RemoteVolumeFiles(sessions, VOLUME_ID);
-    expect(await files.write('/a/b.txt', 'hello\n')).toMatchObject({ kind: 'file', path: '/a/b.txt', size_bytes: 6 });
+    expect(await files.write('/a/b.txt', 'hello\n')).toMatchObject({
+      kind: 'file',
+      path: '/a/b.txt',
+      size_bytes: 6,
+    });
     expect(await files.read('/a/b.txt')).toEqual({ path: '/a/b.txt', content: 'hello\n', size_bytes: 6 });
     expect((await files.list('/a')).entries.map((e) => e.name)).toEqual(['b.txt']);
     await files.mkdir('/c/d');
@@ -91,9 +107,17 @@ describe('the volume server over pipes', () => {
       ['absent', files.read('/nope'), ['not-found', '/nope does not exist.']],
       ['..', files.read('/a/../../x'), ['invalid-path', 'The path may not contain "..".']],
       ['/proc', files.list('/proc'), ['invalid-path', 'Paths under /proc are refused.']],
-      ['not empty', files.remove('/c'), ['directory-not-empty', '/c is not empty; delete it with recursive.']],
+      [
+        'not empty',
+        files.remove('/c'),
+        ['directory-not-empty', '/c is not empty; delete it with recursive.'],
+      ],
       ['root', files.remove('/'), ['mount-root', 'The root of the volume cannot be deleted or moved.']],
-      ['too large', files.write('/big', Buffer.alloc(1024 * 1024 + 1)), ['file-too-large', '/big is larger than 1048576 bytes.']],
+      [
+        'too large',
+        files.write('/big', Buffer.alloc(1024 * 1024 + 1)),
+        ['file-too-large', '/big is larger than 1048576 bytes.'],
+      ],
     ];
     for (const [name, call, want] of table) expect([name, await codeOf(call)]).toEqual([name, want]);
     await files.remove('/c', { recursive: true });
@@ -110,13 +134,18 @@ describe('the volume server over pipes', () => {
     await symlink(box.outside, join(box.volume, 'dirlink'));
     const files = new RemoteVolumeFiles(sessions, VOLUME_ID);
     expect(await codeOf(files.read('/link.txt'))).toEqual(['not-found', '/link.txt does not exist.']);
-    expect(await codeOf(files.read('/dirlink/secret.txt'))).toEqual(['not-found', '/dirlink/secret.txt does not exist.']);
-    expect((await files.list('/')).entries).toEqual([]);
-    expect(await codeOf(files.streams.openRead('/link.txt'))).toEqual(['not-found', '/link.txt does not exist.']);
-    expect(await codeOf(files.handles().openFile('/dirlink/secret.txt', { read: true, write: true }))).toEqual([
+    expect(await codeOf(files.read('/dirlink/secret.txt'))).toEqual([
       'not-found',
       '/dirlink/secret.txt does not exist.',
     ]);
+    expect((await files.list('/')).entries).toEqual([]);
+    expect(await codeOf(files.streams.openRead('/link.txt'))).toEqual([
+      'not-found',
+      '/link.txt does not exist.',
+    ]);
+    expect(
+      await codeOf(files.handles().openFile('/dirlink/secret.txt', { read: true, write: true })),
+    ).toEqual(['not-found', '/dirlink/secret.txt does not exist.']);
     await files.write('/link.txt', 'mine');
     expect((await lstat(join(box.volume, 'link.txt'))).isFile()).toBe(true);
     await files.remove('/dirlink', { recursive: true });
@@ -126,25 +155,39 @@ describe('the volume server over pipes', () => {
 
   it("SFTP's handles: an open file read, written, stat'ed and closed; listings with stats; attributes", async () => {
     const handles = new RemoteVolumeFiles(sessions, VOLUME_ID).handles();
-    const file = await handles.openFile('/f.bin', { read: true, write: true, create: true, createMode: 0o640 });
+    const file = await handles.openFile('/f.bin', {
+      read: true,
+      write: true,
+      create: true,
+      createMode: 0o640,
+    });
     expect(await file.write(Buffer.from('xxhello'), 2, 5, 10)).toEqual({ bytesWritten: 5 });
     const buffer = Buffer.alloc(20);
     expect(await file.read(buffer, 1, 20, 10)).toEqual({ bytesRead: 5 });
     expect(buffer.subarray(1, 6).toString()).toBe('hello');
     const stats = await file.stat();
-    expect([stats.size, stats.isFile(), stats.isDirectory(), stats.mode & 0o777]).toEqual([15, true, false, 0o640 & ~process.umask()]);
+    expect([stats.size, stats.isFile(), stats.isDirectory(), stats.mode & 0o777]).toEqual([
+      15,
+      true,
+      false,
+      0o640 & ~process.umask(),
+    ]);
     await file.truncate(3);
     await file.utimes(1_000_000, 2_000_000);
     await file.close();
     expect((await handles.stat('/f.bin')).mtime.getTime()).toBe(2_000_000_000);
     await handles.setAttributes('/f.bin', { mode: 0o600, mtime: new Date(3_000_000_000) });
     const [entry] = await handles.listAll('/');
-    expect([entry!.name, entry!.stats.size, entry!.stats.mode & 0o777, entry!.stats.mtimeMs]).toEqual(['f.bin', 3, 0o600, 3_000_000_000]);
-    // A system error crosses as its errno code alone: SFTP answers by it.
-    expect(await codeOf(handles.openFile('/f.bin', { read: true, write: true, create: true, exclusive: true }))).toEqual([
-      'EEXIST',
-      'volume server: EEXIST',
+    expect([entry!.name, entry!.stats.size, entry!.stats.mode & 0o777, entry!.stats.mtimeMs]).toEqual([
+      'f.bin',
+      3,
+      0o600,
+      3_000_000_000,
     ]);
+    // A system error crosses as its errno code alone: SFTP answers by it.
+    expect(
+      await codeOf(handles.openFile('/f.bin', { read: true, write: true, create: true, exclusive: true })),
+    ).toEqual(['EEXIST', 'volume server: EEXIST']);
   });
 
   it("the gateway's streams and an import's files: written in pieces, put in place whole, let go on hang-up", async () => {
@@ -200,7 +243,10 @@ describe('the volume server over pipes', () => {
 
   it('answers an unknown call with a generic failure, and replaces a session that died once', async () => {
     const session = await sessions.get(VOLUME_ID);
-    expect(await codeOf(session.call('no-such-call'))).toEqual([null, 'the volume server could not complete the call']);
+    expect(await codeOf(session.call('no-such-call'))).toEqual([
+      null,
+      'the volume server could not complete the call',
+    ]);
     const files = new RemoteVolumeFiles(sessions, VOLUME_ID);
     await files.write('/x', 'x');
     pipes[0]!.child.kill('SIGKILL');

@@ -17,7 +17,17 @@ import type { VolumeTreeEntry } from './local/files/import-target.js';
 /** What SFTP shows of an entry: node's Stats carries all of it. */
 export type FileStats = Pick<
   Stats,
-  'mode' | 'uid' | 'gid' | 'size' | 'nlink' | 'atimeMs' | 'mtimeMs' | 'atime' | 'mtime' | 'isFile' | 'isDirectory'
+  | 'mode'
+  | 'uid'
+  | 'gid'
+  | 'size'
+  | 'nlink'
+  | 'atimeMs'
+  | 'mtimeMs'
+  | 'atime'
+  | 'mtime'
+  | 'isFile'
+  | 'isDirectory'
 >;
 
 export interface NamedFileStats {

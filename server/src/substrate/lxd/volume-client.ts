@@ -3,7 +3,15 @@
 // calls go through the pool; an opened file, upload or import file is bound to the session that opened
 // it, as a descriptor is to its process.
 import { constants } from 'node:fs';
-import type { Attributes, FileContent, FileEntry, IncomingFile, Listing, LocalFileInfo, OpenMode } from '../local/files/index.js';
+import type {
+  Attributes,
+  FileContent,
+  FileEntry,
+  IncomingFile,
+  Listing,
+  LocalFileInfo,
+  OpenMode,
+} from '../local/files/index.js';
 import type { VolumeTreeEntry } from '../local/files/import-target.js';
 import type {
   FileStats,
@@ -44,7 +52,10 @@ class Remote {
   }
 
   /** A call that hands back something held open: made on one session, which then stays up for it. */
-  protected async hold<T>(op: string, args: Record<string, unknown>): Promise<{ session: VolumeSession; result: T }> {
+  protected async hold<T>(
+    op: string,
+    args: Record<string, unknown>,
+  ): Promise<{ session: VolumeSession; result: T }> {
     for (let attempt = 0; ; attempt++) {
       const session = await this.sessions.get(this.volumeId);
       session.held += 1;
@@ -69,7 +80,11 @@ export class RemoteVolumeFiles extends Remote implements VolumeFileAccess {
   stat = (path: string) => this.ask<FileEntry>('stat', { path });
   read = (path: string) => this.ask<FileContent>('read', { path });
   write = (path: string, content: string | Buffer, options: { maxBytes?: number } = {}) =>
-    this.ask<FileEntry>('write', { path, maxBytes: options.maxBytes }, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+    this.ask<FileEntry>(
+      'write',
+      { path, maxBytes: options.maxBytes },
+      typeof content === 'string' ? Buffer.from(content, 'utf8') : content,
+    );
   mkdir = (path: string) => this.ask<FileEntry>('mkdir', { path });
   remove = (path: string, options: { recursive?: boolean } = {}) =>
     this.ask<void>('remove', { path, recursive: options.recursive ?? false });
@@ -83,10 +98,12 @@ class RemoteVolumeHandles extends Remote implements VolumeHandleAccess {
     return new RemoteFileHandle(session, h);
   }
   listAll = async (path: string): Promise<NamedFileStats[]> =>
-    (await this.ask<{ name: string; stats: WireStats }[]>('handles.listAll', { path })).map(({ name, stats }) => ({
-      name,
-      stats: statsOf(stats),
-    }));
+    (await this.ask<{ name: string; stats: WireStats }[]>('handles.listAll', { path })).map(
+      ({ name, stats }) => ({
+        name,
+        stats: statsOf(stats),
+      }),
+    );
   stat = async (path: string) => statsOf(await this.ask<WireStats>('handles.stat', { path }));
   setAttributes = (path: string, attrs: Attributes) =>
     this.ask<void>('handles.setAttributes', {
@@ -112,7 +129,11 @@ class RemoteFileHandle implements VolumeFileHandle {
     return { bytesRead: body.length };
   }
   async write(buffer: Buffer, offset: number, length: number, position: number) {
-    const { result } = await this.session.call('fh.write', { h: this.h, position }, buffer.subarray(offset, offset + length));
+    const { result } = await this.session.call(
+      'fh.write',
+      { h: this.h, position },
+      buffer.subarray(offset, offset + length),
+    );
     return { bytesWritten: result as number };
   }
   stat = async () => statsOf((await this.session.call('fh.stat', { h: this.h })).result as WireStats);
@@ -133,7 +154,9 @@ class RemoteFileHandle implements VolumeFileHandle {
 
 class RemoteVolumeStreams extends Remote implements VolumeStreamAccess {
   async openRead(path: string): Promise<OpenedVolumeFile> {
-    const { session, result } = await this.hold<{ h: number; entry: FileEntry }>('streams.openRead', { path });
+    const { session, result } = await this.hold<{ h: number; entry: FileEntry }>('streams.openRead', {
+      path,
+    });
     let closed = false;
     return {
       entry: result.entry,
@@ -169,7 +192,8 @@ class RemoteVolumeStreams extends Remote implements VolumeStreamAccess {
     return {
       path: result.path,
       replacedBytes: result.replacedBytes,
-      writeAt: async (buffer, position) => void (await session.call('pending.writeAt', { h: result.h, position }, buffer)),
+      writeAt: async (buffer, position) =>
+        void (await session.call('pending.writeAt', { h: result.h, position }, buffer)),
       commit: () => settle<FileEntry>('pending.commit'),
       discard: () => settle<void>('pending.discard'),
     };
@@ -206,6 +230,7 @@ export class RemoteVolumeMachine extends Remote {
   wipe = () => this.ask<void>('volume.wipe');
   installImage = (imageId: string) => this.ask<void>('machine.installImage', { imageId });
   installedImage = () => this.ask<string | null>('machine.installedImage');
-  resetAccess = (unitId: string) => this.ask<{ username: string; password: string }>('machine.resetAccess', { unitId });
+  resetAccess = (unitId: string) =>
+    this.ask<{ username: string; password: string }>('machine.resetAccess', { unitId });
   usedBytes = () => this.ask<number>('streams.usedBytes');
 }

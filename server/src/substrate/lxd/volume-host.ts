@@ -31,7 +31,8 @@ export interface VolumeHostOptions {
 export function volumeHosts(options: VolumeHostOptions) {
   const { client, pool, prefix } = options;
   const hostName = (member: string) => `${prefix}volumes-${member}`.replace(/[^A-Za-z0-9-]/g, '-');
-  const memberOf = (volume: VolumeRecord) => (volume.location && volume.location !== 'none' ? volume.location : 'none');
+  const memberOf = (volume: VolumeRecord) =>
+    volume.location && volume.location !== 'none' ? volume.location : 'none';
 
   /** The member's host, created and started when it is not (two processes may race: both succeed). */
   async function ensureHost(member: string): Promise<FullInstance> {
@@ -85,7 +86,9 @@ export function volumeHosts(options: VolumeHostOptions) {
 
   /** Devices that mask the default profile's network devices: the host reaches nothing but its volumes. */
   async function withoutNetwork(): Promise<Record<string, Record<string, string>>> {
-    const profile = await client.find<{ devices: Record<string, Record<string, string>> }>('/1.0/profiles/default');
+    const profile = await client.find<{ devices: Record<string, Record<string, string>> }>(
+      '/1.0/profiles/default',
+    );
     const masked: Record<string, Record<string, string>> = {};
     for (const [name, device] of Object.entries(profile?.devices ?? {}))
       if (device.type === 'nic' || device.type === 'infiniband') masked[name] = { type: 'none' };
@@ -104,7 +107,14 @@ export function volumeHosts(options: VolumeHostOptions) {
         try {
           // PATCH merges devices: another volume's device added meanwhile by another process stays.
           await client.run('PATCH', `/1.0/instances/${name}`, {
-            devices: { [device]: { type: 'disk', pool: pool.name, source: volume.name, path: volumeDirInHost(volumeId) } },
+            devices: {
+              [device]: {
+                type: 'disk',
+                pool: pool.name,
+                source: volume.name,
+                path: volumeDirInHost(volumeId),
+              },
+            },
           });
         } catch (err) {
           if (!isConflict(err)) throw err;

@@ -40,7 +40,10 @@ export class FrameReader {
       const total = 8 + headerBytes + bodyBytes;
       if (this.#buffered < total) break;
       const whole = this.#take(total);
-      const header = JSON.parse(whole.subarray(8, 8 + headerBytes).toString('utf8')) as Record<string, unknown>;
+      const header = JSON.parse(whole.subarray(8, 8 + headerBytes).toString('utf8')) as Record<
+        string,
+        unknown
+      >;
       frames.push({ header, body: whole.subarray(8 + headerBytes) });
     }
     return frames;

@@ -25,7 +25,16 @@ import { oneVolumeLayout } from '../volume-layout.js';
 import { encodeFrame, FrameReader, type Frame } from './frames.js';
 
 /** errno codes the driver side may act on; any other system error is generic. */
-const PASSED_ERRNO = new Set(['EEXIST', 'EACCES', 'EPERM', 'ENOSPC', 'EDQUOT', 'ENOENT', 'ENOTEMPTY', 'EISDIR']);
+const PASSED_ERRNO = new Set([
+  'EEXIST',
+  'EACCES',
+  'EPERM',
+  'ENOSPC',
+  'EDQUOT',
+  'ENOENT',
+  'ENOTEMPTY',
+  'EISDIR',
+]);
 
 export interface WireStats {
   mode: number;
@@ -79,7 +88,8 @@ export function volumeServer(volumeDir: string, volumeId: string) {
     list: async (a) => done(await files.list(s(a.path))),
     stat: async (a) => done(await files.stat(s(a.path))),
     read: async (a) => done(await files.read(s(a.path))),
-    write: async (a, body) => done(await files.write(s(a.path), body, a.maxBytes === undefined ? {} : { maxBytes: n(a.maxBytes) })),
+    write: async (a, body) =>
+      done(await files.write(s(a.path), body, a.maxBytes === undefined ? {} : { maxBytes: n(a.maxBytes) })),
     mkdir: async (a) => done(await files.mkdir(s(a.path))),
     remove: async (a) => done(await files.remove(s(a.path), { recursive: a.recursive === true })),
     rename: async (a) => done(await files.rename(s(a.from), s(a.to))),
@@ -95,7 +105,8 @@ export function volumeServer(volumeDir: string, volumeId: string) {
       const { bytesRead } = await held(open, a.h).read(buffer, 0, buffer.length, n(a.position));
       return { body: buffer.subarray(0, bytesRead) };
     },
-    'fh.write': async (a, body) => done((await held(open, a.h).write(body, 0, body.length, n(a.position))).bytesWritten),
+    'fh.write': async (a, body) =>
+      done((await held(open, a.h).write(body, 0, body.length, n(a.position))).bytesWritten),
     'fh.stat': async (a) => done(wireStats(await held(open, a.h).stat())),
     'fh.truncate': async (a) => done(await held(open, a.h).truncate(n(a.length))),
     'fh.chmod': async (a) => done(await held(open, a.h).chmod(n(a.mode))),
@@ -156,7 +167,8 @@ export function volumeServer(volumeDir: string, volumeId: string) {
     'import.tree': async () => done(await imports.tree()),
 
     'volume.wipe': async () => {
-      for (const entry of await readdir(volumeDir)) await rm(join(volumeDir, entry), { recursive: true, force: true });
+      for (const entry of await readdir(volumeDir))
+        await rm(join(volumeDir, entry), { recursive: true, force: true });
       return done();
     },
     'machine.installImage': async (a) => done(await installImage(layout, volumeId, s(a.imageId))),
