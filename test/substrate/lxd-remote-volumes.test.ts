@@ -5,7 +5,7 @@
 // the volume is attached to the host, a VPS provisioned and reinstalled (its SSH login works), and an
 // ended service's volume gone. The test side looks into the cluster through its unix socket.
 import { createHash, randomUUID, webcrypto } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import 'reflect-metadata';
@@ -21,6 +21,7 @@ import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js
 import { sshRun } from '../support/ssh.js';
 import { outcome } from '../support/refusal.js';
 import { call, signIn } from '../sftp/client.js';
+import { startSsh2Sftp, type TestSftp } from '../support/sftp-server.js';
 import { LxdClient } from '../../server/src/substrate/lxd/client.js';
 import { deleteInstance, execIn, findInstance } from '../../server/src/substrate/lxd/instances.js';
 import { deleteVolume, findVolume } from '../../server/src/substrate/lxd/volumes.js';
@@ -99,6 +100,7 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
         LXD_SERVER_CERT: join(memberDir, 'cluster.crt'),
         LXD_PROJECT: project,
         PORT_POOL: randomPortPool(8),
+        IMPORT_ALLOWED_NETWORKS: '127.0.0.1/32',
       },
       gateway: true,
     });
@@ -286,6 +288,61 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     expect((await inSite(`wc -c < ${volumeDirIn(site.volumeResourceId)}/up/moved.txt`)).stdout.trim()).toBe(
       '500000',
     );
+  });
+
+  it('imports a remote tree into the volume while the unit is stopped; files are served without it', async () => {
+    const remote = await mkdtemp(join(tmpdir(), 'svc-import-src-'));
+    let source: TestSftp | undefined;
+    try {
+      await mkdir(join(remote, 'site/assets'), { recursive: true });
+      await writeFile(join(remote, 'site/index.html'), '<h1>imported</h1>');
+      await writeFile(join(remote, 'site/assets/app.js'), 'console.log(1)');
+      await utimes(join(remote, 'site/index.html'), 1_600_000_000, 1_600_000_000);
+      source = await startSsh2Sftp(remote);
+      const power = async (action: 'start' | 'stop') => {
+        const { operation_id } = await owner.api.serviceInstancePower({
+          path: { id: site.serviceInstanceId },
+          body: { action },
+        });
+        expect(await awaitOperation(owner.api, site.serviceInstanceId, operation_id, 90_000)).toMatchObject({
+          status: 'succeeded',
+        });
+      };
+      await power('stop');
+      expect((await findInstance(lxd, instanceOf(site)))?.status).toBe('Stopped');
+      const accepted = await owner.api.importStart({
+        path: { id: site.serviceInstanceId },
+        body: {
+          host: '127.0.0.1',
+          port: source.port,
+          username: source.username,
+          password: source.password,
+          remote_path: '/site',
+        },
+      });
+      expect(
+        await awaitOperation(owner.api, site.serviceInstanceId, accepted.operation_id, 120_000),
+      ).toMatchObject({
+        status: 'succeeded',
+      });
+      expect(await owner.api.fileRead({ path: at(), query: { path: '/index.html' } })).toMatchObject({
+        content: '<h1>imported</h1>',
+      });
+      expect(await owner.api.fileRead({ path: at(), query: { path: '/assets/app.js' } })).toMatchObject({
+        content: 'console.log(1)',
+      });
+      const listing = await owner.api.fileList({ path: at(), query: { path: '/' } });
+      expect(listing.entries.find((e) => e.name === 'index.html')?.modified_at).toBe(
+        new Date(1_600_000_000_000).toISOString(),
+      );
+      await power('start');
+      expect((await inSite(`cat ${volumeDirIn(site.volumeResourceId)}/assets/app.js`)).stdout).toBe(
+        'console.log(1)',
+      );
+    } finally {
+      await source?.close();
+      await rm(remote, { recursive: true, force: true });
+    }
   });
 
   it('restores a backup of a volume attached to the volume host, and its files are served again', async () => {
