@@ -5,7 +5,7 @@
 // are never followed; open files, uploads and import files work through their session and are let go
 // when it hangs up; a dead session is replaced once.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -253,5 +253,16 @@ describe('the volume server over pipes', () => {
     await pipes[0]!.exited;
     expect(await files.read('/x')).toMatchObject({ content: 'x' });
     expect(opened).toBe(2);
+  });
+
+  it('ends when its volume is no longer the directory it started on (detached); the call goes to a new server', async () => {
+    const files = new RemoteVolumeFiles(sessions, VOLUME_ID);
+    await files.write('/x', 'before');
+    await rename(box.volume, `${box.volume}-detached`);
+    await mkdir(box.volume);
+    await writeFile(join(box.volume, 'x'), 'attached again');
+    expect(await files.read('/x')).toMatchObject({ content: 'attached again' });
+    expect(opened).toBe(2);
+    await rm(`${box.volume}-detached`, { recursive: true, force: true });
   });
 });

@@ -9,7 +9,7 @@
 // as a generic failure, its message kept in this process.
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resetMachineAccess } from '../../local/access.js';
 import { installedImage, installImage } from '../../local/images.js';
@@ -208,6 +208,18 @@ export function errorOf(err: unknown): Record<string, string> {
   return {};
 }
 
+/** Exits when the volume's mount is no longer the one this server started on. */
+async function watchMount(volumeDir: string): Promise<() => Promise<void>> {
+  const first = await stat(volumeDir);
+  return async () => {
+    const now = await stat(volumeDir).catch(() => null);
+    // Detached (a restore or delete by another process of the platform): the driver's next call opens
+    // a new server after attaching the volume again, rather than this one answering for an empty
+    // mount point.
+    if (!now || now.dev !== first.dev || now.ino !== first.ino) process.exit(4);
+  };
+}
+
 async function main(): Promise<void> {
   const [volumeDir, volumeId] = process.argv.slice(2);
   if (!volumeDir || !volumeId) {
@@ -215,6 +227,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const server = volumeServer(volumeDir, volumeId);
+  const sameMount = await watchMount(volumeDir).catch(() => process.exit(4));
   const reader = new FrameReader();
   process.stdin.on('data', (chunk: Buffer) => {
     let frames: Frame[];
@@ -223,7 +236,10 @@ async function main(): Promise<void> {
     } catch {
       process.exit(3);
     }
-    for (const frame of frames) void server.answer(frame).then((bytes) => process.stdout.write(bytes));
+    for (const frame of frames)
+      void sameMount()
+        .then(() => server.answer(frame))
+        .then((bytes) => process.stdout.write(bytes));
   });
   process.stdin.on('end', () => void server.release().finally(() => process.exit(0)));
   // A write to a driver that went away must end this process, not crash it with a stack on stderr.
