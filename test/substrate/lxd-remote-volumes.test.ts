@@ -223,7 +223,7 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     expect((await inSite('cat /canary.txt')).stdout).toBe('CANARY\n');
   });
 
-  it('downloads a file through a gateway ticket, and measures a file read against the local layer', async () => {
+  it('downloads a file through a gateway ticket, uploads one through a file session, and measures a file read against the local layer', async () => {
     const volume = volumeDirIn(site.volumeResourceId);
     await inSite(
       `dd if=/dev/urandom of=${volume}/blob.bin bs=1024 count=3000 2>/dev/null; sha256sum ${volume}/blob.bin`,
@@ -235,6 +235,27 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     const bytes = Buffer.from(await res.arrayBuffer());
     expect(bytes.length).toBe(3000 * 1024);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(want);
+
+    // A file session's upload: streamed into a temporary file in the volume, renamed whole; then read back.
+    const session = await owner.api.fileSessionTicketCreate({ path: at() });
+    const auth = { authorization: `Bearer ${session.token}` };
+    const upload = Buffer.alloc(2 * 1024 * 1024 + 5, 7);
+    const put = await fetch(`${session.base_url}/files?path=/uploaded.bin`, {
+      method: 'PUT',
+      headers: auth,
+      body: upload,
+    });
+    expect(put.status).toBe(201);
+    expect(await put.json()).toMatchObject({
+      kind: 'file',
+      path: '/uploaded.bin',
+      size_bytes: upload.length,
+    });
+    expect(
+      (await inSite(`wc -c < ${volume}/uploaded.bin; ls -a ${volume} | grep -c svc-upload`)).stdout,
+    ).toBe(`${upload.length}\n0\n`);
+    const got = await fetch(`${session.base_url}/files?path=/uploaded.bin`, { headers: auth });
+    expect(Buffer.from(await got.arrayBuffer()).equals(upload)).toBe(true);
 
     // Per call: a small file's read through the volume server (pooled session, HTTPS, exec streams)
     // against the same layer on a directory here.
@@ -418,11 +439,17 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
     const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
     const login = (password: string) =>
       sshRun({ host: app.config.host, port: system!.external_port, username: access.username, password });
+    await edge.caughtUp();
+    // One SSH attempt may itself take up to its 10 s ready timeout on a loaded machine: room for several.
     expect(
-      await eventually('a login through the edge', async () => {
-        const out = await login(access.password);
-        return out.includes('machine') ? out : undefined;
-      }),
+      await eventually(
+        'a login through the edge',
+        async () => {
+          const out = await login(access.password);
+          return out.includes('machine') ? out : undefined;
+        },
+        60_000,
+      ),
     ).toContain(`machine ${vps.primaryResourceId}`);
     expect(await login('not-the-password')).toBe('client-authentication');
   });
