@@ -35,6 +35,10 @@ export interface LxdConfig {
   pool: string;
   /** LXD_TARGET: the member new volumes and units go to; unset, spread over the online members (lxd/placement.ts). */
   target: string | null;
+  /** LXD_SERVER_CERT: PEM file of the cluster's certificate, trusted for HTTPS in place of public CAs. */
+  serverCertFile: string | null;
+  /** LXD_VOLUME_ACCESS: `auto` (default), `host` or `instance` (lxd/driver.ts volumeAccess). */
+  volumeAccess: 'auto' | 'host' | 'instance';
 }
 
 export interface Config {
@@ -318,7 +322,11 @@ export function loadConfig(env: Env = process.env): Config {
     project: str('LXD_PROJECT', 'default'),
     pool: str('LXD_POOL', 'default'),
     target: opt('LXD_TARGET'),
+    serverCertFile: opt('LXD_SERVER_CERT'),
+    volumeAccess: str('LXD_VOLUME_ACCESS', 'auto').toLowerCase() as LxdConfig['volumeAccess'],
   };
+  if (!['auto', 'host', 'instance'].includes(lxd.volumeAccess))
+    problems.push(`LXD_VOLUME_ACCESS must be auto, host or instance, got "${lxd.volumeAccess}"`);
   if (!/^(unix:\/.+|https:\/\/.+)$/.test(lxd.url))
     problems.push(`LXD_URL must be unix:/PATH or https://HOST:PORT, got "${lxd.url}"`);
   if (lxd.url.startsWith('https:') && (!lxd.certFile || !lxd.keyFile))

@@ -6,6 +6,7 @@
 // outside the volume); an upload goes to a temporary file in its directory and is renamed over P only
 // once complete and within the volume's size.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { create as contentDisposition } from 'content-disposition';
 import type { Logger } from 'pino';
@@ -13,7 +14,8 @@ import type { Sql } from '../db/client.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
-import { FileLayerError, type VolumeFiles } from '../substrate/local/files/index.js';
+import { FileLayerError } from '../substrate/local/files/index.js';
+import type { OpenedVolumeFile, VolumeFileAccess } from '../substrate/volume-access.js';
 import type { ConnectionLimits } from './limits.js';
 import { redeemTicket, useFileSession, type RedeemedTicket } from './store.js';
 import { verifyTicket, type TicketClaims } from './tickets.js';
@@ -101,14 +103,14 @@ async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () =>
   }
 }
 
-function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFiles {
+function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFileAccess {
   const files = typeof ticket.details.volume_id === 'string' ? deps.substrate.volumeFiles(ticket.details.volume_id) : null;
   if (!files) throw new Refusal(503, 'files unavailable');
   return files;
 }
 
 /** Streams the file at `path` as the answer (exported for scripts/bench/transfers.ts). */
-export async function sendFile(res: ServerResponse, files: VolumeFiles, path: string, headOnly: boolean): Promise<void> {
+export async function sendFile(res: ServerResponse, files: VolumeFileAccess, path: string, headOnly: boolean): Promise<void> {
   const file = await files.streams.openRead(path);
   try {
     res.writeHead(200, {
@@ -123,20 +125,23 @@ export async function sendFile(res: ServerResponse, files: VolumeFiles, path: st
       return;
     }
     // The length announced is the file's at open: a file growing meanwhile is sent as it was then.
-    const stream = file.handle.createReadStream({
-      start: 0,
-      end: Math.max(0, (file.entry.size_bytes ?? 0) - 1),
-      highWaterMark: CHUNK_BYTES,
-      autoClose: false,
-    });
-    if ((file.entry.size_bytes ?? 0) === 0) {
-      stream.destroy();
-      res.end();
-    } else {
-      await pipeline(stream, res);
-    }
+    // readAt, not a node stream of a descriptor: the file may be open inside an LXD cluster.
+    const size = file.entry.size_bytes ?? 0;
+    if (size === 0) res.end();
+    else await pipeline(Readable.from(chunksOf(file, size)), res);
   } finally {
     await file.close().catch(() => undefined);
+  }
+}
+
+/** The file's first `size` bytes, a block at a time (a file cut short meanwhile ends early). */
+async function* chunksOf(file: OpenedVolumeFile, size: number): AsyncGenerator<Buffer> {
+  for (let position = 0; position < size; ) {
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
+    const read = await file.readAt(buffer, position);
+    if (read === 0) return;
+    position += read;
+    yield read === buffer.length ? buffer : buffer.subarray(0, read);
   }
 }
 
@@ -144,7 +149,7 @@ export async function sendFile(res: ServerResponse, files: VolumeFiles, path: st
 export async function receiveFile(
   req: IncomingMessage,
   res: ServerResponse,
-  files: VolumeFiles,
+  files: VolumeFileAccess,
   path: string,
   volumeBytes: number,
 ): Promise<void> {

@@ -4,7 +4,7 @@
 // work twice. The interface speaks the platform's nouns, never a driver's.
 import type { Duplex } from 'node:stream';
 import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
-import type { VolumeFiles, VolumeImportTarget } from './local/files/index.js';
+import type { VolumeFileAccess, VolumeImportAccess } from './volume-access.js';
 
 export type DriverName = 'local' | 'lxd' | 'kubernetes';
 
@@ -211,9 +211,9 @@ export interface SubstrateDriver {
    * file route, download, file session, SFTP session and import write goes through what this returns.
    * Null when this substrate cannot reach the volume's files.
    */
-  volumeFiles(volumeId: string): VolumeFiles | null;
+  volumeFiles(volumeId: string): VolumeFileAccess | null;
   /** Where an import writes into the volume, through the same confined layer; null as volumeFiles. */
-  volumeImportTarget(volumeId: string): VolumeImportTarget | null;
+  volumeImportTarget(volumeId: string): VolumeImportAccess | null;
 
   /**
    * Makes these ports of the unit reachable at its address from this machine (where the edge forwards

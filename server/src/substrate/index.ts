@@ -23,11 +23,13 @@ export function createSubstrate(name: DriverName, options: SubstrateOptions): Su
         dataDir: options.dataDir,
         pool: lxd.pool,
         target: lxd.target ?? undefined,
+        volumeAccess: lxd.volumeAccess,
         connection: {
           url: lxd.url,
           project: lxd.project,
           cert: lxd.certFile ? readFileSync(lxd.certFile, 'utf8') : undefined,
           key: lxd.keyFile ? readFileSync(lxd.keyFile, 'utf8') : undefined,
+          ca: lxd.serverCertFile ? readFileSync(lxd.serverCertFile, 'utf8') : undefined,
         },
       });
     }

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client.js';
 import { unprocessable } from '../../http/errors.js';
 import type { UserAuth } from '../../http/handler.js';
 import type { SubstrateDriver } from '../../substrate/driver.js';
-import type { VolumeFiles } from '../../substrate/local/files/index.js';
+import type { VolumeFileAccess } from '../../substrate/volume-access.js';
 import { findProduct } from '../catalog/store.js';
 import { requireService, serviceable, serviceNotFound } from '../services/access.js';
 import { findResource, type ResourceRow, type ServiceAccessRow } from '../services/store.js';
@@ -16,7 +16,7 @@ export interface FilesTarget {
   resource: ResourceRow;
   /** The volume whose files these are. */
   volume: ResourceRow;
-  files: VolumeFiles;
+  files: VolumeFileAccess;
 }
 
 export async function filesTarget(

@@ -5,7 +5,7 @@
 // (after a restart of the platform) continues where it was.
 import ssh2 from 'ssh2';
 import type { ConnectConfig, FileEntryWithStats, SFTPWrapper, Stats } from 'ssh2';
-import type { VolumeImportTarget } from '../../substrate/local/files/index.js';
+import type { VolumeImportAccess } from '../../substrate/volume-access.js';
 import { OperationError } from '../../operations/errors.js';
 
 const { Client } = ssh2;
@@ -145,7 +145,7 @@ export async function readRemoteTree(sftp: SFTPWrapper, remotePath: string): Pro
 export interface CopyOptions {
   sftp: SFTPWrapper;
   tree: RemoteTree;
-  target: VolumeImportTarget;
+  target: VolumeImportAccess;
   cancelled(): boolean;
   onProgress(progress: Progress): void;
 }
@@ -198,7 +198,7 @@ async function copyFile(
   sftp: SFTPWrapper,
   remotePath: string,
   file: RemoteFile,
-  target: VolumeImportTarget,
+  target: VolumeImportAccess,
   onBytes: (n: number) => void,
   cancelled: () => boolean,
 ): Promise<boolean> {
@@ -268,7 +268,7 @@ async function readFully(
  * With delete_extraneous, after a complete copy: what the volume holds that the remote tree does not
  * (an import's own temporary files left by a killed run included), deepest first.
  */
-export async function deleteExtraneous(tree: RemoteTree, target: VolumeImportTarget): Promise<number> {
+export async function deleteExtraneous(tree: RemoteTree, target: VolumeImportAccess): Promise<number> {
   const keep = new Set([...tree.files.map((f) => f.path), ...tree.dirs]);
   let removed = 0;
   for (const entry of await target.tree()) {

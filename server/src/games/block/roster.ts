@@ -4,7 +4,7 @@
 // player for each field `include` asks.
 import type { components } from '../../../../generated/api.js';
 import { FileLayerError } from '../../substrate/local/files/errors.js';
-import type { VolumeFiles } from '../../substrate/local/files/volume-files.js';
+import type { VolumeFileAccess } from '../../substrate/volume-access.js';
 import { RconError, type RconClient } from '../rcon/client.js';
 import {
   parseBanlist,
@@ -40,7 +40,7 @@ export class RosterParseError extends Error {
 /** The roster; an RconError (the server's state) or RosterParseError says why there is none. */
 export async function gatherRoster(
   rcon: RconClient,
-  files: VolumeFiles | null,
+  files: VolumeFileAccess | null,
   include: readonly Include[],
 ): Promise<Roster> {
   const list = await onlinePlayers(rcon);
@@ -82,7 +82,7 @@ async function onlinePlayers(rcon: RconClient): Promise<OnlineList> {
   return list;
 }
 
-async function readOps(files: VolumeFiles): Promise<{ name: string }[] | null> {
+async function readOps(files: VolumeFileAccess): Promise<{ name: string }[] | null> {
   try {
     return parseOpsJson((await files.read('/ops.json')).content);
   } catch (err) {

@@ -3,10 +3,14 @@
 // `/`, paths are normalised lexically (a `..` never climbs above `/`, and since no walk ever follows a
 // symbolic link the lexical path is the real one), links are never followed, listed or made.
 import { posix } from 'node:path';
-import type { Stats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
-import { FileLayerError, type VolumeFiles, type VolumeHandles } from '../../substrate/local/files/index.js';
+import { FileLayerError } from '../../substrate/local/files/index.js';
+import type {
+  FileStats,
+  VolumeFileAccess,
+  VolumeFileHandle,
+  VolumeHandleAccess,
+} from '../../substrate/volume-access.js';
 
 const { STATUS_CODE, OPEN_MODE } = ssh2.utils.sftp;
 
@@ -29,10 +33,10 @@ class SftpRefusal extends Error {
 
 const existsAlready = (path: string) => new SftpRefusal(STATUS_CODE.FAILURE, `${path} exists already.`);
 
-type Open = { kind: 'file'; file: FileHandle } | { kind: 'dir'; path: string; entries: FileEntry[] | null };
+type Open = { kind: 'file'; file: VolumeFileHandle } | { kind: 'dir'; path: string; entries: FileEntry[] | null };
 
-export function serveSftp(sftp: SFTPWrapper, files: VolumeFiles, onError: (err: unknown) => void): void {
-  const handles: VolumeHandles = files.handles();
+export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (err: unknown) => void): void {
+  const handles: VolumeHandleAccess = files.handles();
   const open = new Map<number, Open>();
   let nextHandle = 1;
 
@@ -254,7 +258,7 @@ export function pathOf(raw: string): string {
   return posix.normalize(`/${raw}`).replace(/(.)\/+$/, '$1');
 }
 
-async function exists(handles: VolumeHandles, path: string): Promise<boolean> {
+async function exists(handles: VolumeHandleAccess, path: string): Promise<boolean> {
   try {
     await handles.stat(path);
     return true;
@@ -279,7 +283,7 @@ function changesOf(attrs: Partial<Attributes> | undefined) {
   };
 }
 
-function attrsOf(stats: Stats): Attributes {
+function attrsOf(stats: FileStats): Attributes {
   return {
     mode: stats.mode,
     uid: stats.uid,
@@ -293,7 +297,7 @@ function attrsOf(stats: Stats): Attributes {
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** An `ls -l` line, which clients such as OpenSSH's `sftp` print as they get it. */
-function longnameOf(name: string, stats: Stats): string {
+function longnameOf(name: string, stats: FileStats): string {
   const bits = 'rwxrwxrwx'
     .split('')
     .map((c, i) => ((stats.mode >> (8 - i)) & 1 ? c : '-'))

@@ -11,7 +11,7 @@ import type { SubstrateDriver, UnitSpec, UnitStatus } from '../driver.js';
 import { resetMachineAccess } from '../local/access.js';
 import { writeJsonAtomic } from '../local/atomic-file.js';
 import { installedImage, installImage } from '../local/images.js';
-import { VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from '../local/files/index.js';
+import { FileLayerError, VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from '../local/files/index.js';
 import { checkId, ROOTFS, UNIT_FILES, type AgentStatus, type LocalLayout } from '../local/layout.js';
 import { serialPerKey } from '../serial.js';
 import { lxdCapabilities } from './capabilities.js';
@@ -33,7 +33,11 @@ import {
   type Instance,
 } from './instances.js';
 import { unitDirIn, volumeDirIn } from './paths.js';
-import { dropSnapshot, restoreSnapshot, takeSnapshot } from './snapshots.js';
+import { dropSnapshot, restoreSnapshot, takeSnapshot, volumeBytes } from './snapshots.js';
+import { RemoteImportTarget, RemoteVolumeFiles, RemoteVolumeMachine } from './volume-client.js';
+import { volumeHosts } from './volume-host.js';
+import { oneVolumeLayout } from './volume-layout.js';
+import { VolumeSessions } from './volume-session.js';
 import {
   createVolume,
   deleteVolume,
@@ -54,6 +58,12 @@ export interface LxdDriverOptions {
   prefix?: string;
   /** The control plane's DATA_DIR: the image build and contracts of units not created yet. */
   dataDir: string;
+  /**
+   * Where the driver reaches volumes' files (LXD_VOLUME_ACCESS): `host`, their directories on this
+   * machine (a member here, `dir` pool); `instance`, a volume server in the cluster's volume host
+   * instances (volume-host.ts); `auto` (default), `host` over the unix socket, else `instance`.
+   */
+  volumeAccess?: 'auto' | 'host' | 'instance';
 }
 
 const DEFAULT_LIMITS = { 'limits.memory': '512MiB', 'limits.processes': '512' };
@@ -87,7 +97,23 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     if (!dir) throw new Error(`volume ${volumeId} does not exist`);
     return dir;
   }
-  const localVolumes = options.connection.url.startsWith('unix:');
+  const access = options.volumeAccess ?? 'auto';
+  const inCluster = access === 'instance' || (access === 'auto' && !options.connection.url.startsWith('unix:'));
+  const hosts = volumeHosts({ client, pool, prefix, unitImage, serial });
+  const existingVolume = async (volumeId: string) => {
+    const volume = await findVolume(client, pool, volumeName(volumeId));
+    if (!volume) throw new FileLayerError('not-found', 'The volume does not exist.');
+    return volume;
+  };
+  const sessions = new VolumeSessions(async (volumeId) => hosts.openSession(await existingVolume(volumeId), volumeId));
+  const onVolume = (volumeId: string) => new RemoteVolumeMachine(sessions, checkId('volume', volumeId));
+  /** Before LXD deletes or restores the volume: no server holds it, and no host has it attached. */
+  async function release(volumeId: string): Promise<void> {
+    if (!inCluster) return;
+    await sessions.drop(volumeId);
+    const volume = await findVolume(client, pool, volumeName(volumeId));
+    if (volume) await hosts.detach(volume, volumeId);
+  }
   const volumeRoot = (volumeId: string): OwnedVolumeRoot => ({
     async resolve() {
       const dir = await hostDir(volumeId);
@@ -98,19 +124,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
   });
 
   /** The local substrate's volume code, pointed at the one volume's directory on this machine. */
-  const layoutOf = (volumeDir: string): LocalLayout => ({
-    dataDir: options.dataDir,
-    volumesDir: dirname(volumeDir),
-    unitsDir: join(options.dataDir, 'lxd', 'none'),
-    snapshotsDir: join(options.dataDir, 'lxd', 'none'),
-    volumeDir: () => volumeDir,
-    unitDir: () => {
-      throw new Error('units of the LXD substrate live in their instances');
-    },
-    snapshotFile: () => {
-      throw new Error('snapshots of the LXD substrate are LXD snapshots');
-    },
-  });
+  const layoutOf = (volumeDir: string): LocalLayout => oneVolumeLayout(volumeDir, join(options.dataDir, 'lxd'));
 
   async function pushContract(name: string, unitId: string, spec: UnitSignalSpec, running: boolean) {
     const target = `${unitDirIn(unitId)}/${UNIT_FILES.signal}`;
@@ -212,22 +226,30 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       await createVolume(client, pool, volumeName(volume.id), volume.sizeGb);
     },
     async deleteVolume(volumeId) {
+      await release(volumeId);
       await deleteVolume(client, pool, volumeName(volumeId));
     },
     async wipeVolume(volumeId) {
+      if (inCluster) return onVolume(volumeId).wipe();
       const dir = await existingHostDir(volumeId);
       for (const entry of await readdir(dir)) await rm(join(dir, entry), { recursive: true, force: true });
     },
     async installImage(volumeId, imageId) {
+      if (inCluster) return onVolume(volumeId).installImage(imageId);
       const dir = await existingHostDir(volumeId);
       await installImage(layoutOf(dir), volumeId, imageId);
       await shiftToVolumeOwner(dir);
     },
     async installedImage(volumeId) {
+      if (inCluster) {
+        if (!(await findVolume(client, pool, volumeName(volumeId)))) return null;
+        return onVolume(volumeId).installedImage();
+      }
       const dir = await hostDir(volumeId);
       return dir ? installedImage(layoutOf(dir), volumeId) : null;
     },
     async resetMachineAccess(unitId, volumeId) {
+      if (inCluster) return onVolume(volumeId).resetAccess(checkId('unit', unitId));
       const dir = await existingHostDir(volumeId);
       const access = await resetMachineAccess(layoutOf(dir), unitId, volumeId);
       await shiftToVolumeOwner(dir);
@@ -237,18 +259,23 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     async createSnapshot(snapshot, transfer) {
       const volume = await findVolume(client, pool, volumeName(snapshot.volumeId));
       if (!volume) throw new Error(`volume ${snapshot.volumeId} does not exist`);
-      const dir = await volumeHostDir(client, pool, volume);
-      return takeSnapshot(client, pool, volume, checkId('snapshot', snapshot.id), dir, transfer);
+      const measure = inCluster
+        ? () => onVolume(snapshot.volumeId).usedBytes()
+        : async () => volumeBytes(await volumeHostDir(client, pool, volume));
+      return takeSnapshot(client, pool, volume, checkId('snapshot', snapshot.id), measure, transfer);
     },
-    restoreSnapshot: async (snapshot, expected, transfer) =>
-      restoreSnapshot(
+    restoreSnapshot: async (snapshot, expected, transfer) => {
+      // LXD refuses to restore a volume an instance uses, the volume host included.
+      await release(snapshot.volumeId);
+      return restoreSnapshot(
         client,
         pool,
         await findVolume(client, pool, volumeName(snapshot.volumeId)),
         checkId('snapshot', snapshot.id),
         expected,
         transfer,
-      ),
+      );
+    },
     deleteSnapshot: async (snapshot) =>
       dropSnapshot(
         client,
@@ -347,11 +374,17 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
         unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume,
       );
     },
-    // The confined file layer on the volume where its member keeps it on this machine, its new files
-    // given to the instance's mapped root (walk.ts OwnedVolumeRoot). A cluster reached over HTTPS keeps
-    // its volumes elsewhere: no file routes there (README).
-    volumeFiles: (volumeId) => (localVolumes ? new VolumeFiles(volumeRoot(volumeId)) : null),
-    volumeImportTarget: (volumeId) => (localVolumes ? new VolumeImportTarget(volumeRoot(volumeId)) : null),
+    // The confined file layer: on the volume where its member keeps it on this machine, its new files
+    // given to the instance's mapped root (walk.ts OwnedVolumeRoot); or, for a cluster elsewhere, run by
+    // a volume server in the member's volume host, as that instance's root (the units' mapped root too).
+    volumeFiles: (volumeId) =>
+      inCluster
+        ? new RemoteVolumeFiles(sessions, checkId('volume', volumeId))
+        : new VolumeFiles(volumeRoot(volumeId)),
+    volumeImportTarget: (volumeId) =>
+      inCluster
+        ? new RemoteImportTarget(sessions, checkId('volume', volumeId))
+        : new VolumeImportTarget(volumeRoot(volumeId)),
 
     async exposePorts(unitId, ports) {
       const name = instanceName(unitId);
@@ -376,6 +409,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     },
 
     async close({ stopUnits = false } = {}) {
+      await sessions.closeAll();
       if (!stopUnits) return;
       const all = (await client.call<Instance[]>('GET', '/1.0/instances', undefined, { recursion: '1' }))
         .metadata;

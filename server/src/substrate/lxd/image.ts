@@ -33,7 +33,15 @@ const IMAGE_SOURCES = '/opt/svc/server/src';
 const DATA_FILES = ['spec/unit-signal.schema.json'];
 export const AGENT_IN_IMAGE = `${IMAGE_SOURCES}/agent/main.mjs`;
 export const workloadInImage = (program: string) => `${IMAGE_SOURCES}/workloads/${program}.mjs`;
-const PROGRAMS = ['agent/main.ts', 'workloads/block-game.ts', 'workloads/arena-game.ts', 'workloads/web-app.ts'];
+/** The confined file layer's server, run in a volume host instance (volume-host.ts). */
+export const VOLUME_SERVER_IN_IMAGE = `${IMAGE_SOURCES}/substrate/lxd/volume-server/main.mjs`;
+const PROGRAMS = [
+  'agent/main.ts',
+  'workloads/block-game.ts',
+  'workloads/arena-game.ts',
+  'workloads/web-app.ts',
+  'substrate/lxd/volume-server/main.ts',
+];
 // The block game loads flying-squid with createRequire at run time: it goes in bundled on its own, and
 // what that bundle leaves outside as files, all under /opt/svc/node_modules, where Node's lookup from the
 // bundles' folders finds them (image-flying-squid.ts, image-modules.ts).
@@ -43,7 +51,13 @@ const IO_BATCH = 64;
 
 // PID 1. LXD stops an instance with SIGPWR (then kills it after the stop timeout); `wait` returns early
 // when a trapped signal arrives, and the trap then ends the agent, which ends its workload first.
+// A volume host (SVC_ROLE=volumes, volume-host.ts) runs no agent: its PID 1 waits for its stop, and its
+// volume servers come by exec.
 const INIT = `#!/bin/sh
+if [ "$SVC_ROLE" = volumes ]; then
+  trap 'exit 0' PWR TERM INT
+  while :; do sleep 3600 & wait $!; done
+fi
 unit_dir="$SVC_UNIT_DIR"
 agent=
 stop() {

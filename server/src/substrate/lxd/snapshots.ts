@@ -27,14 +27,15 @@ export async function takeSnapshot(
   pool: Pool,
   volume: VolumeRecord,
   name: string,
-  hostDir: string,
+  /** Bytes on the volume now (where its files are reached: volumeBytes, or the volume server). */
+  measure: () => Promise<number>,
   options: TransferOptions = {},
 ): Promise<SnapshotInfo> {
   const at = onMember(volume);
   const existing = await client.find<SnapshotRecord>(`${snapshotsPath(pool, volume)}/${name}`, at);
   const taken = existing ? infoOf(volume, existing) : null;
   if (taken) return taken;
-  const size = await measure(hostDir);
+  const size = Math.max(1, await measure());
   options.onProgress?.(0, size);
   if (!existing) await client.run('POST', snapshotsPath(pool, volume), { name }, at);
   const description = `svc-snapshot ${randomBytes(16).toString('hex')} ${size}`;
@@ -84,8 +85,8 @@ function infoOf(volume: VolumeRecord, record: SnapshotRecord): SnapshotInfo | nu
   return { sizeBytes: Number(mark[2]), sha256 };
 }
 
-/** Bytes on the volume (at least 1: an empty volume still has its directory). */
-async function measure(dir: string): Promise<number> {
+/** Bytes under a directory of this machine (at least 1: an empty volume still has its directory). */
+export async function volumeBytes(dir: string): Promise<number> {
   const { stdout } = await run('du', ['-s', '-b', dir]);
   return Math.max(1, Number(stdout.split('\t')[0]));
 }

@@ -7,6 +7,7 @@ import { lstat, open, readdir, truncate, utimes, chmod, type FileHandle } from '
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import type { VolumeHandleAccess } from '../../volume-access.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 /** Linux's O_PATH, which Node does not export. */
@@ -35,7 +36,7 @@ export interface Attributes {
   mtime?: number | Date;
 }
 
-export class VolumeHandles {
+export class VolumeHandles implements VolumeHandleAccess {
   constructor(private readonly root: VolumeRoot) {}
 
   /** A regular file of the volume, opened; the caller closes it. A directory or anything else is refused. */

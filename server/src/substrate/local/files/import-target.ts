@@ -11,6 +11,7 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath } from './path.js';
 import { VolumeFiles } from './volume-files.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import type { VolumeImportAccess } from '../../volume-access.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = constants;
 /** Temporary files of an import; a delete_extraneous pass never counts them as the customer's. */
@@ -36,7 +37,7 @@ export interface VolumeTreeEntry {
   kind: 'file' | 'directory' | 'other';
 }
 
-export class VolumeImportTarget {
+export class VolumeImportTarget implements VolumeImportAccess {
   private readonly files: VolumeFiles;
 
   constructor(private readonly root: VolumeRoot) {

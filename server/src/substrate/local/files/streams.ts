@@ -9,6 +9,7 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
+import type { VolumeStreamAccess } from '../../volume-access.js';
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 
@@ -40,7 +41,7 @@ export interface PendingFile {
   discard(): Promise<void>;
 }
 
-export class VolumeStreams {
+export class VolumeStreams implements VolumeStreamAccess {
   /** `root`: the volume's directory on this machine (see VolumeFiles). */
   constructor(private readonly root: VolumeRoot) {}
 

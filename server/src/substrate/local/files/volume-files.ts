@@ -13,6 +13,7 @@ import { parseVolumePath, type VolumePath } from './path.js';
 import { VolumeHandles } from './handles.js';
 import { VolumeStreams } from './streams.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import type { VolumeFileAccess } from '../../volume-access.js';
 
 // libuv opens every descriptor close-on-exec already.
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
@@ -44,7 +45,7 @@ export interface FileContent {
   size_bytes: number;
 }
 
-export class VolumeFiles {
+export class VolumeFiles implements VolumeFileAccess {
   /** Reads and writes of any size, for transfers (streams.ts). */
   readonly streams: VolumeStreams;
 

@@ -1,0 +1,99 @@
+// What the platform's file paths (file routes, gateway downloads and sessions, SFTP, imports, the game
+// roster) ask of a volume's files, apart from where the confined file layer runs: on this machine
+// (local/files/, the local substrate and an LXD member whose volumes are here) or inside an LXD cluster
+// over an exec stream (lxd/volume-client.ts). Both answer the layer's refusals as FileLayerError.
+import type { Stats } from 'node:fs';
+import type {
+  Attributes,
+  FileContent,
+  FileEntry,
+  IncomingFile,
+  Listing,
+  LocalFileInfo,
+  OpenMode,
+} from './local/files/index.js';
+import type { VolumeTreeEntry } from './local/files/import-target.js';
+
+/** What SFTP shows of an entry: node's Stats carries all of it. */
+export type FileStats = Pick<
+  Stats,
+  | 'mode'
+  | 'uid'
+  | 'gid'
+  | 'size'
+  | 'nlink'
+  | 'atimeMs'
+  | 'mtimeMs'
+  | 'atime'
+  | 'mtime'
+  | 'isFile'
+  | 'isDirectory'
+>;
+
+export interface NamedFileStats {
+  name: string;
+  stats: FileStats;
+}
+
+/** An open regular file of a volume, as SFTP uses it (a node FileHandle is one). */
+export interface VolumeFileHandle {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  write(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
+  stat(): Promise<FileStats>;
+  truncate(length: number): Promise<void>;
+  chmod(mode: number): Promise<void>;
+  utimes(atime: number | Date, mtime: number | Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface VolumeHandleAccess {
+  openFile(path: string, mode: OpenMode): Promise<VolumeFileHandle>;
+  listAll(path: string): Promise<NamedFileStats[]>;
+  stat(path: string): Promise<FileStats>;
+  setAttributes(path: string, attrs: Attributes): Promise<void>;
+}
+
+/** A regular file open for reading; the caller closes it. */
+export interface OpenedVolumeFile {
+  readonly entry: FileEntry;
+  /** Reads up to `length` bytes at `position` into `buffer`; 0 at the end. */
+  readAt(buffer: Buffer, position: number, length?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A new file beside `path`; exactly one of commit and discard is called (streams.ts PendingFile). */
+export interface PendingVolumeFile {
+  readonly path: string;
+  readonly replacedBytes: number;
+  writeAt(buffer: Buffer, position: number): Promise<void>;
+  commit(): Promise<FileEntry>;
+  discard(): Promise<void>;
+}
+
+export interface VolumeStreamAccess {
+  openRead(path: string): Promise<OpenedVolumeFile>;
+  createPending(path: string): Promise<PendingVolumeFile>;
+  usedBytes(): Promise<number>;
+}
+
+export interface VolumeFileAccess {
+  readonly streams: VolumeStreamAccess;
+  handles(): VolumeHandleAccess;
+  list(path: string): Promise<Listing>;
+  stat(path: string): Promise<FileEntry>;
+  read(path: string): Promise<FileContent>;
+  write(path: string, content: string | Buffer, options?: { maxBytes?: number }): Promise<FileEntry>;
+  mkdir(path: string): Promise<FileEntry>;
+  remove(path: string, options?: { recursive?: boolean }): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  chmod(path: string, mode: number): Promise<void>;
+}
+
+export interface VolumeImportAccess {
+  fileInfo(path: string): Promise<LocalFileInfo | null>;
+  mkdir(path: string): Promise<void>;
+  remove(path: string): Promise<void>;
+  create(path: string): Promise<IncomingFile>;
+  removeLeftovers(): Promise<number>;
+  tree(): Promise<VolumeTreeEntry[]>;
+}
