@@ -29,6 +29,7 @@ import {
   listedInstance,
   readInstanceFile,
   setState,
+  withoutNetwork,
   writeInstanceFile,
   type Instance,
 } from './instances.js';
@@ -184,6 +185,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
             ...(unit.address ? { 'user.svc.address': unit.address } : {}),
           },
           devices: {
+            ...(await withoutNetwork(client)),
             volume: { type: 'disk', pool: pool.name, source: volume.name, path: volumeDirIn(unit.volumeId) },
             ...(unit.address ? portDevices(PRIVATE, unit.address, unit.privatePorts ?? []) : {}),
           },

@@ -151,3 +151,19 @@ function safeError(body: Buffer): string {
     return body.toString('utf8').slice(0, 200);
   }
 }
+
+/**
+ * Devices that mask the default profile's network devices (`type: none`), for instances that must reach
+ * nothing but through the platform: units (their ports are proxy devices the edge forwards to) and the
+ * volume hosts. A cluster whose default profile gives a NIC (`lxd init`'s usual bridge) would otherwise
+ * put every unit on the member's network, past the edge and its firewall.
+ */
+export async function withoutNetwork(client: LxdClient): Promise<Record<string, Record<string, string>>> {
+  const profile = await client.find<{ devices: Record<string, Record<string, string>> }>(
+    '/1.0/profiles/default',
+  );
+  const masked: Record<string, Record<string, string>> = {};
+  for (const [name, device] of Object.entries(profile?.devices ?? {}))
+    if (device.type === 'nic' || device.type === 'infiniband') masked[name] = { type: 'none' };
+  return masked;
+}

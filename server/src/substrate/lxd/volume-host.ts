@@ -7,7 +7,7 @@
 // the driver detaches it first (detach).
 import { isConflict, LxdError, type LxdClient } from './client.js';
 import { startExec } from './exec-session.js';
-import { findInstance, setState, type Instance } from './instances.js';
+import { findInstance, setState, withoutNetwork, type Instance } from './instances.js';
 import { VOLUME_SERVER_IN_IMAGE, type UnitImage } from './image.js';
 import { execPipe, VolumeSession } from './volume-session.js';
 import type { Pool, VolumeRecord } from './volumes.js';
@@ -48,7 +48,7 @@ export function volumeHosts(options: VolumeHostOptions) {
       host = null;
     }
     if (!host) {
-      const devices = await withoutNetwork();
+      const devices = await withoutNetwork(client);
       try {
         await client.run(
           'POST',
@@ -82,17 +82,6 @@ export function volumeHosts(options: VolumeHostOptions) {
       }
     }
     return host;
-  }
-
-  /** Devices that mask the default profile's network devices: the host reaches nothing but its volumes. */
-  async function withoutNetwork(): Promise<Record<string, Record<string, string>>> {
-    const profile = await client.find<{ devices: Record<string, Record<string, string>> }>(
-      '/1.0/profiles/default',
-    );
-    const masked: Record<string, Record<string, string>> = {};
-    for (const [name, device] of Object.entries(profile?.devices ?? {}))
-      if (device.type === 'nic' || device.type === 'infiniband') masked[name] = { type: 'none' };
-    return masked;
   }
 
   /** Attaches the volume to its member's host (attached already counts as done); answers the host's name. */
