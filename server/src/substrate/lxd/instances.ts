@@ -167,3 +167,24 @@ export async function withoutNetwork(client: LxdClient): Promise<Record<string, 
     if (device.type === 'nic' || device.type === 'infiniband') masked[name] = { type: 'none' };
   return masked;
 }
+
+/**
+ * Sets the instance's own devices to exactly `devices`, the rest of its configuration as `full` (its
+ * GET) has it. PUT, not PATCH: a PATCH merges devices and cannot take one away.
+ */
+export async function putDevices(
+  client: LxdClient,
+  name: string,
+  full: Record<string, unknown>,
+  devices: Record<string, unknown>,
+): Promise<void> {
+  await client.run('PUT', `/1.0/instances/${name}`, {
+    architecture: full.architecture,
+    config: full.config,
+    description: full.description,
+    ephemeral: full.ephemeral,
+    profiles: full.profiles,
+    stateful: full.stateful,
+    devices,
+  });
+}

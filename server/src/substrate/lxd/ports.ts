@@ -4,7 +4,7 @@
 // allocations there, as it does to the local substrate's processes.
 import type { ExposedPort } from '../driver.js';
 import type { LxdClient } from './client.js';
-import type { Instance } from './instances.js';
+import { putDevices, type Instance } from './instances.js';
 
 /** Devices of the allocations' ports (exposePorts) and of the ports the control plane reaches (RCON). */
 export const ALLOCATED = 'port-';
@@ -45,20 +45,18 @@ export async function setPortDevices(
   const kept = Object.fromEntries(Object.entries(current).filter(([name]) => !name.startsWith(prefix)));
   const next = { ...kept, ...wanted };
   if (sameDevices(current, next)) return;
-  // PUT, not PATCH: a PATCH merges devices, so a released port would stay.
-  const { metadata: full } = await client.call<Record<string, unknown>>('GET', `/1.0/instances/${instance.name}`);
-  await client.run('PUT', `/1.0/instances/${instance.name}`, {
-    architecture: full.architecture,
-    config: full.config,
-    description: full.description,
-    ephemeral: full.ephemeral,
-    profiles: full.profiles,
-    stateful: full.stateful,
-    devices: next,
-  });
+  // Exactly these: a released port's device goes.
+  const { metadata: full } = await client.call<Record<string, unknown>>(
+    'GET',
+    `/1.0/instances/${instance.name}`,
+  );
+  await putDevices(client, instance.name, full, next);
 }
 
-function sameDevices(a: Record<string, Record<string, string>>, b: Record<string, Record<string, string>>): boolean {
+function sameDevices(
+  a: Record<string, Record<string, string>>,
+  b: Record<string, Record<string, string>>,
+): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   const canonical = (d: Record<string, string> | undefined) => JSON.stringify(Object.entries(d ?? {}).sort());

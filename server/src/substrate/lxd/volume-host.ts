@@ -7,7 +7,7 @@
 // the driver detaches it first (detach).
 import { isConflict, LxdError, type LxdClient } from './client.js';
 import { startExec } from './exec-session.js';
-import { findInstance, setState, withoutNetwork, type Instance } from './instances.js';
+import { findInstance, putDevices, setState, withoutNetwork, type Instance } from './instances.js';
 import { VOLUME_SERVER_IN_IMAGE, type UnitImage } from './image.js';
 import { execPipe, VolumeSession } from './volume-session.js';
 import type { Pool, VolumeRecord } from './volumes.js';
@@ -130,16 +130,7 @@ export function volumeHosts(options: VolumeHostOptions) {
       if (!full?.devices?.[device]) return;
       const devices = { ...full.devices };
       delete devices[device];
-      // PUT, not PATCH: a PATCH merges devices and cannot take one away.
-      await client.run('PUT', `/1.0/instances/${name}`, {
-        architecture: full.architecture,
-        config: full.config,
-        description: full.description,
-        ephemeral: full.ephemeral,
-        profiles: full.profiles,
-        stateful: full.stateful,
-        devices,
-      });
+      await putDevices(client, name, full, devices);
     });
   }
 
