@@ -10,6 +10,7 @@ import { connect, type Sql } from '../../server/src/db/client.js';
 import type { Staff } from '../admin-content/staff.js';
 import type { Caller } from '../support/organizations.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { randomPortPool } from '../support/edge.js';
 import { PRODUCTS, serviceCustomer } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
@@ -29,7 +30,12 @@ let watch: Sql;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' }, dbPoolMax: 20 });
+  // A pool of 400 ports: 20 draws at once often draw the same port, which must be passed over (another
+  // transaction is taking it), not waited for.
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', PORT_POOL: randomPortPool(400) },
+    dbPoolMax: 20,
+  });
   ({ staff, owner, orgId, projectId } = await serviceCustomer(app, smtp, 'parallel'));
   // The sign-in mail needed the worker; from here what is tested is the API's transaction, not the
   // substrate's work, so the provisionings stay queued.

@@ -75,10 +75,11 @@ export interface NewAllocation {
 
 /**
  * Takes a free public port of the pool at random and records the allocation; undefined when the pool
- * has none left. Two transactions rarely draw the same port, so none waits for another's commit: a draw
- * that meets a port taken meanwhile draws again. After a few such draws (a pool nearly full) it takes
- * the address's advisory lock, held to the end of the caller's transaction, so allocations under it
- * go one at a time and a pool with any port left is searched to the end.
+ * has none left. No transaction waits for another's commit: a port is claimed with a try-lock of its
+ * own before it is inserted, so a port another transaction is taking (its row not committed yet, which
+ * the insert would wait for) is passed over and another drawn. After a few such draws (a pool nearly
+ * full) it takes the address's advisory lock, held to the end of the caller's transaction, and waits
+ * for a drawn port's lock, so a pool with any port left is searched to the end.
  */
 export async function insertAllocation(
   db: Db,
@@ -86,28 +87,35 @@ export async function insertAllocation(
   now: Date,
 ): Promise<AllocationRow | undefined> {
   for (let draw = 1; ; draw += 1) {
-    if (draw === LOCK_FREE_DRAWS + 1) await db`select pg_advisory_xact_lock(hashtext(${`port_pool:${input.externalIp}`}))`;
-    const [drawn] = await db<{ candidates: number; id: string | null }[]>`
-      with candidate as (
-        select p from generate_series(${input.pool.from}::int, ${input.pool.to}::int) p
-        where not exists (select 1 from port_allocations a where a.external_ip = ${input.externalIp}::inet and a.external_port = p)
-          and (${input.internalPort}::int is not null or not exists (
-                select 1 from port_allocations a
-                where a.service_instance_id = ${input.serviceId} and a.internal_port = p and a.protocol = ${input.protocol}))
-        order by random()
-        limit 1
-      ), made as (
-        insert into port_allocations (id, service_instance_id, resource_id, external_ip, external_port, internal_port,
-                                      protocol, is_primary, is_system, allocated_at)
-        select ${randomUUID()}, ${input.serviceId}, ${input.resourceId}, ${input.externalIp}::inet, p,
-               coalesce(${input.internalPort}::int, p), ${input.protocol}, ${input.isPrimary}, ${input.isSystem}, ${now}
-        from candidate
-        on conflict (external_ip, external_port) do nothing
-        returning id
-      )
-      select (select count(*) from candidate)::int as candidates, (select id from made) as id`;
-    if (drawn!.candidates === 0) return undefined;
-    if (drawn!.id) return findAllocation(db, input.serviceId, drawn!.id);
+    const patient = draw > LOCK_FREE_DRAWS;
+    if (draw === LOCK_FREE_DRAWS + 1)
+      await db`select pg_advisory_xact_lock(hashtext(${`port_pool:${input.externalIp}`}))`;
+    const [drawn] = await db<{ p: number }[]>`
+      select p from generate_series(${input.pool.from}::int, ${input.pool.to}::int) p
+      where not exists (select 1 from port_allocations a where a.external_ip = ${input.externalIp}::inet and a.external_port = p)
+        and (${input.internalPort}::int is not null or not exists (
+              select 1 from port_allocations a
+              where a.service_instance_id = ${input.serviceId} and a.internal_port = p and a.protocol = ${input.protocol}))
+      order by random()
+      limit 1`;
+    if (!drawn) return undefined;
+    const key = `port:${input.externalIp}:${drawn.p}`;
+    if (patient) await db`select pg_advisory_xact_lock(hashtext(${key}))`;
+    else {
+      const [claim] = await db<
+        { claimed: boolean }[]
+      >`select pg_try_advisory_xact_lock(hashtext(${key})) as claimed`;
+      if (!claim!.claimed) continue;
+    }
+    // Taken and committed since it was drawn: another draw.
+    const [made] = await db<{ id: string }[]>`
+      insert into port_allocations (id, service_instance_id, resource_id, external_ip, external_port, internal_port,
+                                    protocol, is_primary, is_system, allocated_at)
+      values (${randomUUID()}, ${input.serviceId}, ${input.resourceId}, ${input.externalIp}::inet, ${drawn.p},
+              coalesce(${input.internalPort}::int, ${drawn.p}), ${input.protocol}, ${input.isPrimary}, ${input.isSystem}, ${now})
+      on conflict (external_ip, external_port) do nothing
+      returning id`;
+    if (made) return findAllocation(db, input.serviceId, made.id);
   }
 }
 const LOCK_FREE_DRAWS = 3;
