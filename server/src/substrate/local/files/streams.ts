@@ -10,19 +10,16 @@ import { parseVolumePath, type VolumePath } from './path.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
 import type { VolumeStreamAccess } from '../../volume-access.js';
+import type { OpenedVolumeFile, PendingVolumeFile } from '../../volume-access.js';
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 
 /** Temporary files of uploads start with this; a listing shows them like any file while they fill. */
 export const TEMP_PREFIX = '.svc-upload-';
 
-/** A regular file of the volume, open for reading; the caller closes it. */
-export interface OpenedFile {
+/** A regular file of the volume, open for reading, with its descriptor; the caller closes it. */
+export interface OpenedFile extends OpenedVolumeFile {
   readonly handle: FileHandle;
-  readonly entry: FileEntry;
-  /** Reads up to `length` bytes at `position` into `buffer`; 0 at the end. */
-  readAt(buffer: Buffer, position: number, length?: number): Promise<number>;
-  close(): Promise<void>;
 }
 
 /**
@@ -30,15 +27,8 @@ export interface OpenedFile {
  * descriptor). `commit` renames it over `path` atomically; `discard` removes it. Exactly one of them
  * must be called.
  */
-export interface PendingFile {
+export interface PendingFile extends PendingVolumeFile {
   readonly handle: FileHandle;
-  /** The normalised path it will replace. */
-  readonly path: string;
-  /** Bytes of the file that `commit` replaces (0 when none): an upload's room within the volume. */
-  readonly replacedBytes: number;
-  writeAt(buffer: Buffer, position: number): Promise<void>;
-  commit(): Promise<FileEntry>;
-  discard(): Promise<void>;
 }
 
 export class VolumeStreams implements VolumeStreamAccess {
