@@ -5,12 +5,13 @@
 // reading back that nothing changed (a provider on a private address outside the allowed networks
 // included), the limit of 20 under parallel requests, 404 for products without the feature and 501
 // while the deployment capability is off.
-import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomUUID, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyRecords } from '../../server/src/features/domain-connect/apply-url.js';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startTestDns, type TestDns } from '../support/dns.js';
+import { eventually } from '../jobs/support.js';
 import { startTestProvider, syncSettings, type TestProvider } from '../support/domain-connect-provider.js';
 import { randomPortPool } from '../support/edge.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
@@ -271,6 +272,49 @@ describe('linking', () => {
       app.config.capabilities.domain_connect = true;
     }
     expect(await rows()).toEqual(before);
+  });
+});
+
+describe('a slow provider', () => {
+  it('is asked with no transaction open; a keyed retry answers the first answer again without asking', async () => {
+    customerDomain('slow-games.com');
+    let answer!: () => void;
+    provider.stalls.set('slow-games.com', new Promise<void>((resolve) => (answer = resolve)));
+    const key = randomUUID();
+    const keyed = () =>
+      owner.api.domainConnectLink({
+        path: { id: rival.serviceInstanceId },
+        body: { domain: 'slow-games.com' },
+        header: { 'Idempotency-Key': key },
+      });
+    const settings = 'GET /v2/slow-games.com/settings';
+    const pending = keyed();
+    await eventually(async () => provider.requests.includes(settings));
+    // Nothing of the request's is held while the provider is silent: no transaction open since before it
+    // was asked (one is open across the ask when discovery runs inside it).
+    const [seen] = await app.sql<{ at: Date }[]>`select clock_timestamp() as at`;
+    const held = await app.sql`
+      select state, xact_start from pg_stat_activity
+      where datname = current_database() and state like 'idle in transaction%' and xact_start < ${seen!.at}`;
+    expect(held).toEqual([]);
+    answer();
+    const first = await pending;
+    expect(first).toMatchObject({ domain: 'slow-games.com', host: '', status: 'pending' });
+    expect(await keyed()).toEqual(first);
+    expect(provider.requests.filter((r) => r === settings)).toHaveLength(1);
+    const [n] = await app.sql<{ n: number }[]>`
+      select count(*)::int as n from domain_connect_links where domain = 'slow-games.com'`;
+    expect(n!.n).toBe(1);
+    // The same key with another request is refused before anything is asked.
+    const other = await refusal(
+      owner.api.domainConnectLink({
+        path: { id: rival.serviceInstanceId },
+        body: { domain: 'slow-games.com', host: 'www' },
+        header: { 'Idempotency-Key': key },
+      }),
+    );
+    expect([other.status, other.code]).toEqual([422, 'idempotency-key-reused']);
+    expect(provider.requests.filter((r) => r === settings)).toHaveLength(1);
   });
 });
 

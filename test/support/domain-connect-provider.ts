@@ -2,7 +2,7 @@
 // a non-public address only inside DOMAIN_CONNECT_ALLOWED_NETWORKS, and then over http). It answers
 // `GET /v2/{domain}/settings` with the settings a test gives per domain (404 for others) and template
 // lookups `GET /v2/domainTemplates/providers/{providerId}/services/{serviceId}` for the templates it
-// holds; every request is recorded.
+// holds; every request is recorded, and a test may hold a domain's settings answer back.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +17,8 @@ export interface TestProvider {
   templates: Set<string>;
   /** Every request as `METHOD path`. */
   requests: string[];
+  /** Domains whose settings request waits for its promise before it is answered. */
+  stalls: Map<string, Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -24,11 +26,13 @@ export async function startTestProvider(address = '127.0.0.1'): Promise<TestProv
   const settings = new Map<string, unknown>();
   const templates = new Set<string>();
   const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
+  const stalls = new Map<string, Promise<void>>();
+  const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     requests.push(`${req.method} ${path}`);
     const settingsOf = /^\/v2\/([^/]+)\/settings$/.exec(path);
     const template = /^\/v2\/domainTemplates\/providers\/([^/]+)\/services\/([^/]+)$/.exec(path);
+    if (settingsOf) await stalls.get(settingsOf[1]!);
     if (req.method === 'GET' && settingsOf && settings.has(settingsOf[1]!)) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(settings.get(settingsOf[1]!)));
@@ -48,6 +52,7 @@ export async function startTestProvider(address = '127.0.0.1'): Promise<TestProv
     settings,
     templates,
     requests,
+    stalls,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -11,7 +11,7 @@ import { holdsAnySystemPermission } from '../authz/staff.js';
 import { invalidFieldValue } from './errors.js';
 import type { CallerKind, Deps, Handler, Handlers, RequestContext, UserAuth } from './handler.js';
 import type { Sql, TransactionSql } from '../db/client.js';
-import { claimedContext, idempotent } from '../operations/idempotency.js';
+import { claimedContext, claimsOwnKey, idempotent } from '../operations/idempotency.js';
 import { hasPendingUpload, readUpload } from './multipart.js';
 import type { ValidatedRequest } from './validator.js';
 
@@ -73,7 +73,8 @@ function hasNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) return value.some(hasNul);
-  for (const key in value) if (Object.hasOwn(value, key) && hasNul((value as Record<string, unknown>)[key])) return true;
+  for (const key in value)
+    if (Object.hasOwn(value, key) && hasNul((value as Record<string, unknown>)[key])) return true;
   return false;
 }
 
@@ -130,7 +131,9 @@ const CALLER_KINDS: readonly string[] = ['anonymous', 'session', 'token', 'appli
 function ruleOf(id: string, op: BindableOperation): OperationRule | null {
   const unknown = op.callers.filter((c) => !CALLER_KINDS.includes(c));
   if (op.callers.length === 0 || unknown.length > 0) {
-    throw new Error(`operation ${id} must declare x-callers (${CALLER_KINDS.join(', ')}); got [${op.callers.join(', ')}]`);
+    throw new Error(
+      `operation ${id} must declare x-callers (${CALLER_KINDS.join(', ')}); got [${op.callers.join(', ')}]`,
+    );
   }
   const anonymous = op.callers.includes('anonymous');
   if (anonymous !== (op.security.length === 0) || (anonymous && op.callers.length > 1)) {
@@ -145,7 +148,6 @@ function ruleOf(id: string, op: BindableOperation): OperationRule | null {
     serviceScoped: op.serviceScoped ?? false,
   };
 }
-
 
 type Result = { status: number; body?: unknown; contentType?: string; headers?: Record<string, string> };
 
@@ -197,13 +199,21 @@ export function bindOperations(
     methods.set(op.method.toUpperCase(), {
       id,
       path: op.path,
-      keyed: (op.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
+      // A handler that claims its key itself (after work that must not hold a transaction) is not wrapped.
+      keyed:
+        (op.parameters ?? []).some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key') &&
+        !claimsOwnKey(handlers[id]),
       rule: ruleOf(id, op),
       handler: handlers[id] as Handler<OperationId>,
     });
   }
 
-  async function run(bound: Bound, params: Record<string, unknown>, req: Request, res: Response): Promise<void> {
+  async function run(
+    bound: Bound,
+    params: Record<string, unknown>,
+    req: Request,
+    res: Response,
+  ): Promise<void> {
     res.locals.routeTemplate = bound.path;
     const ctx = new HttpContext(deps, req, res.locals.requestId as string);
     refuseNul('path', params);
@@ -240,7 +250,8 @@ export function bindOperations(
     res.statusCode = result.status;
     // 204 and 304 never carry a body (their typed results have none).
     if (result.body === undefined || result.status === 304) res.end();
-    else if (Buffer.isBuffer(result.body)) res.type(result.contentType ?? 'application/octet-stream').send(result.body);
+    else if (Buffer.isBuffer(result.body))
+      res.type(result.contentType ?? 'application/octet-stream').send(result.body);
     else res.json(result.body);
   }
 

@@ -88,12 +88,7 @@ export async function idempotent<S extends number, B>(
     if (claimed.length === 0) {
       const [first] = await tx<{ request_digest: Buffer; status: number; body: string }[]>`
         select request_digest, status, body::text as body from idempotency_keys where caller = ${caller} and key = ${key}`;
-      if (!first || !first.request_digest.equals(digest)) {
-        throw unprocessable(
-          'idempotency-key-reused',
-          'This Idempotency-Key was used for a different request in the last 24 hours; use a new key.',
-        );
-      }
+      if (!first || !first.request_digest.equals(digest)) throw keyReused();
       return { status: first.status as S, body: (await openAnswer(ctx, JSON.parse(first.body))) as B };
     }
     const answer = await work(tx);
@@ -106,10 +101,53 @@ export async function idempotent<S extends number, B>(
   });
 }
 
+/**
+ * The stored answer to this key, before any transaction: for a handler that claims its key itself
+ * (`claimsKeyItself`) after slow work that must hold nothing, so a retry of a request that succeeded is
+ * answered again rather than refused by that request's own effect. idempotent() still decides a race.
+ */
+export async function storedAnswer(
+  ctx: RequestContext,
+  auth: UserAuth,
+  operationId: string,
+  request: unknown,
+): Promise<StoredAnswer<number, unknown> | undefined> {
+  const key = ctx.header('idempotency-key');
+  if (key === undefined) return undefined;
+  const since = new Date(ctx.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS);
+  const [first] = await ctx.sql<{ request_digest: Buffer; status: number; body: string }[]>`
+    select request_digest, status, body::text as body from idempotency_keys
+    where caller = ${callerKey(auth)} and key = ${key} and created_at > ${since}`;
+  if (!first) return undefined;
+  if (!first.request_digest.equals(requestDigest(operationId, request))) throw keyReused();
+  return { status: first.status, body: await openAnswer(ctx, JSON.parse(first.body)) };
+}
+
+const keyReused = () =>
+  unprocessable(
+    'idempotency-key-reused',
+    'This Idempotency-Key was used for a different request in the last 24 hours; use a new key.',
+  );
+
+/** Marks a handler that runs slow work outside any transaction and then calls idempotent() itself. */
+const OWN_KEY = Symbol('claims its Idempotency-Key itself');
+export function claimsKeyItself<H extends (...args: never[]) => unknown>(handler: H): H {
+  return Object.assign(handler, { [OWN_KEY]: true });
+}
+export const claimsOwnKey = (handler: unknown): boolean =>
+  typeof handler === 'function' && (handler as { [OWN_KEY]?: true })[OWN_KEY] === true;
+
 /** A stored answer: sealed (current rows) or plain JSON (rows kept before answers were sealed). */
 async function openAnswer(ctx: RequestContext, stored: unknown): Promise<unknown> {
-  if (stored !== null && typeof stored === 'object' && Object.keys(stored).length === 1 && typeof (stored as { sealed?: unknown }).sealed === 'string') {
-    return JSON.parse((await ctx.box.open('idempotent-answer', (stored as { sealed: string }).sealed)).toString('utf8'));
+  if (
+    stored !== null &&
+    typeof stored === 'object' &&
+    Object.keys(stored).length === 1 &&
+    typeof (stored as { sealed?: unknown }).sealed === 'string'
+  ) {
+    return JSON.parse(
+      (await ctx.box.open('idempotent-answer', (stored as { sealed: string }).sealed)).toString('utf8'),
+    );
   }
   return stored;
 }

@@ -10,7 +10,7 @@ import { gamePlatformName } from '../../dns/platform-names.js';
 import { lookupSrv } from '../../dns/resolver.js';
 import { capabilityNotAvailable, invalidFieldValue, notFound, unprocessable } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
-import { idempotent } from '../../operations/idempotency.js';
+import { claimsKeyItself, idempotent, storedAnswer } from '../../operations/idempotency.js';
 import { requireService, requireServiceable, serviceNotFound } from '../services/access.js';
 import type { ServiceAccessRow } from '../services/store.js';
 import { applyUrl } from './apply-url.js';
@@ -92,40 +92,41 @@ export const domainConnectHandlers: AreaHandlers<
     };
   },
 
-  async domainConnectLink({ path, body, auth, ctx }) {
+  // The provider's discovery (DNS, then its settings over HTTP) runs before any transaction: a slow or
+  // silent provider holds no connection and no lock. So this handler claims its key itself, after it.
+  domainConnectLink: claimsKeyItself(async ({ path, body, auth, ctx }) => {
     const names = parseLinkNames(body.domain, body.host ?? '');
-    return idempotent(ctx, auth, 'domainConnectLink', { path, body }, async (tx) => {
-      const first = await connectService(ctx, tx, path.id, auth, 'services.manage');
-      if (!names.ok)
-        throw invalidFieldValue(names.reason, [
-          { location: 'body', pointer: names.pointer, message: names.reason },
-        ]);
-      requireServiceable(first);
-      const { config } = ctx;
-      const zones = [config.platformDomain, ...(await store.parentDomains(tx))];
-      const zone = zones.find((z) => overlaps(names.domain, z));
-      if (zone !== undefined)
-        throw refused(
-          'platform_domain',
-          `${names.domain} belongs to the platform (${zone}); link a domain of your own.`,
-        );
-      const serviceId = first.service.id;
-      // Cheap refusals before any lookup; both are decided again under the lock below.
-      if (await store.isLinked(tx, serviceId, names.domain, names.host))
-        throw refused('already_linked', `${names.hostname} is linked to this service already.`);
-      if ((await store.countLinks(tx, serviceId)) >= LINK_LIMIT) throw limitReached();
-      const srv = await store.srvOf(tx, serviceId);
-      if (srv.port === null)
-        throw refused(
-          'no_primary_allocation',
-          'The service has no primary allocation for the SRV record to point at yet.',
-        );
-      const srvTarget = gamePlatformName(srv.slug, serviceId, config.platformDomain);
+    const request = { path, body };
+    const stored = await storedAnswer(ctx, auth, 'domainConnectLink', request);
+    if (stored) return stored as { status: 201; body: ReturnType<typeof toLink> };
+    const { config } = ctx;
+    const first = await connectService(ctx, ctx.sql, path.id, auth, 'services.manage');
+    if (!names.ok)
+      throw invalidFieldValue(names.reason, [
+        { location: 'body', pointer: names.pointer, message: names.reason },
+      ]);
+    requireServiceable(first);
+    const zones = [config.platformDomain, ...(await store.parentDomains(ctx.sql))];
+    const zone = zones.find((z) => overlaps(names.domain, z));
+    if (zone !== undefined)
+      throw refused(
+        'platform_domain',
+        `${names.domain} belongs to the platform (${zone}); link a domain of your own.`,
+      );
+    const serviceId = first.service.id;
+    // Cheap refusals before any lookup; all are decided again under the service's lock below.
+    await refuseLink(ctx.sql, serviceId, names);
+    const found = await discover(names.domain, config);
+    if (!found.ok) throw refused(found.reason, found.detail);
+    const { template, signingKey, signingKeyId } = config.domainConnect;
+    const confirmed = await templateConfirmed(found.settings, template, config);
 
-      const found = await discover(names.domain, config);
-      if (!found.ok) throw refused(found.reason, found.detail);
-      const { template, signingKey, signingKeyId } = config.domainConnect;
-      const confirmed = await templateConfirmed(found.settings, template, config);
+    return idempotent(ctx, auth, 'domainConnectLink', request, async (tx) => {
+      // The service row's lock orders links of one service: 20 cannot be passed in parallel.
+      const access = await connectService(ctx, tx, path.id, auth, 'services.manage', true);
+      requireServiceable(access);
+      const srv = await refuseLink(tx, serviceId, names);
+      const srvTarget = gamePlatformName(srv.slug, serviceId, config.platformDomain);
       const url = template
         ? applyUrl(
             found.settings.urlSyncUX,
@@ -134,10 +135,6 @@ export const domainConnectHandlers: AreaHandlers<
             signingKey ? { key: signingKey, keyId: signingKeyId } : null,
           )
         : null;
-
-      // The service row's lock orders links of one service: 20 cannot be passed in parallel.
-      const access = await connectService(ctx, tx, path.id, auth, 'services.manage', true);
-      if ((await store.countLinks(tx, serviceId)) >= LINK_LIMIT) throw limitReached();
       const row = await store.insertLink(
         tx,
         {
@@ -157,7 +154,7 @@ export const domainConnectHandlers: AreaHandlers<
       await audit(tx, ctx, auth, access, 'domain_connect.linked', row.id);
       return { status: 201 as const, body: toLink(row) };
     });
-  },
+  }),
 
   async domainConnectRelease({ path, auth, ctx }) {
     return ctx.sql.begin(async (tx) => {
@@ -207,6 +204,24 @@ export const domainConnectHandlers: AreaHandlers<
     });
   },
 };
+
+/** The link's refusals that depend on the service's links and allocation; answers its SRV target's parts. */
+async function refuseLink(
+  db: Db,
+  serviceId: string,
+  names: { domain: string; host: string; hostname: string },
+): Promise<{ slug: string; port: number }> {
+  if (await store.isLinked(db, serviceId, names.domain, names.host))
+    throw refused('already_linked', `${names.hostname} is linked to this service already.`);
+  if ((await store.countLinks(db, serviceId)) >= LINK_LIMIT) throw limitReached();
+  const srv = await store.srvOf(db, serviceId);
+  if (srv.port === null)
+    throw refused(
+      'no_primary_allocation',
+      'The service has no primary allocation for the SRV record to point at yet.',
+    );
+  return { slug: srv.slug, port: srv.port };
+}
 
 const limitReached = () =>
   unprocessable(
