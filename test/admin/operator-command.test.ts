@@ -11,6 +11,7 @@ import { SYSTEM_PERMISSIONS } from '../../server/src/authz/system-permissions.js
 import { startTestApp, type TestApp } from '../support/app.js';
 import { logIn, newAccount, signUp, uniqueEmail } from '../support/auth.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { serverArgs } from '../support/program.js';
 
 interface Run {
   code: number | null;
@@ -18,11 +19,11 @@ interface Run {
   stderr: string;
 }
 
-function admin(args: string[], env: Record<string, string>): Promise<Run> {
+async function admin(args: string[], env: Record<string, string>): Promise<Run> {
   const base = { ...process.env };
   delete base.DATABASE_URL;
   delete base.DATA_DIR;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
+  const child = spawn(process.execPath, [...(await serverArgs('scripts/admin.ts')), ...args], {
     env: { ...base, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -226,8 +227,8 @@ describe('with the embedded database of DATA_DIR', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  function startServer(): Promise<{ baseUrl: string; stop(): Promise<number | null> }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+  async function startServer(): Promise<{ baseUrl: string; stop(): Promise<number | null> }> {
+    const child = spawn(process.execPath, await serverArgs(), {
       env: {
         ...process.env,
         PORT: '0',

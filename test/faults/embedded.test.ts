@@ -10,6 +10,7 @@ import { connect as tcpConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverArgs } from '../support/program.js';
 
 const DB_TIMEOUT_MS = 1500;
 /** Far past every bound under test: a request still open by then hangs. */
@@ -49,7 +50,7 @@ async function startServer(options: { npm?: boolean; env?: Record<string, string
   };
   const child = options.npm
     ? spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    : spawn(process.execPath, await serverArgs(), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -102,7 +103,8 @@ function childrenRunning(parent: number, needle: string): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry));
+      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle))
+        pids.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
@@ -134,12 +136,18 @@ async function ready(server: Server): Promise<number> {
 }
 
 /** A database-backed request: an API token is looked up in the database (unknown: 401). */
-async function tokenLookup(server: Server): Promise<{ status: number; code: string; retryAfter: string | null }> {
+async function tokenLookup(
+  server: Server,
+): Promise<{ status: number; code: string; retryAfter: string | null }> {
   const res = await fetch(`${server.baseUrl}/api/v2/me`, {
     headers: { authorization: `Bearer svc_pat_${randomUUID()}_${'a'.repeat(43)}` },
     signal: AbortSignal.timeout(HANG_MS),
   });
-  return { status: res.status, code: ((await res.json()) as { code: string }).code, retryAfter: res.headers.get('retry-after') };
+  return {
+    status: res.status,
+    code: ((await res.json()) as { code: string }).code,
+    retryAfter: res.headers.get('retry-after'),
+  };
 }
 
 async function sigterm(server: Server): Promise<number | null> {
@@ -209,7 +217,10 @@ describe('the embedded PostgreSQL under faults', () => {
   it('a start over a PostgreSQL left by a killed server stops it and proceeds; the edge child went with it', async () => {
     const first = await startServer({ env: { WORKER: 'off', EDGE: 'on' } });
     const orphan = await postmasterPid();
-    const edge = await until('the edge child', async () => childrenRunning(first.child.pid!, 'edge/main.ts')[0] ?? null);
+    const edge = await until(
+      'the edge child',
+      async () => childrenRunning(first.child.pid!, 'edge-main')[0] ?? null,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     // The crash left the cluster running, as a crashed server does; its edge saw its stdin close and ended.
@@ -232,7 +243,11 @@ describe('the embedded PostgreSQL under faults', () => {
     expect(await ready(server)).toBe(200);
     server.child.kill('SIGTERM'); // npm's own pid, as systemd or a container runtime sends it
     await server.exited;
-    await until('the server gone', async () => (await clusterProcesses()).length === 0 && !alive(postmaster), 30_000);
+    await until(
+      'the server gone',
+      async () => (await clusterProcesses()).length === 0 && !alive(postmaster),
+      30_000,
+    );
     const refused = await new Promise<boolean>((resolve) => {
       const s = tcpConnect(server.port, '127.0.0.1');
       s.once('connect', () => (s.destroy(), resolve(false)));

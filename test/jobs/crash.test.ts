@@ -12,6 +12,7 @@ import { enqueueMail } from '../../server/src/mail/outbox.js';
 import { createTestDatabase } from '../support/app.js';
 import { parseMail, type ParsedMail } from '../support/mime.js';
 import { eventually, gate } from './support.js';
+import { serverArgs } from '../support/program.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: Sql;
@@ -74,7 +75,7 @@ async function smtpServer(stall: number) {
 
 /** Starts `script` (main.ts or worker.ts) on the test database; resolves once it says it runs. */
 async function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, await serverArgs(script), {
     env: {
       ...process.env,
       PORT: '0',

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedBuild } from '../../server/src/substrate/lxd/build-cache.js';
+import { cachedBuild } from '../../server/src/process/build-cache.js';
 
 let dir: string;
 let cacheDir: string;

@@ -3,6 +3,7 @@
 // next. FAILPOINT_HOLD is never inherited from the test's own environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { serverArgs } from './program.js';
 
 export interface ServerProcess {
   pid: number;
@@ -23,10 +24,10 @@ export interface JobServerOptions {
   env?: Record<string, string>;
 }
 
-/** A server running the jobs (server/src/main.ts as `npm start` runs it), once it listens. */
+/** A server running the jobs (server/src/main.ts, from its bundle: program.ts), once it listens. */
 export async function startJobServer(options: JobServerOptions): Promise<ServerProcess> {
   const { FAILPOINT_HOLD: _inherited, ...inherited } = process.env;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, await serverArgs(), {
     env: {
       ...inherited,
       PORT: '0',
@@ -89,7 +90,7 @@ export async function startJobServer(options: JobServerOptions): Promise<ServerP
       return code;
     },
   };
-  // Starting takes long on a loaded machine (tsx compiles the server first).
+  // Starting takes long on a loaded machine (node loads the server's modules first).
   await waitFor(/API\s+http:\/\/[\d.:]+\/api\/v2/, 90_000);
   return handle;
 }

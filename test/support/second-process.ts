@@ -1,15 +1,19 @@
-// A second API process (server/src/main.ts as `npm start` runs it) on the test app's database and
+// A second API process (server/src/main.ts, from its bundle: program.ts) on the test app's database and
 // data directory, so both share signing keys, the encryption key and every limit.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestApp } from './app.js';
+import { serverArgs } from './program.js';
 
 export interface SecondProcess {
   baseUrl: string;
   stop(): Promise<void>;
 }
 
-export async function startSecondProcess(app: TestApp, env: Record<string, string> = {}): Promise<SecondProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+export async function startSecondProcess(
+  app: TestApp,
+  env: Record<string, string> = {},
+): Promise<SecondProcess> {
+  const child: ChildProcess = spawn(process.execPath, await serverArgs(), {
     env: {
       ...process.env,
       PORT: '0',

@@ -4,12 +4,11 @@
 // server's stop ends it (SIGTERM, then SIGKILL after a grace), and a server killed by SIGKILL takes it
 // along through the stdin pipe it watches (parent-pipe.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { CHILD_STDIO, WITH_PARENT_ARG } from './parent-pipe.js';
+import { programArgs } from './program-bundle.js';
 
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const STOP_GRACE_MS = 5_000;
 
@@ -20,7 +19,7 @@ export interface ChildProgram {
 export interface ChildProgramOptions {
   /** Its name in the log: `edge`, `gateway`. */
   name: string;
-  /** The program's main module (a file URL or path of a .ts file, run through tsx). */
+  /** The program's main module (a file URL or path of a .ts file, run from its bundle: program-bundle.ts). */
   main: string;
   databaseUrl: string;
   restartMs: number;
@@ -34,10 +33,14 @@ export function startChildProgram(options: ChildProgramOptions): ChildProgram {
   let stopping = false;
   let restart: NodeJS.Timeout | null = null;
 
-  const launch = () => {
+  // Made once: a restart runs what the first start ran.
+  const args = programArgs(main);
+
+  const launch = async () => {
     restart = null;
+    const programArgv = await args;
     if (stopping) return;
-    const proc = spawn(process.execPath, ['--import', TSX_LOADER, main, WITH_PARENT_ARG], {
+    const proc = spawn(process.execPath, [...programArgv, WITH_PARENT_ARG], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: options.databaseUrl },
       stdio: CHILD_STDIO,
@@ -47,14 +50,14 @@ export function startChildProgram(options: ChildProgramOptions): ChildProgram {
       child = null;
       if (stopping) return;
       log.warn({ code, signal }, `${name} exited; starting it again in ${restartMs} ms`);
-      restart = setTimeout(launch, restartMs);
+      restart = setTimeout(() => void launch(), restartMs);
     });
     proc.once('error', () => {
       // Reported by 'exit' (or never started: the restart timer is not armed, and the log says so).
       log.warn(`${name} could not be started`);
     });
   };
-  launch();
+  void launch();
 
   return {
     async stop() {

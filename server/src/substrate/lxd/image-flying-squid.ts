@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Plugin } from 'esbuild';
-import { cachedBuild } from './build-cache.js';
+import { cachedBuild } from '../../process/build-cache.js';
 
 /** Packages the bundle leaves to run-time lookup, staged beside it as files. */
 export const FLYING_SQUID_EXTERNAL = ['minecraft-data'];

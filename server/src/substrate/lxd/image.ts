@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { MINECRAFT_VERSION } from '../../workloads/block/version.js';
 import { isConflict, type LxdClient } from './client.js';
-import { cachedBuild } from './build-cache.js';
+import { cachedBuild } from '../../process/build-cache.js';
 import { bundleFlyingSquid, FLYING_SQUID_EXTERNAL } from './image-flying-squid.js';
 import { runtimeModuleFiles } from './image-modules.js';
 import { UNIT_ROOT } from './paths.js';

@@ -1,6 +1,7 @@
-// esbuild's bundles for the unit image, kept between processes. Making them (the block game's flying-squid
-// above all) took 1.3 s on an idle machine and 5 s on a loaded one, in every process that started the
-// LXD driver, only to find the image's digest unchanged. A bundle is kept with every file esbuild read
+// esbuild's bundles (the unit image's, and the programs the platform starts: program-bundle.ts), kept
+// between processes. Making the unit image's (the block game's flying-squid above all) took 1.3 s on an
+// idle machine and 5 s on a loaded one, in every process that started the LXD driver, only to find the
+// image's digest unchanged. A bundle is kept with every file esbuild read
 // for it (its metafile's inputs) and their size and modification time; it is used again while none of
 // them changed and the build's options, esbuild's version, the lockfile and the module that asks for it
 // (where its plugins' code is) are the same.
