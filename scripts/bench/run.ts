@@ -1,6 +1,7 @@
 // `npm run bench`: HTTP throughput of the full stack against a bare Express route doing the same work
 // (served as Express apps usually are, and as the API is), the validator's scaling with a route's
 // position in a ~170-route spec (patched and unpatched express-openapi-validator side by side), the
+// first request of each route through the validator, patched against stock (scripts/bench/validator-cold.ts), the
 // first authenticated, database-backed read (GET /api/v2/me with a session access token) against a bare
 // Express route and a Fastify 5 route doing the same work, then, when their scripts exist, `svcctl
 // --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts), the
@@ -19,7 +20,7 @@
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
 //                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
-//                    [--skip-lxd] [--cpu-prof=DIR] [--quick]
+//                    [--skip-lxd] [--skip-validator-cold] [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
 // unpatched cases, no scaling, /me, start-up, login timing, image bomb or services): the loop to use while
@@ -92,6 +93,7 @@ const { values: args } = parseArgs({
     'skip-imports': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
+    'skip-validator-cold': { type: 'boolean', default: false },
     'skip-sftp': { type: 'boolean', default: false },
     'skip-console': { type: 'boolean', default: false },
     'skip-lxd': { type: 'boolean', default: false },
@@ -457,6 +459,7 @@ async function main(): Promise<number> {
   }
 
   if (!args['skip-startup'] && !quick) await startup();
+  if (!args['skip-validator-cold'] && !quick) await validatorColdSection();
   if (!args['skip-login-timing'] && !quick) await loginTiming();
   if (!args['skip-account-timing'] && !quick) await accountTiming();
   if (!args['skip-image-bomb'] && !quick) await imageBomb();
@@ -968,6 +971,17 @@ async function consoleSection(): Promise<void> {
   } catch (err) {
     lines.push(`  idle viewers not measured: ${firstLine(err)}`);
     missed.push('console viewers (not measured)');
+  }
+}
+
+/** scripts/bench/validator-cold.ts: each route's first request, patched validator against stock (reported). */
+async function validatorColdSection(): Promise<void> {
+  lines.push("The validator's first request of each route (scripts/bench/validator-cold.ts)");
+  try {
+    const { measureValidatorCold } = await import('./validator-cold.js');
+    lines.push(...(await measureValidatorCold()));
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
   }
 }
 

@@ -18,6 +18,7 @@ const PUBLISHED_SHA256: Record<string, string> = {
   'dist/openapi.validator.js': '4aeeccbf0932a2c1978aac7a82e1c6c6b48ac7925709c3b318a65b77e20d8f99',
   'dist/middlewares/parsers/req.parameter.mutator.js': '47fd274775ad50f8dba34b87249c774a28a4c02b2be2f76aff4fc7a126dde812',
   'dist/middlewares/openapi.request.validator.js': '612f10cbd40caf9c9a6d17ab339d2084c6a5cc5dcdeaccd47b67d87374375b33',
+  'dist/middlewares/util.js': 'af762e148e232975f3e0a4b49d142651463a5d0af65d4505d8e735887708b147',
 };
 
 interface PatchEffect {

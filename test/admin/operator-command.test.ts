@@ -156,7 +156,8 @@ describe('with DATABASE_URL', () => {
 
   it(
     'refuses unknown and deleted addresses, unknown permissions and missing arguments',
-    { timeout: 60_000 },
+    // Ten runs of the command, each a process that loads the operator command; CI at load 10 took 60 s.
+    { timeout: 120_000 },
     async () => {
       const unknown = await admin(
         ['grant', '--email', 'nobody@example.test', '--permission', 'manage_users'],
@@ -183,7 +184,8 @@ describe('with DATABASE_URL', () => {
         `unknown permission "root" (valid: ${SYSTEM_PERMISSIONS.join(', ')}, or all)`,
       );
 
-      for (const args of [
+      // Usage errors are independent runs: side by side.
+      const usage = [
         [],
         ['grant'],
         ['grant', '--email', email],
@@ -191,9 +193,10 @@ describe('with DATABASE_URL', () => {
         ['grant', '--email'],
         ['promote'],
         ['users', '--yaml'],
-      ]) {
-        const run = await admin(args, env);
-        expect(run.code, args.join(' ')).toBe(2);
+      ];
+      const runs = await Promise.all(usage.map((args) => admin(args, env)));
+      for (const [i, run] of runs.entries()) {
+        expect(run.code, usage[i]!.join(' ')).toBe(2);
         expect(run.stdout).toBe('');
         expect(run.stderr).toMatch(/^admin: /);
         expect(run.stderr).not.toMatch(/\n\s+at /);
