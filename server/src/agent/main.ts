@@ -1,5 +1,6 @@
-// Entry of the unit agent: `node --import tsx server/src/agent/main.ts <unitDir>` (the local driver runs
-// it detached, its output going to the unit's agent.log). Exits 0 when stopped, 1 when it cannot run.
+// Entry of the unit agent: `node <its bundle> <unitDir>` (program-bundle.ts; through tsx without esbuild).
+// The local driver runs it detached, its output going to the unit's agent.log. Exits 0 when stopped, 1
+// when it cannot run.
 import { resolve } from 'node:path';
 import { startAgent } from './agent.js';
 import { agentLog } from './log.js';

@@ -31,8 +31,20 @@ const ownUrls: Plugin = {
   },
 };
 
+// Starts asked for at once (units started side by side) share one look at the cache, and one build.
+const pending = new Map<string, Promise<string>>();
+
 /** The bundle's path for the program whose main module is `main` (a .ts path), built when it changed. */
-export async function programBundle(main: string): Promise<string> {
+export function programBundle(main: string): Promise<string> {
+  let bundle = pending.get(main);
+  if (!bundle) {
+    bundle = buildOrReuse(main).finally(() => pending.delete(main));
+    pending.set(main, bundle);
+  }
+  return bundle;
+}
+
+async function buildOrReuse(main: string): Promise<string> {
   const [file] = await cachedBuild(CACHE, import.meta.url, LOCKFILE, {
     entryPoints: [main],
     absWorkingDir: REPO,
