@@ -19,11 +19,11 @@
 // with its CPU time; exits on SIGTERM or when the parent goes away.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { createRequire, register } from 'node:module';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { pathToFileURL } from 'node:url';
 import type { ValidatedRequest } from '../../server/src/http/validator.js';
+import { useStockValidator } from './stock-validator.js';
 
 const KINDS = ['full', 'bare', 'bare-served', 'inflated', 'me-bare', 'me-fastify'] as const;
 type Kind = (typeof KINDS)[number];
@@ -36,15 +36,8 @@ const env = (name: string): string => {
 };
 
 const stock = process.env.BENCH_STOCK_EOV;
-if (stock) {
-  // Registered before anything imports the validator: every module below is imported dynamically.
-  const target = JSON.stringify(pathToFileURL(stock).href);
-  const hooks = `export async function resolve(specifier, context, next) {
-    if (specifier === 'express-openapi-validator') return { url: ${target}, format: 'commonjs', shortCircuit: true };
-    return next(specifier, context);
-  }`;
-  register(`data:text/javascript,${encodeURIComponent(hooks)}`);
-}
+// Before anything imports the validator: every module below is imported dynamically.
+if (stock) useStockValidator(stock);
 
 const { default: express } = await import('express');
 const { destination } = await import('pino');

@@ -4,8 +4,9 @@
 // node_modules/.cache so that its dependencies resolve from the project's node_modules.
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const PACKAGE = 'express-openapi-validator';
 const VERSION = '5.6.2';
@@ -84,4 +85,17 @@ export function prepareStockValidator(root: string): string {
   if (unchecked.length > 0)
     throw new Error(`${PATCH_FILE} touches ${unchecked.join(', ')}: add the published sha256`);
   return join(copy, 'dist', 'index.js');
+}
+
+/**
+ * Makes `import 'express-openapi-validator'` load the stock copy at `path` (prepareStockValidator's):
+ * call it before anything imports the validator, and import what uses it dynamically after.
+ */
+export function useStockValidator(path: string): void {
+  const target = JSON.stringify(pathToFileURL(path).href);
+  const hooks = `export async function resolve(specifier, context, next) {
+    if (specifier === 'express-openapi-validator') return { url: ${target}, format: 'commonjs', shortCircuit: true };
+    return next(specifier, context);
+  }`;
+  register(`data:text/javascript,${encodeURIComponent(hooks)}`);
 }

@@ -8,10 +8,9 @@
 //   npx tsx scripts/bench/validator-cold.ts [--slices=5]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { register } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { prepareStockValidator } from './stock-validator.js';
+import { fileURLToPath } from 'node:url';
+import { prepareStockValidator, useStockValidator } from './stock-validator.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -25,14 +24,7 @@ interface Pass {
 
 async function child(): Promise<void> {
   const stock = process.env.BENCH_STOCK_EOV;
-  if (stock) {
-    const target = JSON.stringify(pathToFileURL(stock).href);
-    const hooks = `export async function resolve(specifier, context, next) {
-      if (specifier === 'express-openapi-validator') return { url: ${target}, format: 'commonjs', shortCircuit: true };
-      return next(specifier, context);
-    }`;
-    register(`data:text/javascript,${encodeURIComponent(hooks)}`);
-  }
+  if (stock) useStockValidator(stock);
   const { default: express } = await import('express');
   const { bundledSpec, API_BASE_PATH } = await import('../../server/src/spec.js');
   const { openApiValidator } = await import('../../server/src/http/validator.js');
