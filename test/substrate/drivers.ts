@@ -74,18 +74,27 @@ function localProbe(dataDir: string): Probe {
   };
 }
 
-/** Live processes whose arguments name something under `dir`, or whose working directory is there. */
+/**
+ * Live processes whose arguments name something under `dir`, or whose working directory is there. A
+ * child one of them is spawning shows its parent's command line from its fork until its exec: such a
+ * child is not counted (a second agent or workload would have a command line of its own, or another
+ * parent).
+ */
 export async function processesUnder(dir: string): Promise<number[]> {
-  const found: number[] = [];
+  const found = new Map<number, { ppid: number; args: string }>();
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     const args = (await orNull(readFile(`/proc/${pid}/cmdline`, 'utf8'))) ?? '';
     const cwd = (await orNull(readlink(`/proc/${pid}/cwd`))) ?? '';
+    const stat = (await orNull(readFile(`/proc/${pid}/stat`, 'utf8'))) ?? '';
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     // An empty cmdline is a zombie (or a kernel thread): not running anything.
-    if (args !== '' && (args.includes(dir) || cwd.startsWith(dir))) found.push(pid);
+    if (args !== '' && (args.includes(dir) || cwd.startsWith(dir))) found.set(pid, { ppid, args });
   }
-  return found;
+  return [...found]
+    .filter(([, { ppid, args }]) => found.get(ppid)?.args !== args)
+    .map(([pid]) => pid);
 }
 
 export function kill9(pid: number): void {
