@@ -18,7 +18,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp();
   app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000' } });
   app.clock.set(new Date());
-  // The process under test: main.ts as `npm start` runs it, on this test's database.
+  // The process under test: main.ts from its bundle (test/support/program.ts), on this test's database.
   server = await startSecondProcess(app, {
     SMTP_URL: smtp.url,
     SOURCE_RATE_LIMIT_SCALE: '1000',

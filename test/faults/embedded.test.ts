@@ -1,4 +1,5 @@
-// The embedded PostgreSQL under faults, with the server as `npm start` runs it (its own DATA_DIR):
+// The embedded PostgreSQL under faults, with the server from its bundle, or through `npm start` where a
+// test says so (its own DATA_DIR):
 // paused and resumed, its postmaster killed, left behind by a server that was killed, and the whole
 // thing stopped by SIGTERM to npm. Requests never hang past DB_TIMEOUT_MS, the server never leaves a
 // PostgreSQL of its DATA_DIR behind, and a start over an orphaned one proceeds.

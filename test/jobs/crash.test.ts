@@ -1,5 +1,5 @@
-// Jobs survive kill -9: real server processes (server/src/main.ts as `npm start` runs it, and
-// scripts/worker.ts as `npm run worker` runs it) on a test database, killed with SIGKILL in the middle
+// Jobs survive kill -9: real server processes (server/src/main.ts and scripts/worker.ts, each from its
+// bundle: test/support/program.ts) on a test database, killed with SIGKILL in the middle
 // of their work, and the mail still arrives at a real SMTP server once, from the next process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,6 +1,6 @@
 // A VPS reinstall survives kill -9 of its server at every phase (SUBSTRATE.md "Durable operations": a
 // job records each phase before it acts, so a restarted worker resumes at the phase it was in). Real
-// server processes (server/src/main.ts as `npm start` runs it) run the jobs on a data directory of their
+// server processes (server/src/main.ts from its bundle: test/support/program.ts) run the jobs on a data directory of their
 // own; one parked in a phase by FAILPOINT_HOLD is killed with SIGKILL, and the next finishes the rebuild.
 // The API is a test app with WORKER=off, so only the spawned servers run jobs.
 import { randomBytes, randomUUID } from 'node:crypto';

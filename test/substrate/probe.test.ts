@@ -14,14 +14,25 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'svc-probe-'));
 });
 afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  for (const c of children) {
+    try {
+      if (c.pid) process.kill(-c.pid, 'SIGKILL');
+    } catch {
+      c.kill('SIGKILL');
+    }
+  }
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('processesUnder', () => {
   it('counts a process naming the directory once, not its fork that has not exec-ed', async () => {
     // sh forks the subshell (same command line) and waits; the subshell forks sleep and waits.
-    const parent = spawn('sh', ['-c', '(sleep 60; :) & wait', 'sh', dir], { cwd: tmpdir(), stdio: 'ignore' });
+    // In a process group of its own, so the end of the test takes the subshell and its sleep too.
+    const parent = spawn('sh', ['-c', '(sleep 60; :) & wait', 'sh', dir], {
+      cwd: tmpdir(),
+      stdio: 'ignore',
+      detached: true,
+    });
     children.push(parent);
     // Once the subshell runs, it is listed apart by /proc but not counted.
     await eventually('the subshell', async () => {

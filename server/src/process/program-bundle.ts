@@ -7,7 +7,7 @@
 // `import.meta.url` (the file it was bundled from), so whatever it finds beside itself it finds the same
 // way. Without esbuild, or where the bundle cannot be written, the program runs through tsx as before.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -67,8 +67,8 @@ async function buildOrReuse(main: string): Promise<string> {
     .replace(/\W+/g, '-');
   const path = join(CACHE, `${name}-${digest}.mjs`);
   // Named by its content: a file already there is this bundle (written whole, then renamed into place).
-  const there = await readFile(path, 'utf8')
-    .then((t) => t.length === file.text.length)
+  const there = await stat(path)
+    .then((s) => s.size === Buffer.byteLength(file.text))
     .catch(() => false);
   if (!there) {
     const temp = `${path}.${process.pid}.tmp`;
