@@ -1,20 +1,23 @@
 // The cost of egress enforcement (issue 21; server/src/edge/egress.ts): new TCP connections per second
-// made from a machine's cgroup whose chain holds 50 egress rules none of which match (so every one is
-// evaluated), against the same from a cgroup with no chain, in interleaved rounds of the same run. Needs
-// what enforcement needs (root, cgroup v2, iptables); says so and exits 0 elsewhere.
+// made from a unit's network namespace whose chain holds 50 egress rules none of which match (so every
+// one is evaluated), against the same from a unit with no chain, to a remote host beyond the host's
+// forwarding, in interleaved rounds of the same run. Needs what confinement needs (root, iproute2,
+// iptables); says so and exits 0 elsewhere.
 //
 //   npx tsx scripts/bench/egress.ts
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import net from 'node:net';
 import { startEgress } from '../../server/src/edge/egress.js';
 import type { EgressRule } from '../../server/src/edge/egress-rules.js';
 import {
-  egressConfinable,
-  inUnitCgroup,
-  removeUnitCgroup,
-} from '../../server/src/substrate/local/unit-cgroup.js';
+  ensureHostGuard,
+  ensureUnitNetwork,
+  networkConfinable,
+  removeUnitNetwork,
+} from '../../server/src/substrate/local/sandbox/network.js';
+import { unitNetnsPath } from '../../server/src/substrate/local/sandbox/names.js';
+import { startRemoteHost } from '../../test/support/remote-host.js';
 
 const CONNECTIONS = 400;
 const ROUNDS = 5;
@@ -33,15 +36,20 @@ const next = () => {
 };
 next();`;
 
-async function rate(unitId: string, port: number): Promise<number> {
-  const command = inUnitCgroup(unitId, process.execPath, [
-    '-e',
-    CLIENT,
-    '127.0.0.1',
-    String(port),
-    String(CONNECTIONS),
-  ])!;
-  const child = spawn(command.file, command.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+async function rate(unitId: string, host: string, port: number): Promise<number> {
+  const child = spawn(
+    'nsenter',
+    [
+      `--net=${unitNetnsPath(unitId)}`,
+      process.execPath,
+      '-e',
+      CLIENT,
+      host,
+      String(port),
+      String(CONNECTIONS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'close')) as [number];
@@ -50,16 +58,17 @@ async function rate(unitId: string, port: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!egressConfinable()) {
-    console.log('egress bench skipped: needs root, a cgroup v2 hierarchy, iptables and ip6tables');
+  if (!networkConfinable()) {
+    console.log('egress bench skipped: needs root, iproute2, nsenter and iptables');
     return;
   }
-  const server = net.createServer((s) => s.destroy());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as net.AddressInfo).port;
+  const remote = await startRemoteHost(1);
+  const { address: host, port } = remote.listeners[0]!;
   const ruled = randomUUID();
   const bare = randomUUID();
+  await ensureHostGuard();
+  await ensureUnitNetwork(ruled, '100.127.254.1');
+  await ensureUnitNetwork(bare, '100.127.254.2');
   // 50 rules, none matching the listener's address: each new connection is compared with all of them.
   const rules: EgressRule[] = Array.from({ length: 50 }, (_, i) => ({
     action: 'block',
@@ -74,8 +83,8 @@ async function main(): Promise<void> {
     const withRules: number[] = [];
     const without: number[] = [];
     for (let i = 0; i < ROUNDS; i += 1) {
-      without.push(await rate(bare, port));
-      withRules.push(await rate(ruled, port));
+      without.push(await rate(bare, host, port));
+      withRules.push(await rate(ruled, host, port));
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const a = median(withRules);
@@ -86,9 +95,9 @@ async function main(): Promise<void> {
     );
   } finally {
     await egress.apply(new Map());
-    removeUnitCgroup(ruled);
-    removeUnitCgroup(bare);
-    server.close();
+    await removeUnitNetwork(ruled);
+    await removeUnitNetwork(bare);
+    await remote.stop();
   }
 }
 

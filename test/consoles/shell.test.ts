@@ -4,7 +4,7 @@
 // exit code, the session's end, single use and the ten-second deadline, the idle and maximum lengths on
 // a second gateway of the same database, and no process left behind.
 import { readFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -57,12 +57,25 @@ const ticketOf = (caller: Caller, query: { container?: string } = {}, resourceId
 const volumeDir = () => join(app.substrateDir, 'volumes', game.volumeResourceId);
 
 /** Processes whose command line names `needle` (a shell's bwrap names the volume it binds). */
-function processesNaming(needle: string): number[] {
+/** What a shell session runs, as the host's /proc names it (the launcher, the shell, what it starts). */
+const SHELL_PROGRAMS = new Set(['unshare', 'setpriv', 'nsenter', 'bash', 'sh', 'sleep']);
+
+/**
+ * The live processes of shell sessions in the unit whose volume this is: those running as one of its
+ * host ids (the volume's root belongs to the first of them; substrate/local/sandbox/idmap.ts), read from
+ * the host's /proc, that are a shell's (the unit's own program may start helpers of its own meanwhile).
+ */
+function unitProcesses(volume: string): number[] {
+  const base = statSync(volume).uid;
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(needle)) pids.push(Number(entry));
+      const status = readFileSync(`/proc/${entry}/status`, 'latin1');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '';
+      if (/^State:\s+Z/m.test(status) || !SHELL_PROGRAMS.has(name)) continue;
+      if (uid >= base && uid < base + 65_536) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -142,7 +155,7 @@ describe('the shell ticket', () => {
 
 describe('the shell socket', () => {
   it('is a PTY of the asked size, resized, confined to the volume, ending with the exit code', async () => {
-    const before = processesNaming(volumeDir()).length;
+    const before = unitProcesses(volumeDir()).length;
     const shell = new ShellReader(
       await owner.api.openShell(game.serviceInstanceId, game.primaryResourceId, { columns: 80, rows: 24 }),
     );
@@ -173,11 +186,11 @@ describe('the shell socket', () => {
       { type: 'exit', code: 3 },
       { type: 'session_end', reason: 'exited' },
     ]);
-    await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBe(before);
+    await expect.poll(() => unitProcesses(volumeDir()).length, { timeout: 5_000 }).toBe(before);
   });
 
   it('ends the session on a resize out of range, and leaves no process when the client goes', async () => {
-    const before = processesNaming(volumeDir()).length;
+    const before = unitProcesses(volumeDir()).length;
     const shell = new ShellReader(await owner.api.openShell(game.serviceInstanceId, game.primaryResourceId));
     const closed = closeOf(shell.ws);
     shell.type('stty size');
@@ -185,13 +198,13 @@ describe('the shell socket', () => {
     resizeShell(shell.ws, 501, 24);
     expect((await closed).code).toBe(4004);
     expect(shell.controls).toEqual([{ type: 'session_end', reason: 'invalid_control' }]);
-    await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBe(before);
+    await expect.poll(() => unitProcesses(volumeDir()).length, { timeout: 5_000 }).toBe(before);
 
     const gone = new ShellReader(await owner.api.openShell(game.serviceInstanceId, game.primaryResourceId));
     gone.type('sleep 600');
-    await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBeGreaterThan(before);
+    await expect.poll(() => unitProcesses(volumeDir()).length, { timeout: 5_000 }).toBeGreaterThan(before);
     gone.ws.terminate();
-    await expect.poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 }).toBe(before);
+    await expect.poll(() => unitProcesses(volumeDir()).length, { timeout: 5_000 }).toBe(before);
   });
 
   it('refuses a size out of range or a missing subprotocol without spending the ticket; spent once; late refused', async () => {
@@ -239,13 +252,13 @@ describe('the shell socket', () => {
 
     let before = 0;
     beforeEach(() => {
-      before = processesNaming(volumeDir()).length;
+      before = unitProcesses(volumeDir()).length;
     });
     // No sandbox outlives its session, whichever way it ended (one an earlier test left ending may go
     // meanwhile: fewer is fine, more is a leak).
     afterEach(async () => {
       await expect
-        .poll(() => processesNaming(volumeDir()).length, { timeout: 5_000 })
+        .poll(() => unitProcesses(volumeDir()).length, { timeout: 5_000 })
         .toBeLessThanOrEqual(before);
     });
 

@@ -1,25 +1,27 @@
-// Egress rules enforced on the local substrate (issue 21; DECISIONS.md §6 "Network"; edge/egress.ts): a
-// real program in the VPS machine's shell (bash through bubblewrap, in the unit's cgroup, as the gateway
-// runs it) connects out to two loopback listeners; the edge applies the machine's egress rules (first
-// match in evaluation order; none matching allows) and the listing says when a change is in force.
-// Ingress through the edge keeps working under a block of everything outgoing.
+// Egress rules enforced on the local substrate (issue 21; DECISIONS.md §6 "Network", §8 "Confinement";
+// edge/egress.ts): a real program in the VPS machine's shell (bash in the machine's confinement, as the
+// gateway runs it) connects out through the host to two listeners of a remote host (a network namespace
+// beyond this host's forwarding); the edge applies the machine's egress rules (first match in evaluation
+// order; none matching allows) and the listing says when a change is in force. Ingress through the edge
+// keeps working under a block of everything outgoing.
 import net from 'node:net';
 import type { components } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { egressConfinable } from '../../server/src/substrate/local/unit-cgroup.js';
+import { networkConfinable } from '../../server/src/substrate/local/sandbox/network.js';
 import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
 import { signedIn, type Caller } from '../support/organizations.js';
 import { provisionService, type Provisioned } from '../support/services.js';
+import { startRemoteHost, type RemoteHost, type RemoteListener } from '../support/remote-host.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 type RuleRequest = components['schemas']['FirewallRuleCreateRequest'];
 
-// The one reason to skip: the host cannot confine a unit's processes (not root, no cgroup v2, or no
+// The one reason to skip: the host cannot give units networks of their own (not root, or no iproute2 or
 // iptables); the listing then says egress is not enforced (checked below either way).
-const CAPABLE = egressConfinable();
-const SKIP_WHY = 'egress enforcement needs root, a cgroup v2 hierarchy, iptables and ip6tables';
+const CAPABLE = networkConfinable();
+const SKIP_WHY = 'egress enforcement needs root, iproute2, nsenter and iptables';
 
 let app: TestApp;
 let smtp: TestSmtp;
@@ -27,7 +29,8 @@ let edge: TestEdge;
 let owner: Caller;
 let vps: Provisioned;
 let sshPort: number;
-const listeners: { server: net.Server; address: string; port: number; accepted: number }[] = [];
+let remote: RemoteHost | null = null;
+const listeners = (): RemoteListener[] => remote?.listeners ?? [];
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -48,21 +51,10 @@ beforeAll(async () => {
   vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', name: 'Box' });
   sshPort = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations[0]!
     .external_port;
-  for (const address of ['127.0.0.2', '127.0.0.3']) {
-    const entry = { server: net.createServer(), address, port: 0, accepted: 0 };
-    entry.server.on('connection', (socket) => {
-      entry.accepted += 1;
-      // The program closes at once; its reset is no error of the test.
-      socket.on('error', () => undefined);
-      socket.end('hello\n');
-    });
-    await new Promise<void>((resolve) => entry.server.listen(0, address, resolve));
-    entry.port = (entry.server.address() as net.AddressInfo).port;
-    listeners.push(entry);
-  }
+  if (CAPABLE) remote = await startRemoteHost(2);
 }, 180_000);
 afterAll(async () => {
-  for (const l of listeners) l.server.close();
+  await remote?.stop();
   await edge?.stop();
   await app?.close();
   await smtp?.close();
@@ -80,11 +72,11 @@ const egress = (rule: Omit<RuleRequest, 'direction'>): RuleRequest => ({ ...rule
 async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
   const shell = await app.substrate!.openShell(vps.primaryResourceId, ['bash'], { columns: 200, rows: 50 });
   if (!shell) throw new Error('the machine offers no bash shell');
-  const before = listeners.map((l) => l.accepted);
+  const before = listeners().map((l) => l.accepted);
   // One line: a PTY echoes what is typed, so the answers are spelled R""ESULT in the typed line and
   // only what the commands print reads RESULT.
   const script =
-    listeners
+    listeners()
       .map(
         (l) =>
           `if (exec 3<>/dev/tcp/${l.address}/${l.port}) 2>/dev/null; then echo R""ESULT:connected; else echo R""ESULT:refused; fi`,
@@ -101,7 +93,7 @@ async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
   const seen = seenAll as ('connected' | 'refused')[];
   // What the listeners accepted matches what the program saw (a refusal never reached them).
   await expect
-    .poll(() => listeners.map((l, i) => l.accepted - before[i]!))
+    .poll(() => listeners().map((l, i) => l.accepted - before[i]!))
     .toEqual(seen.map((s) => (s === 'connected' ? 1 : 0)));
   return seen;
 }
@@ -138,7 +130,7 @@ describe('egress rules on the local substrate', () => {
       expect(await reachFromMachine()).toEqual(['connected', 'connected']);
 
       // A block on one listener's address and port: that one is refused, the other still connects.
-      const [first, second] = listeners;
+      const [first, second] = listeners();
       await owner.api.firewallRuleCreate({
         path: path(),
         body: egress({
@@ -156,7 +148,7 @@ describe('egress rules on the local substrate', () => {
 
       // Evaluation order: an allow of one address before a broader block lets that one through only.
       await replace([
-        egress({ action: 'block', protocol: 'any', priority: 5, cidr: '127.0.0.0/8' }),
+        egress({ action: 'block', protocol: 'any', priority: 5, cidr: remote!.network }),
         egress({
           action: 'allow',
           protocol: 'tcp',

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import type { components } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { egressConfinable } from '../../server/src/substrate/local/unit-cgroup.js';
+import { networkConfinable } from '../../server/src/substrate/local/sandbox/network.js';
 import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
@@ -100,8 +100,10 @@ describe('enforcement by the edge', () => {
       rules: [],
       max_rules_per_direction: 50,
       // Egress is held where the host can confine units (test/firewall/egress.test.ts).
-      enforcement: { pending: false, egress_enforced: egressConfinable() },
+      enforcement: { pending: false, egress_enforced: networkConfinable() },
     });
+    // The machine's sshd answers once it has booted (it makes its host keys at its first boot).
+    await expect.poll(() => reach('127.0.0.2'), { timeout: 20_000, interval: 250 }).toBe('ssh');
     expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'ssh']);
 
     const rule = await create(block22('127.0.0.2'));

@@ -1,6 +1,6 @@
 // The drivers the behaviour suite runs over, each with a probe: how a test looks inside that driver's
 // volumes and units and at its processes, the way an operator on the node could.
-import { readdir, readFile, readlink, mkdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SubstrateDriver } from '../../server/src/substrate/driver.js';
 import { createLocalDriver } from '../../server/src/substrate/local/driver.js';
@@ -92,9 +92,27 @@ export async function processesUnder(dir: string): Promise<number[]> {
     // An empty cmdline is a zombie (or a kernel thread): not running anything.
     if (args !== '' && (args.includes(dir) || cwd.startsWith(dir))) found.set(pid, { ppid, args });
   }
-  return [...found]
-    .filter(([, { ppid, args }]) => found.get(ppid)?.args !== args)
-    .map(([pid]) => pid);
+  return [...found].filter(([, { ppid, args }]) => found.get(ppid)?.args !== args).map(([pid]) => pid);
+}
+
+/**
+ * Live processes running as one of the host ids of a confined unit's volume (its root directory's owner
+ * is the first of them: substrate/local/sandbox/idmap.ts), read from the host's /proc.
+ */
+export async function processesOfVolume(
+  volumeDir: string,
+): Promise<{ pid: number; uid: number; comm: string }[]> {
+  const base = (await stat(volumeDir)).uid;
+  const found: { pid: number; uid: number; comm: string }[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await orNull(readFile(`/proc/${name}/status`, 'utf8'));
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status ?? '')?.[1]);
+    const comm = /^Name:\s+(.*)$/m.exec(status ?? '')?.[1] ?? '';
+    if (/^State:\s+Z/m.test(status ?? '')) continue;
+    if (uid >= base && uid < base + 65_536) found.push({ pid: Number(name), uid, comm });
+  }
+  return found;
 }
 
 export function kill9(pid: number): void {

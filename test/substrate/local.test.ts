@@ -10,7 +10,7 @@ import type { UnitStatus } from '../../server/src/substrate/driver.js';
 import { createSubstrate } from '../../server/src/substrate/index.js';
 import { createLocalDriver, type LocalDriver } from '../../server/src/substrate/local/driver.js';
 import { pidAlive } from '../../server/src/substrate/local/proc.js';
-import { eventually, kill9, processesUnder } from './drivers.js';
+import { eventually, kill9, processesOfVolume, processesUnder } from './drivers.js';
 
 const spec = (generation: number): UnitSignalSpec => ({
   unitId: 'unit-1',
@@ -100,7 +100,7 @@ describe('local driver', () => {
     expect((await driver.unitStatus('unit-1')).state).toBe('running');
   });
 
-  it('ends the workload a killed agent left behind when the unit starts again', async () => {
+  it('takes the workload with a killed agent, and runs one again when the unit starts again', async () => {
     const unit = {
       id: 'unit-1',
       kind: 'workload' as const,
@@ -108,30 +108,26 @@ describe('local driver', () => {
       command: [
         process.execPath,
         '-e',
-        "require('node:fs').appendFileSync('pids', process.pid + '\\n'); setInterval(() => {}, 1000);",
+        "require('node:fs').appendFileSync('starts', 'x\\n'); setInterval(() => {}, 1000);",
       ],
     };
-    const workloadPids = async () =>
-      (await readFile(join(dataDir, 'volumes', 'vol-1', 'pids'), 'utf8').catch(() => ''))
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
+    const volume = join(dataDir, 'volumes', 'vol-1');
+    const starts = async () =>
+      (await readFile(join(volume, 'starts'), 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const programs = async () => (await processesOfVolume(volume)).filter((p) => p.comm === 'node');
     await driver.startUnit(unit);
-    const [orphan] = await eventually('the workload', async () =>
-      (await workloadPids()).length === 1 ? workloadPids() : undefined,
-    );
+    await eventually('the workload', async () => ((await starts()) === 1 ? true : undefined));
+    expect(await programs()).toHaveLength(1);
+    // Nothing of a unit outlives its agent (DECISIONS.md §8): the confined program dies with it.
     kill9(await agentPid());
     await statusWhere('the agent gone', (s) => s.state === 'stopped');
-    expect(pidAlive(orphan!)).toBe(true);
+    await eventually('the workload gone', async () =>
+      (await processesOfVolume(volume)).length === 0 ? true : undefined,
+    );
 
     await driver.startUnit(unit);
-    const pids = await eventually('a new workload', async () =>
-      (await workloadPids()).length === 2 ? workloadPids() : undefined,
-    );
-    await eventually('the orphan ended', async () =>
-      (await processesUnder(dataDir)).includes(orphan!) ? undefined : true,
-    );
-    expect((await processesUnder(dataDir)).sort()).toEqual([await agentPid(), pids[1]].sort());
+    await eventually('a new workload', async () => ((await starts()) === 2 ? true : undefined));
+    expect(await programs()).toHaveLength(1);
   });
 
   it('one agent survives two drivers starting the same unit at once', async () => {

@@ -17,6 +17,9 @@ import { startMachineScreen } from './screen.js';
 import { readUnit, type AgentUnit } from './unit.js';
 import { watchUnitDir } from './watch.js';
 import { endOrphan, superviseWorkload, type Workload } from './workload.js';
+import { confinedLaunch } from './confined.js';
+import { machineInitCommand } from '../substrate/local/machine-init.js';
+import { prepareUnit, removeUnitNetwork, SANDBOX_PATH } from '../substrate/local/sandbox/index.js';
 
 /** How long a new agent waits for the driver to record its pid before deciding it is a stray. */
 const CLAIM_TIMEOUT_MS = 5_000;
@@ -99,24 +102,54 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
   await check();
   if (lastText === null) await report();
 
+  // The local substrate confines every program of the unit (substrate/local/sandbox/); on LXD the agent
+  // runs inside the unit's container, which is the confinement.
+  const confinement =
+    substrate === 'local'
+      ? await prepareUnit({
+          id: unit.id,
+          kind: unit.kind,
+          volumeDir,
+          address: unit.address,
+          limits: unit.limits,
+        })
+      : null;
+
   let workload: Workload | null = null;
   let hub: ConsoleHub | null = null;
+  const workloadPid = join(unitDir, UNIT_FILES.workloadPid);
   if (unit.command) {
-    const workloadPid = join(unitDir, UNIT_FILES.workloadPid);
     await endOrphan(workloadPid, log);
     hub = await startConsoleHub(unitDir);
     workload = superviseWorkload({
       console: hub,
       command: unit.command,
-      cwd: volumeDir,
-      env: () => workloadEnv(unit, state.applied, volumeDir),
+      cwd: confinement ? '/' : volumeDir,
+      env: () => workloadEnv(unit, state.applied, confinement ? '/' : volumeDir),
       pidFile: workloadPid,
       log,
+      ...(confinement ? { launch: confinedLaunch({ id: unit.id, unitDir }, confinement) } : {}),
+    });
+  } else if (unit.kind === 'machine' && confinement && (await exists(confinement.root))) {
+    // The machine's init (sshd) in its own confinement, with root's capabilities inside it.
+    await endOrphan(workloadPid, log);
+    const init = machineInitCommand();
+    workload = superviseWorkload({
+      command: init.command,
+      cwd: '/',
+      env: () => ({ PATH: SANDBOX_PATH, HOME: '/root', LANG: 'C.UTF-8', ...init.env }),
+      pidFile: workloadPid,
+      log,
+      launch: confinedLaunch({ id: unit.id, unitDir }, confinement, {
+        capabilities: true,
+        tmpfs: ['/run'],
+        hostname: unit.id.slice(0, 8),
+      }),
     });
   }
 
   const ssh =
-    unit.kind === 'machine' && unit.address
+    unit.kind === 'machine' && unit.address && !confinement
       ? await startMachineSsh({ id: unit.id, address: unit.address, volumeDir, substrate }, log).catch(
           (err: unknown) => {
             log.warn(`ssh could not listen: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
@@ -151,6 +184,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
       await ssh?.close().catch(() => undefined);
       await screen?.close().catch(() => undefined);
       await hub?.close().catch(() => undefined);
+      if (confinement) await removeUnitNetwork(unit.id).catch(() => undefined);
       done();
     })());
   const watch = watchUnitDir(unitDir, UNIT_FILES.signal, {
@@ -209,10 +243,10 @@ async function exists(path: string): Promise<boolean> {
  * The workload's environment: the unit's own, not the agent's (nothing of the host leaks in beyond a
  * PATH), and SVC_PUBLIC_ENDPOINTS from the contract when it carries an override.
  */
-function workloadEnv(unit: AgentUnit, applied: UnitSignalSpec | null, volumeDir: string): NodeJS.ProcessEnv {
+function workloadEnv(unit: AgentUnit, applied: UnitSignalSpec | null, home: string): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH ?? DEFAULT_PATH,
-    HOME: volumeDir,
+    PATH: home === '/' ? SANDBOX_PATH : (process.env.PATH ?? DEFAULT_PATH),
+    HOME: home,
     ...unit.env,
     ...(unit.address ? { SVC_BIND_ADDRESS: unit.address } : {}),
     SVC_PUBLIC_ENDPOINTS: endpointsJson(unit, applied),

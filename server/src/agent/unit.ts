@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIPv4 } from 'node:net';
 import { join } from 'node:path';
-import type { UnitSpec } from '../substrate/driver.js';
+import type { UnitLimits, UnitSpec } from '../substrate/driver.js';
 import { UNIT_FILES } from '../substrate/local/layout.js';
 
 export interface AgentUnit {
@@ -14,6 +14,8 @@ export interface AgentUnit {
   env: Record<string, string>;
   /** The unit's own address (SVC_BIND_ADDRESS); null: none given, the programs choose. */
   address: string | null;
+  /** The plan's CPUs and memory (null: none given, no limits but the task cap). */
+  limits: UnitLimits | null;
 }
 
 export async function readUnit(unitDir: string): Promise<AgentUnit> {
@@ -31,6 +33,9 @@ export async function readUnit(unitDir: string): Promise<AgentUnit> {
   const address = raw.address ?? null;
   if (address !== null && !(typeof address === 'string' && isIPv4(address)))
     throw new Error('unit.json address must be an IPv4 address or null');
+  const limits = raw.limits ?? null;
+  if (limits !== null && !(isCount(limits.cpu) && isCount(limits.memoryMb)))
+    throw new Error('unit.json limits must give whole cpu and memoryMb');
   return {
     id: raw.id,
     kind: raw.kind,
@@ -38,7 +43,12 @@ export async function readUnit(unitDir: string): Promise<AgentUnit> {
     command: raw.kind === 'machine' ? null : command,
     env,
     address,
+    limits,
   };
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) > 0;
 }
 
 function isString(value: unknown): value is string {

@@ -25,7 +25,29 @@ export interface WorkloadOptions {
   console?: ConsoleHub;
   /** Restart delays: doubling from firstMs up to maxMs. */
   backoff?: { firstMs: number; maxMs: number };
+  /** How the program is started (default: as a child of the agent); the local substrate confines it. */
+  launch?: Launch;
 }
+
+/** A started program: its process, and (when it runs inside a launcher) the processes to signal. */
+export interface Launched {
+  child: ChildProcess;
+  /** The program's own processes, signalled to stop it (a launcher passes no signal on). */
+  inner?: () => Promise<number[]>;
+}
+
+export type Launch = (
+  command: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdio: 'pipe' | 'inherit' },
+) => Launched;
+
+const directLaunch: Launch = (command, { cwd, env, stdio }) => ({
+  child: spawn(command[0]!, command.slice(1), {
+    cwd,
+    env,
+    stdio: stdio === 'pipe' ? ['pipe', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+  }),
+});
 
 export interface Workload {
   stop(): Promise<void>;
@@ -37,8 +59,18 @@ interface PidRecord {
 }
 
 export function superviseWorkload(options: WorkloadOptions): Workload {
-  const { command, cwd, env, pidFile, log, backoff = BACKOFF, console: hub } = options;
+  const {
+    command,
+    cwd,
+    env,
+    pidFile,
+    log,
+    backoff = BACKOFF,
+    console: hub,
+    launch: start = directLaunch,
+  } = options;
   let child: ChildProcess | null = null;
+  let inner: Launched['inner'];
   let exited: Promise<void> = Promise.resolve();
   let restart: NodeJS.Timeout | null = null;
   let stopping = false;
@@ -50,12 +82,10 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
     restart = null;
     if (stopping) return;
     const startedAt = Date.now();
-    const proc = spawn(command[0]!, command.slice(1), {
-      cwd,
-      env: env(),
-      stdio: hub ? ['pipe', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
-    });
+    const launched = start(command, { cwd, env: env(), stdio: hub ? 'pipe' : 'inherit' });
+    const proc = launched.child;
     child = proc;
+    inner = launched.inner;
     if (hub) {
       // Output waits while a viewer is full, so a fast printer goes at the pace of its viewers.
       for (const out of [proc.stdout!, proc.stderr!]) {
@@ -105,7 +135,8 @@ export function superviseWorkload(options: WorkloadOptions): Workload {
       if (proc?.pid !== undefined) {
         let gone = false;
         void exited.then(() => (gone = true));
-        signal(proc.pid, 'SIGTERM');
+        const targets = (await inner?.().catch(() => [])) ?? [];
+        for (const pid of targets.length > 0 ? targets : [proc.pid]) signal(pid, 'SIGTERM');
         if (!(await waitUntil(() => gone, STOP_GRACE_MS))) {
           log.warn('workload ignored SIGTERM; killing it');
           signal(proc.pid, 'SIGKILL');

@@ -1,8 +1,9 @@
 // Egress enforcement on the local substrate (DECISIONS.md §6 "Network", README "Firewall"): a unit's
-// programs run in its cgroup (substrate/local/unit-cgroup.ts); OUTPUT sends every new connection to
-// SVC-EGRESS, which jumps to the unit's chain when the connection's socket belongs to the unit's cgroup
-// (`-m cgroup --path`), for IPv4 and IPv6. Each chain is replaced in one iptables-restore transaction, so
-// a connection meets the old rules or the new ones, never a mix. Only units with enabled egress rules
+// programs run in its own network namespace, joined to the host by a veth pair
+// (substrate/local/sandbox/network.ts); the host's guard sends every new connection a unit starts to
+// SVC-EGRESS, which jumps to the unit's chain by the veth it came in on (`-i`), for IPv4 (units have no
+// IPv6; the IPv6 chains are kept so rules written for both families stay whole). Each chain is replaced
+// in one iptables-restore transaction, so a connection meets the old rules or the new ones, never a mix. Only units with enabled egress rules
 // have a chain; a unit whose rules went (or that was deleted) loses its jump and chain.
 //
 // Several edges may share the host (one per database in the tests): each touches only the chains of its
@@ -10,13 +11,9 @@
 // units in SVC-EGRESS by the comment naming the unit), so a restart never opens a machine's egress.
 import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
-import {
-  egressConfinable,
-  ensureUnitCgroup,
-  searchPath,
-  unitCgroupPath,
-  UNIT_CGROUP_PARENT,
-} from '../substrate/local/unit-cgroup.js';
+import { ensureHostGuard, networkConfinable } from '../substrate/local/sandbox/network.js';
+import { unitVethName } from '../substrate/local/sandbox/names.js';
+import { searchPath } from '../substrate/local/programs.js';
 import { chainRules, EGRESS_CHAIN, restoreScript, unitChain, type EgressRule } from './egress-rules.js';
 
 /** Per unit (resource id), its enabled egress rules in evaluation order. */
@@ -70,10 +67,8 @@ async function must(file: string, args: string[], input?: string): Promise<strin
 
 const jump = (unitId: string) => [
   EGRESS_CHAIN,
-  '-m',
-  'cgroup',
-  '--path',
-  unitCgroupPath(unitId),
+  '-i',
+  unitVethName(unitId),
   '-m',
   'comment',
   '--comment',
@@ -87,17 +82,14 @@ export async function startEgress(
   log: Log,
   ours: (unitIds: string[]) => Promise<Set<string>>,
 ): Promise<EgressEnforcer> {
-  if (!egressConfinable()) {
-    log.info('egress rules not enforced: needs root, a cgroup v2 hierarchy, iptables and ip6tables');
+  if (!networkConfinable()) {
+    log.info('egress rules not enforced: needs root, iproute2, nsenter and iptables');
     return { enforced: false, apply: async () => undefined };
   }
   try {
     await prepare();
   } catch (err) {
-    log.warn(
-      { err: (err as Error).message },
-      'egress rules not enforced: the kernel refused the cgroup match',
-    );
+    log.warn({ err: (err as Error).message }, 'egress rules not enforced: the host refused its guard rules');
     return { enforced: false, apply: async () => undefined };
   }
   // What each unit's chain holds now (its rules and the cgroup they are bound to), so an unchanged unit
@@ -110,10 +102,8 @@ export async function startEgress(
     enforced: true,
     async apply(rules) {
       for (const [unitId, unitRules] of rules) {
-        // The rule binds the cgroup there is now: should the group ever be made again, rebind.
-        const { id } = ensureUnitCgroup(unitId);
         const lines = FAMILIES.map((f) => chainRules(unitChain(unitId), unitRules, f.family));
-        const fingerprint = JSON.stringify([id, lines]);
+        const fingerprint = JSON.stringify(lines);
         if (applied.get(unitId) === fingerprint) continue;
         for (const [i, f] of FAMILIES.entries()) {
           await must(f.restore, ['-w', '--noflush'], restoreScript(unitChain(unitId), lines[i]!));
@@ -131,26 +121,17 @@ export async function startEgress(
   };
 }
 
-/** SVC-EGRESS in both families, reached from OUTPUT by new connections; and the cgroup match works. */
+/**
+ * SVC-EGRESS in both families: the IPv4 one is entered from the host's guard (network.ts), which it makes;
+ * a jump from OUTPUT left by an edge of the cgroup-matching days goes.
+ */
 async function prepare(): Promise<void> {
-  ensureUnitCgroup('probe');
+  await ensureHostGuard();
   for (const f of FAMILIES) {
     if ((await run(f.tables, ['-w', '-n', '-L', EGRESS_CHAIN])).code !== 0)
       await run(f.tables, ['-w', '-N', EGRESS_CHAIN]);
-    const entry = ['OUTPUT', '-m', 'conntrack', '--ctstate', 'NEW', '-j', EGRESS_CHAIN];
-    if ((await run(f.tables, ['-w', '-C', ...entry])).code !== 0)
-      await must(f.tables, ['-w', '-I', ...entry]);
-    // A rule naming a cgroup, tried in a chain of its own: a kernel without xt_cgroup refuses it here.
-    const probe = `SVCE-PROBE-${process.pid}`;
-    await must(
-      f.restore,
-      ['-w', '--noflush'],
-      restoreScript(probe, [
-        ['-A', probe, '-m', 'cgroup', '--path', `${UNIT_CGROUP_PARENT}/probe`, '-j', 'RETURN'],
-      ]),
-    );
-    await run(f.tables, ['-w', '-F', probe]);
-    await run(f.tables, ['-w', '-X', probe]);
+    const old = ['OUTPUT', '-m', 'conntrack', '--ctstate', 'NEW', '-j', EGRESS_CHAIN];
+    while ((await run(f.tables, ['-w', '-D', ...old])).code === 0);
   }
 }
 
@@ -170,7 +151,7 @@ async function listedUnits(): Promise<string[]> {
  * an edge that stops keeps them, so this is never part of stopping one.
  */
 export async function releaseEgress(ours: (unitIds: string[]) => Promise<Set<string>>): Promise<void> {
-  if (!egressConfinable()) return;
+  if (!networkConfinable()) return;
   for (const unitId of await ours(await listedUnits())) await remove(unitId);
 }
 

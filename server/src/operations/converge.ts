@@ -27,13 +27,18 @@ interface ResourceRow {
 /** Unit statuses a converge acts on: not one an operation is changing, nor a failed one. */
 const CONVERGED = ['running', 'stopped', 'unreachable'];
 
-export const specOf = (u: ResourceRow, workloadProgram: string | null): UnitSpec => ({
+export const specOf = (
+  u: ResourceRow,
+  workloadProgram: string | null,
+  plan: { cpu: number; memory_mb: number } | null = null,
+): UnitSpec => ({
   id: u.id,
   kind: u.kind === 'virtual_machine' ? 'machine' : 'workload',
   volumeId: u.volume_id!,
   command: u.kind === 'virtual_machine' ? null : workloadCommand(workloadProgram),
   program: u.kind === 'virtual_machine' ? null : (workloadProgram ?? null),
   address: u.address,
+  limits: plan ? { cpu: plan.cpu, memoryMb: plan.memory_mb } : null,
 });
 
 /** Converges one service; answers how many units it started or stopped. */
@@ -46,10 +51,12 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
         status: string;
         product_kind: string;
         workload_program: string | null;
+        cpu: number;
+        memory_mb: number;
         busy: boolean;
       }[]
     >`
-      select s.id, s.slug, s.status, cp.kind as product_kind, cp.workload_program,
+      select s.id, s.slug, s.status, cp.kind as product_kind, cp.workload_program, cp.cpu, cp.memory_mb,
              exists (select 1 from service_leases l where l.service_instance_id = s.id) as busy
       from service_instances s join catalog_products cp on cp.id = s.product_id
       where s.id = ${payload.service_instance_id}
@@ -90,7 +97,7 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
         const spec = await withGameEnv(
           { ...ctx, sql: tx },
           service.id,
-          specOf(unit, service.workload_program),
+          specOf(unit, service.workload_program, service),
         );
         await ctx.substrate.startUnit(spec);
         changed += 1;

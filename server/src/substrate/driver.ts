@@ -51,6 +51,13 @@ export interface UnitSpec {
    * allocation's: a substrate whose units are outside this machine's network makes them reachable there.
    */
   privatePorts?: ExposedPort[];
+  /** What the unit may use at most: its plan's CPUs and memory (the local substrate's cgroups). */
+  limits?: UnitLimits | null;
+}
+
+export interface UnitLimits {
+  cpu: number;
+  memoryMb: number;
 }
 
 /** A port of a unit the edge forwards to (an allocation's internal port and protocol). */

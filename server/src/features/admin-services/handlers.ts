@@ -69,6 +69,7 @@ export const adminServiceHandlers: AreaHandlers<
           price: osImage ? addMoney(product.monthly_fee, osImage.monthly_fee) : product.monthly_fee,
           osImage: osImage?.id ?? null,
           platformDomain: ctx.config.platformDomain,
+          substrate: ctx.config.substrate,
         },
         now,
       );

@@ -3,7 +3,7 @@
 import { gamePlatformName } from '../../dns/platform-names.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import { unitAddressCandidates } from '../../substrate/local/address.js';
+import { addressSpaceOf, unitAddressCandidates } from '../../substrate/local/address.js';
 import type { ProductRow } from '../catalog/store.js';
 import type { SubscriptionStatus } from '../services/store.js';
 
@@ -85,6 +85,8 @@ export async function insertService(
     osImage: string | null;
     /** The platform's DNS zone: the unit's public name is made under it. */
     platformDomain: string;
+    /** Where the unit's address comes from (substrate/local/address.ts). */
+    substrate: string;
   },
   now: Date,
 ): Promise<Provisioned> {
@@ -125,7 +127,7 @@ export async function insertService(
            ${input.osImage}, ${volumeId}, ${slug.slice(0, 40).replace(/-+$/, '')},
            (select coalesce(jsonb_agg(e || jsonb_build_object('address', ${publicAddress}::text)), '[]'::jsonb)
             from jsonb_array_elements(cp.endpoints) e),
-           (select c from unnest(${unitAddressCandidates(unitId)}::inet[]) with ordinality as t (c, n)
+           (select c from unnest(${unitAddressCandidates(unitId, addressSpaceOf(input.substrate))}::inet[]) with ordinality as t (c, n)
             where not exists (select 1 from service_resources r where r.address = t.c)
             order by n limit 1),
            ${now}, ${now}

@@ -16,6 +16,8 @@ export interface PowerState {
   productKind: string;
   /** The catalog's workload_program (what a workload runs; null for a VPS). */
   workloadProgram: string | null;
+  /** The product's plan: what its units may use. */
+  plan: { cpu: number; memory_mb: number };
   units: (ContractSubject['unit'] & {
     kind: 'virtual_machine' | 'workload' | 'volume';
     volume_id: string | null;
@@ -26,9 +28,16 @@ export interface PowerState {
 
 export async function loadPowerState(ctx: TaskContext, op: OperationRow): Promise<PowerState> {
   const [service] = await ctx.sql<
-    { id: string; slug: string; product_kind: string; workload_program: string | null }[]
+    {
+      id: string;
+      slug: string;
+      product_kind: string;
+      workload_program: string | null;
+      cpu: number;
+      memory_mb: number;
+    }[]
   >`
-    select s.id, s.slug, cp.kind as product_kind, cp.workload_program
+    select s.id, s.slug, cp.kind as product_kind, cp.workload_program, cp.cpu, cp.memory_mb
     from service_instances s join catalog_products cp on cp.id = s.product_id
     where s.id = ${op.service_instance_id}`;
   if (!service) throw new Error(`operation ${op.id}: its service is gone`);
@@ -40,6 +49,7 @@ export async function loadPowerState(ctx: TaskContext, op: OperationRow): Promis
     service: { id: service.id, slug: service.slug },
     productKind: service.product_kind,
     workloadProgram: service.workload_program,
+    plan: { cpu: service.cpu, memory_mb: service.memory_mb },
     units,
   };
 }
@@ -71,7 +81,7 @@ export async function stopUnits(s: PowerState, ctx: TaskContext): Promise<void> 
 export async function startUnits(s: PowerState, ctx: TaskContext): Promise<void> {
   for (const unit of s.units) {
     const generation = await writeContract(ctx, subjectOf(s, unit), false);
-    await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, specOf(unit, s.workloadProgram)));
+    await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, specOf(unit, s.workloadProgram, s.plan)));
     await awaitAcknowledgement(ctx, unit.id, generation);
     await setStatus(ctx, unit.id, 'running');
   }

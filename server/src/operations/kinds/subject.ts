@@ -10,6 +10,8 @@ export interface ServiceSubject {
   productKind: string;
   /** The catalog's workload_program of the product (null: none, as for a VPS). */
   workloadProgram: string | null;
+  /** The product's plan: what its units may use. */
+  plan: { cpu: number; memory_mb: number };
   /** The machine or workload (the primary resource the operation names). */
   unit: ResourceRow;
   /** The volume it runs on. */
@@ -18,10 +20,15 @@ export interface ServiceSubject {
 
 export async function loadSubject(ctx: TaskContext, op: OperationRow): Promise<ServiceSubject> {
   const [service] = await ctx.sql<
-    (ServiceSubject['service'] & { product_kind: string; workload_program: string | null })[]
+    (ServiceSubject['service'] & {
+      product_kind: string;
+      workload_program: string | null;
+      cpu: number;
+      memory_mb: number;
+    })[]
   >`
     select s.id, s.slug, s.status, sub.status as subscription_status, cp.kind as product_kind,
-           cp.workload_program
+           cp.workload_program, cp.cpu, cp.memory_mb
     from service_instances s
     join subscriptions sub on sub.id = s.subscription_id
     join catalog_products cp on cp.id = s.product_id
@@ -34,8 +41,8 @@ export async function loadSubject(ctx: TaskContext, op: OperationRow): Promise<S
   const unit = resources.find((r) => r.id === op.resource_id);
   const volume = resources.find((r) => r.id === unit?.volume_id);
   if (!unit || !volume) throw new Error(`operation ${op.id}: its resource or volume is gone`);
-  const { product_kind: productKind, workload_program: workloadProgram, ...rest } = service;
-  return { service: rest, productKind, workloadProgram, unit, volume };
+  const { product_kind: productKind, workload_program: workloadProgram, cpu, memory_mb, ...rest } = service;
+  return { service: rest, productKind, workloadProgram, plan: { cpu, memory_mb }, unit, volume };
 }
 
 export function unitSpecOf(subject: ServiceSubject): UnitSpec {
@@ -47,5 +54,6 @@ export function unitSpecOf(subject: ServiceSubject): UnitSpec {
     command: machine ? null : workloadCommand(subject.workloadProgram),
     program: machine ? null : (subject.workloadProgram ?? null),
     address: subject.unit.address,
+    limits: { cpu: subject.plan.cpu, memoryMb: subject.plan.memory_mb },
   };
 }

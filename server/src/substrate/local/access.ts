@@ -2,10 +2,11 @@
 // Every file below that can let someone in is removed, then one fresh root password is set. Only its
 // scrypt digest is written to the volume; the caller's answer is the only copy of the password.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chown, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MachineAccess } from '../driver.js';
-import { readIfPresent, writeJsonAtomic } from './atomic-file.js';
+import { readIfPresent, writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { ROOTFS, type LocalLayout } from './layout.js';
 import { assertInsideVolume, existingVolume, insideVolume } from './volumes.js';
 
@@ -26,6 +27,7 @@ const CREDENTIAL_PATHS = [
   join(ROOTFS, 'etc', 'gshadow-'),
 ];
 const HOME = join(ROOTFS, 'home');
+const SHADOW = join(ROOTFS, 'etc', 'shadow');
 const SSH_CONFIG = join(ROOTFS, 'etc', 'ssh');
 
 const USERNAME = 'root';
@@ -69,6 +71,7 @@ export async function resetMachineAccess(
   await assertInsideVolume(volume, join(volume, ACCESS_FILE));
   await mkdir(join(volume, ROOTFS, 'etc'), { recursive: true, mode: 0o755 });
   await writeJsonAtomic(join(volume, ACCESS_FILE), record, 0o600);
+  await writeShadow(volume, await cryptSha512(password));
   return { username: USERNAME, password };
 }
 
@@ -86,6 +89,34 @@ export async function checkMachineAccess(
   const want = Buffer.from(record.password.hash, 'base64');
   const got = await derive(password, Buffer.from(record.password.salt, 'base64'), { N, r, p });
   return got.length === want.length && timingSafeEqual(got, want);
+}
+
+/**
+ * root's entry in the machine's /etc/shadow, which its sshd checks passwords against (crypt(3)'s
+ * SHA-512 form, which the image's libcrypt reads); given to the volume's owner, the machine's root.
+ */
+async function writeShadow(volume: string, hash: string): Promise<void> {
+  const path = join(volume, SHADOW);
+  await assertInsideVolume(volume, path);
+  await writeFileAtomic(path, `root:${hash}:19000:0:99999:7:::\n`, 0o600);
+  const owner = await stat(volume);
+  if (owner.uid !== 0) await chown(path, owner.uid, owner.gid);
+}
+
+/** crypt(3)'s SHA-512 hash of the password, by openssl (the password goes on its stdin, never argv). */
+function cryptSha512(password: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('openssl', ['passwd', '-6', '-stdin'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const hash = out.trim();
+      if (code === 0 && hash.startsWith('$6$')) resolve(hash);
+      else reject(new Error('openssl could not hash the password'));
+    });
+    child.stdin.end(`${password}\n`);
+  });
 }
 
 async function credentialPaths(volume: string): Promise<string[]> {

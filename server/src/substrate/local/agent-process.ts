@@ -1,18 +1,16 @@
 // The unit agent as a process of this machine. It is spawned detached, in a session and process group of
 // its own, so a control plane killed with -9 (or a Ctrl-C on its terminal) does not take its customers'
-// units with it, as a real node would not; the workload it runs stays in its group, so one group
-// signal ends both. A machine's agent runs in its unit's cgroup where the host can confine units
-// (unit-cgroup.ts), and so does everything it starts, so the machine's egress rules hold for all of its
-// programs (a workload has no firewall).
+// units with it, as a real node would not; the workload's launcher stays in its group, so one group
+// signal ends both. The agent itself runs unconfined, as the host's root: it confines every program of
+// its unit (sandbox/) and supervises them from outside.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, rename, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { programArgs } from '../../process/program-bundle.js';
 import { UNIT_FILES } from './layout.js';
 import { runsWithArg, signal, signalGroup, waitUntil } from './proc.js';
-import { inUnitCgroup } from './unit-cgroup.js';
 
 // Resolved from this file, so the agent starts the same whatever the control plane's working directory.
 const AGENT_MAIN = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
@@ -38,19 +36,14 @@ export async function readAgentPid(unitDir: string): Promise<number | null> {
 }
 
 /** Starts the agent of `unitDir`, its output appended to agent.log; answers its pid. */
-export async function spawnAgent(unitDir: string, options: { confine: boolean }): Promise<number> {
+export async function spawnAgent(unitDir: string): Promise<number> {
   const logFile = join(unitDir, UNIT_FILES.agentLog);
   await rotateLog(logFile);
   const out = openSync(logFile, 'a', 0o600);
   try {
     // From its bundle (program-bundle.ts): a third of the CPU of a start through tsx's loader.
     const args = [...(await programArgs(AGENT_MAIN)), unitDir];
-    // The unit directory is named for the unit's id (layout.ts).
-    const command = (options.confine ? inUnitCgroup(basename(unitDir), process.execPath, args) : null) ?? {
-      file: process.execPath,
-      args,
-    };
-    const child = spawn(command.file, command.args, {
+    const child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', out, out],

@@ -5,7 +5,7 @@ import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
-import { VolumeFiles, VolumeImportTarget } from './files/index.js';
+import { VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from './files/index.js';
 import { openScreen } from './screen.js';
 import { offeredShells, shellCommand } from './shell.js';
 import { startPty } from './pty.js';
@@ -15,6 +15,14 @@ import { localLayout } from './layout.js';
 import { createSnapshot, deleteSnapshot, restoreSnapshot } from './snapshots.js';
 import { localUnits, type DriverLog } from './units.js';
 import { deleteVolume, ensureVolume, wipeVolume } from './volumes.js';
+
+/**
+ * A volume whose files belong to its unit's host ids (sandbox/idmap.ts): what the file layer makes there
+ * is given to the owner of the volume's root, so the unit's confined programs may change it.
+ */
+function ownedRoot(dir: string): OwnedVolumeRoot {
+  return { resolve: async () => dir };
+}
 
 export interface LocalDriverOptions {
   /** DATA_DIR: volumes/ and units/ live under it. */
@@ -60,12 +68,12 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     openShell: async (unitId, shells, size) => {
       if ((await units.status(unitId)).state !== 'running') return null;
       const unit = await readUnit(layout.unitDir(unitId));
-      const command = shellCommand(layout, unit, shells);
+      const command = await shellCommand(layout, unit, shells);
       return command ? startPty(command, size) : null;
     },
     exposePorts: async () => undefined,
-    volumeFiles: (volumeId) => new VolumeFiles(layout.volumeDir(volumeId)),
-    volumeImportTarget: (volumeId) => new VolumeImportTarget(layout.volumeDir(volumeId)),
+    volumeFiles: (volumeId) => new VolumeFiles(ownedRoot(layout.volumeDir(volumeId))),
+    volumeImportTarget: (volumeId) => new VolumeImportTarget(ownedRoot(layout.volumeDir(volumeId))),
     writeUnitSignal: (unitId, spec) => units.writeSignal(unitId, spec),
     readUnitSignal: (unitId) => units.readSignal(unitId),
 

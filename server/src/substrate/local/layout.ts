@@ -9,7 +9,7 @@
 //                          status.json    the agent's acknowledgement (AgentStatus)
 //                          applied/       what the agent last accepted: contract.json, public-endpoints.json
 //                          agent.pid, agent.log, workload.pid, console.json
-//                          screen.json (a machine's Xvnc)
+//                          screen.json (a machine's Xvnc), sandbox.json (agent/confined.ts)
 import { join, resolve } from 'node:path';
 import type { UnitSignalError } from '../driver.js';
 
@@ -25,6 +25,8 @@ export const UNIT_FILES = {
   console: 'console.json',
   /** A machine's screen: where its Xvnc's RFB socket is, and Xvnc's pid (agent/screen.ts), mode 0600. */
   screen: 'screen.json',
+  /** The confined program's reaper, whose namespaces shells join (agent/confined.ts), mode 0600. */
+  sandbox: 'sandbox.json',
   appliedDir: 'applied',
   appliedContract: join('applied', 'contract.json'),
   appliedEndpoints: join('applied', 'public-endpoints.json'),

@@ -16,3 +16,8 @@ export function findProgram(name: string, path = process.env.PATH ?? ''): string
   }
   return null;
 }
+
+/** PATH plus the sbin directories, where Debian puts iproute2 and iptables (a root shell has them; a service may not). */
+export function searchPath(): string {
+  return [process.env.PATH ?? '', '/usr/sbin', '/sbin'].join(':');
+}

@@ -30,7 +30,9 @@ export function startPty(command: ShellCommand, size: TerminalSize): ShellSessio
   return {
     // With `encoding: null` node-pty hands out Buffers, though it types them as strings.
     onData: (listener) =>
-      void pty.onData((data: string | Buffer) => listener(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)),
+      void pty.onData((data: string | Buffer) =>
+        listener(typeof data === 'string' ? Buffer.from(data, 'utf8') : data),
+      ),
     onExit: (listener) => void pty.onExit(({ exitCode }) => listener(exitCode)),
     // node-pty writes a Buffer as is (its socket takes bytes), though it types only strings.
     write: (data) => pty.write(data as unknown as string),

@@ -1,16 +1,19 @@
-// A shell in a unit of the local substrate (DECISIONS.md §6 "Shell"): confined with bubblewrap to the
-// unit's own files, never the host's. Its root directory is the volume (a machine's: its rootfs/), with
-// the image's programs read-only at /usr (the local substrate's units run on this machine's Debian
-// userland, which is their image) and fresh /proc, /dev and /tmp; no other process visible. Its network:
-// where the host can hold it to the unit's egress rules (unit-cgroup.ts), the host's, from inside the
-// unit's cgroup, which the edge's rules match; elsewhere none but its own loopback, so an egress rule is
-// never bypassed (the machine then reaches nothing, stricter than its rules). What it writes lands on the volume; so do the empty mount points bubblewrap makes
-// at its top (usr, bin, sbin, lib, lib64, proc, dev, tmp), as a machine's root file system has them. Without bubblewrap there is no shell (the
-// ticket route's 404 "offers no shell"): a chroot fallback would need root, and tests could not reach it.
+// A shell in a unit of the local substrate (DECISIONS.md §6 "Shell", §8 "Confinement"): it joins the
+// confinement of the unit's running program (sandbox/, as `lxc exec` or `docker exec` would), so it
+// runs as the unit's root (an unprivileged id of this host), sees the unit's files as `/` with the image's
+// programs read-only at /usr, shares the unit's network namespace (its address, and its egress rules,
+// which the host holds on the unit's veth) and its cgroups; it gets a PID namespace of its own, so no
+// other process is visible, and when the gateway ends the session (its socket closed) the launcher dies
+// and takes every process of the shell with it (unshare --kill-child: the shell is pid 1 of that
+// namespace). A workload's shell keeps no capabilities; a machine's root keeps root's, inside its own
+// namespaces, as on a VPS. A unit whose program is not running offers no shell (the ticket route's 404).
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOTFS, type LocalLayout } from './layout.js';
-import { inUnitCgroup } from './unit-cgroup.js';
+import type { SandboxRecord } from '../../agent/confined.js';
+import { UNIT_FILES, type LocalLayout } from './layout.js';
+import { SANDBOX_PATH } from './sandbox/launch.js';
+import { unitLimitDirs } from './sandbox/limits.js';
 
 /** A program to start on a PTY of this machine. */
 export interface ShellCommand {
@@ -22,60 +25,64 @@ export interface ShellCommand {
 const BWRAP = '/usr/bin/bwrap';
 /** What a unit's image offers, tried in order (the ticket's `shells`). */
 const SHELLS = ['bash', 'sh'] as const;
-const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** The shells the unit's image offers, in the order they are tried; none without bubblewrap. */
+/** The shells the unit's image offers, in the order they are tried; none where units are not confined. */
 export function offeredShells(): string[] {
   if (!existsSync(BWRAP)) return [];
   return SHELLS.filter((name) => existsSync(join('/usr/bin', name)));
 }
 
-/** The confined command running the first offered shell of `shells` in the unit's files, or null. */
-export function shellCommand(
+/** The running program's reaper, when it is still the unit's (a pid is reused once its process is gone). */
+async function unitReaper(unitDir: string): Promise<number | null> {
+  let record: SandboxRecord;
+  try {
+    record = JSON.parse(await readFile(join(unitDir, UNIT_FILES.sandbox), 'utf8')) as SandboxRecord;
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(record.init) || record.init <= 1) return null;
+  const map = await readFile(`/proc/${record.init}/uid_map`, 'utf8').catch(() => '');
+  const [inside, outside] = map.trim().split(/\s+/).map(Number);
+  return inside === 0 && outside === record.base ? record.init : null;
+}
+
+/** The confined command running the first offered shell of `shells` in the unit, or null. */
+export async function shellCommand(
   layout: LocalLayout,
-  unit: { id: string; kind: 'machine' | 'workload'; volumeId: string },
+  unit: { id: string; kind: 'machine' | 'workload' },
   shells: readonly string[],
-): ShellCommand | null {
+): Promise<ShellCommand | null> {
   const offered = offeredShells();
   const shell = shells.find((name) => offered.includes(name));
   if (!shell) return null;
-  const volume = layout.volumeDir(unit.volumeId);
-  const root = unit.kind === 'machine' ? join(volume, ROOTFS) : volume;
-  if (!existsSync(root)) return null;
-  // A machine's shell is held to its egress rules; a workload's (which has no firewall) keeps no network.
-  const confined =
-    unit.kind === 'machine' ? inUnitCgroup(unit.id, BWRAP, bwrapArgs(root, shell, true)) : null;
-  return {
-    ...(confined ?? { file: BWRAP, args: bwrapArgs(root, shell, false) }),
-    // The environment is set inside (--clearenv): nothing of the gateway's reaches the shell.
-    env: { PATH },
-  };
-}
-
-function bwrapArgs(root: string, shell: string, shareNet: boolean): string[] {
+  const reaper = await unitReaper(layout.unitDir(unit.id));
+  if (reaper === null) return null;
+  const cgroups = Object.values(unitLimitDirs(unit.id)).filter((dir) => existsSync(dir));
+  const dropCaps =
+    unit.kind === 'machine'
+      ? []
+      : ['setpriv', '--inh-caps=-all', '--ambient-caps=-all', '--bounding-set=-all', '--'];
   // prettier-ignore
-  return [
-      '--bind', root, '/',
-      '--ro-bind', '/usr', '/usr',
-      // Binds, not symlinks: bubblewrap 0.8 refuses to make a symlink where the last shell left one.
-      '--ro-bind', '/usr/bin', '/bin',
-      '--ro-bind', '/usr/sbin', '/sbin',
-      '--ro-bind', '/usr/lib', '/lib',
-      '--ro-bind-try', '/usr/lib64', '/lib64',
-      '--proc', '/proc',
-      '--dev', '/dev',
-      '--tmpfs', '/tmp',
-      '--unshare-all',
-      ...(shareNet ? ['--share-net'] : []),
-      '--cap-drop', 'ALL',
-      '--die-with-parent',
-      '--hostname', 'unit',
-      '--chdir', '/',
-      '--clearenv',
-      '--setenv', 'TERM', 'xterm-256color',
-      '--setenv', 'HOME', '/',
-      '--setenv', 'PATH', PATH,
-      '--setenv', 'LANG', 'C.UTF-8',
-      `/usr/bin/${shell}`,
+  const args = [
+    '-c',
+    // Into the unit's cgroups first, so nothing of the shell runs outside them for a moment.
+    'for group in $SVC_CGROUPS; do echo $$ > "$group/cgroup.procs" || exit 126; done; unset SVC_CGROUPS; exec "$@"',
+    'sh',
+    'nsenter', '-t', String(reaper), '--user', '--mount', '--net', '--ipc', '--uts', '--root', '--wd', '--',
+    'unshare', '--pid', '--fork', '--kill-child', '--mount-proc', '--',
+    ...dropCaps,
+    `/usr/bin/${shell}`, '-l',
   ];
+  return {
+    file: '/bin/sh',
+    args,
+    // What the shell starts with; nothing of the gateway's environment reaches it.
+    env: {
+      PATH: SANDBOX_PATH,
+      TERM: 'xterm-256color',
+      HOME: unit.kind === 'machine' ? '/root' : '/',
+      LANG: 'C.UTF-8',
+      SVC_CGROUPS: cgroups.join(' '),
+    },
+  };
 }

@@ -11,7 +11,8 @@ import { isAgentOf, readAgentPid, spawnAgent, stopAgent } from './agent-process.
 import { readIfPresent, writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { isId, UNIT_FILES, type AgentStatus, type LocalLayout } from './layout.js';
 import { existingVolume } from './volumes.js';
-import { removeUnitCgroup } from './unit-cgroup.js';
+import { confinementProblem, removeUnitNetwork } from './sandbox/index.js';
+import { removeUnitLimits } from './sandbox/limits.js';
 
 export type DriverLog = Pick<Logger, 'info' | 'warn'>;
 
@@ -46,6 +47,9 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
       serial(unit.id, async () => {
         const dir = layout.unitDir(unit.id);
         if ((await runningPid(dir)) !== null) return;
+        // Never unconfined (sandbox/): a host that cannot confine runs no units.
+        const problem = confinementProblem();
+        if (problem) throw new Error(`This host cannot run units confined: ${problem}.`);
         // The agent runs a workload in its volume and reads a machine's image from it.
         await existingVolume(layout, unit.volumeId);
         await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -56,10 +60,11 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
           command: unit.command ?? null,
           env: unit.env ?? {},
           address: unit.address ?? null,
+          limits: unit.limits ?? null,
         };
         // 0600: a unit's environment may hold its secrets (an RCON password).
         await writeJsonAtomic(join(dir, UNIT_FILES.unit), spec, 0o600);
-        const pid = await spawnAgent(dir, { confine: unit.kind === 'machine' });
+        const pid = await spawnAgent(dir);
         await writeFileAtomic(join(dir, UNIT_FILES.agentPid), `${pid}\n`);
         log?.info({ unitId: unit.id, pid }, 'unit agent started');
       }),
@@ -70,7 +75,8 @@ export function localUnits(layout: LocalLayout, log?: DriverLog): LocalUnits {
       serial(unitId, async () => {
         await stop(unitId);
         await rm(layout.unitDir(unitId), { recursive: true, force: true });
-        removeUnitCgroup(unitId);
+        await removeUnitNetwork(unitId).catch(() => undefined);
+        removeUnitLimits(unitId);
       }),
 
     status: async (unitId) => {

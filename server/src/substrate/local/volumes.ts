@@ -1,6 +1,7 @@
 // Volumes of the local substrate: directories under DATA_DIR/volumes, private to the platform's user.
 // No size limit is enforced here (a directory has no quota without root); VolumeSpec.sizeGb is the
 // catalog's promise, kept by the Kubernetes driver's storage class.
+import { releaseVolumeIdRange } from './sandbox/idmap.js';
 import { chmod, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import type { VolumeSpec } from '../driver.js';
@@ -17,6 +18,7 @@ export async function ensureVolume(layout: LocalLayout, volume: VolumeSpec): Pro
 }
 
 export async function deleteVolume(layout: LocalLayout, volumeId: string): Promise<void> {
+  await releaseVolumeIdRange(layout.volumeDir(volumeId));
   await rm(layout.volumeDir(volumeId), { recursive: true, force: true });
 }
 

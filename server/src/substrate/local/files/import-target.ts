@@ -149,7 +149,10 @@ export class VolumeImportTarget implements VolumeImportAccess {
   async removeLeftovers(): Promise<number> {
     let removed = 0;
     for (const entry of await this.tree()) {
-      if (entry.kind === 'file' && entry.path.slice(entry.path.lastIndexOf('/') + 1).startsWith(IMPORT_TEMP_PREFIX)) {
+      if (
+        entry.kind === 'file' &&
+        entry.path.slice(entry.path.lastIndexOf('/') + 1).startsWith(IMPORT_TEMP_PREFIX)
+      ) {
         await this.remove(entry.path);
         removed += 1;
       }

@@ -87,7 +87,8 @@ export class VolumeStreams implements VolumeStreamAccess {
     let previous: Stats | null;
     try {
       previous = await lstat(at(dir, name)).catch(() => null);
-      if (previous?.isDirectory()) throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
+      if (previous?.isDirectory())
+        throw new FileLayerError('is-a-directory', `${target.path} is a directory.`);
       handle = await open(at(dir, temp), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
     } catch (err) {
       await dir.close();
@@ -119,7 +120,12 @@ export class VolumeStreams implements VolumeStreamAccess {
       writeAt: async (buffer, position) => {
         let written = 0;
         while (written < buffer.length) {
-          const { bytesWritten } = await handle.write(buffer, written, buffer.length - written, position + written);
+          const { bytesWritten } = await handle.write(
+            buffer,
+            written,
+            buffer.length - written,
+            position + written,
+          );
           written += bytesWritten;
         }
       },
@@ -173,7 +179,10 @@ export class VolumeStreams implements VolumeStreamAccess {
     }
   }
 
-  private async inParent<T>(target: VolumePath, use: (dir: FileHandle, name: string) => Promise<T>): Promise<T> {
+  private async inParent<T>(
+    target: VolumePath,
+    use: (dir: FileHandle, name: string) => Promise<T>,
+  ): Promise<T> {
     const root = await openRoot(this.root);
     try {
       const dir = await openDir(root, target.parts.slice(0, -1), target.path);
