@@ -128,7 +128,9 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
       env: () => workloadEnv(unit, state.applied, confinement ? '/' : volumeDir),
       pidFile: workloadPid,
       log,
-      ...(confinement ? { launch: confinedLaunch({ id: unit.id, unitDir }, confinement) } : {}),
+      ...(confinement
+        ? { launch: confinedLaunch({ id: unit.id, unitDir }, confinement, { hostEtc: true }) }
+        : {}),
     });
   } else if (unit.kind === 'machine' && confinement && (await exists(confinement.root))) {
     // The machine's init (sshd) in its own confinement, with root's capabilities inside it.
@@ -168,6 +170,7 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
             consoleText: `machine ${unit.id} (${substrate} substrate)\nimage: ${(await readImageFile(volumeDir)) ?? 'none'}`,
           },
           log,
+          confinement,
         ).catch((err: unknown) => {
           log.warn(`screen could not start: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
           return null;

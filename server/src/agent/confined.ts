@@ -25,7 +25,7 @@ export interface SandboxRecord {
 export function confinedLaunch(
   unit: { id: string; unitDir: string },
   confinement: UnitConfinement,
-  extra: Pick<SandboxOptions, 'capabilities' | 'hostname' | 'tmpfs'> = {},
+  extra: Pick<SandboxOptions, 'capabilities' | 'hostname' | 'tmpfs' | 'hostEtc'> = {},
 ): Launch {
   const record = join(unit.unitDir, UNIT_FILES.sandbox);
   return (command, { env, stdio }) => {

@@ -20,6 +20,8 @@ import { findProgram } from '../substrate/local/programs.js';
 import { readScreenEndpoint, SCREEN_SOCKET, type ScreenEndpoint } from '../substrate/local/screen.js';
 import type { AgentLog } from './log.js';
 import { startTextScreen } from './text-screen.js';
+import { startConfinedScreen } from './confined-screen.js';
+import type { UnitConfinement } from '../substrate/local/sandbox/index.js';
 
 export const SCREEN_GEOMETRY = { width: 1024, height: 768 };
 const START_TIMEOUT_MS = 15_000;
@@ -36,10 +38,13 @@ export interface MachineScreen {
 export async function startMachineScreen(
   machine: { id: string; unitDir: string; consoleText: string; substrate: string },
   log: AgentLog,
+  confinement: UnitConfinement | null = null,
 ): Promise<MachineScreen | null> {
   await endOrphanScreen(machine.unitDir);
   const xvnc = findProgram('Xvnc');
   if (!xvnc) return startTextScreen(machine, log);
+  if (confinement)
+    return startConfinedScreen(machine, confinement, SCREEN_GEOMETRY, xauthority(randomBytes(16)), log);
   const dir = await mkdtemp(join(tmpdir(), 'svc-screen-'));
   const socketPath = join(dir, SCREEN_SOCKET);
   const authority = join(dir, 'xauthority');

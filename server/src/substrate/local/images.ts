@@ -2,7 +2,7 @@
 // what was installed, in the files a real system would (/etc/os-release) and one of the platform's own
 // (/etc/svc-image). Which ids may be installed is the catalog's decision (PostgreSQL), not the driver's:
 // any well-formed id installs.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readIfPresent, writeFileAtomic } from './atomic-file.js';
 import { IMAGE_FILE, ROOTFS, type LocalLayout } from './layout.js';
@@ -50,6 +50,8 @@ export function osReleaseText(imageId: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+const HOST_ALTERNATIVES = '/etc/alternatives';
+
 export async function installImage(layout: LocalLayout, volumeId: string, imageId: string): Promise<void> {
   checkImageId(imageId);
   const volume = await existingVolume(layout, volumeId);
@@ -61,6 +63,7 @@ export async function installImage(layout: LocalLayout, volumeId: string, imageI
   await mkdir(join(rootfs, 'home'), { recursive: true, mode: 0o755 });
   await mkdir(join(rootfs, 'tmp'), { recursive: true, mode: 0o755 });
   await writeFileAtomic(join(rootfs, 'etc', 'os-release'), osReleaseText(imageId), 0o644);
+  await copyAlternatives(join(rootfs, 'etc', 'alternatives'));
   // Last: an interrupted install does not claim to be one.
   await writeFileAtomic(join(volume, IMAGE_FILE), `${imageId}\n`, 0o644);
 }
@@ -86,4 +89,21 @@ function titleCase(id: string): string {
     .split(/[-.]/)
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
     .join(' ');
+}
+
+/**
+ * The image's userland is this host's /usr, whose program names (awk, editor, Xvnc...) are links through
+ * /etc/alternatives: the machine's /etc gets the same links, as the packages' install would have made.
+ * Links the machine already has (its owner changed them) are kept.
+ */
+async function copyAlternatives(into: string): Promise<void> {
+  const names = await readdir(HOST_ALTERNATIVES).catch(() => [] as string[]);
+  await mkdir(into, { recursive: true, mode: 0o755 });
+  for (const name of names) {
+    const target = await readlink(join(HOST_ALTERNATIVES, name)).catch(() => null);
+    if (target === null) continue;
+    await symlink(target, join(into, name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
 }

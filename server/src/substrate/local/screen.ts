@@ -13,6 +13,8 @@ export interface ScreenEndpoint {
   /** The private directory holding `rfb.sock` and the X cookie. */
   dir: string;
   pid: number;
+  /** Xvnc runs in the unit's sandbox: `pid` is its reaper, and the socket is reached through its root. */
+  confined?: boolean;
 }
 
 export const SCREEN_SOCKET = 'rfb.sock';
@@ -33,7 +35,10 @@ export async function openScreen(unitDir: string): Promise<Socket | null> {
   const endpoint = await readScreenEndpoint(unitDir);
   if (!endpoint) return null;
   return new Promise((resolve) => {
-    const socket = connect({ path: join(endpoint.dir, SCREEN_SOCKET) });
+    const path = endpoint.confined
+      ? `/proc/${endpoint.pid}/root/${SCREEN_SOCKET}`
+      : join(endpoint.dir, SCREEN_SOCKET);
+    const socket = connect({ path });
     socket.once('error', () => resolve(null));
     socket.once('connect', () => {
       socket.removeAllListeners('error');

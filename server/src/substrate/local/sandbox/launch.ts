@@ -43,6 +43,12 @@ export interface SandboxOptions {
   hostname?: string;
   /** The unit's cgroups (limits.ts): the sandbox is in them before its program runs. */
   cgroups?: string[];
+  /**
+   * Whether the host's /etc/alternatives and /etc/ssl are there, read-only (a workload's root has no /etc
+   * of its own: Debian's program names such as awk or Xvnc are links through alternatives). A machine has
+   * its own /etc.
+   */
+  hostEtc?: boolean;
   /** Fresh, empty directories inside (a machine's /run). */
   tmpfs?: string[];
   /** Descriptors 0-2 of the program (node's spawn stdio). */
@@ -99,6 +105,7 @@ function bwrapArgs(options: SandboxOptions, runtime: readonly { inside: string }
     '--proc', '/proc',
     '--dev', '/dev',
     '--tmpfs', '/tmp',
+    ...(options.hostEtc ? ['--ro-bind-try', '/etc/alternatives', '/etc/alternatives', '--ro-bind-try', '/etc/ssl', '/etc/ssl'] : []),
     '--tmpfs', RUNTIME_DIR,
     ...runtime.flatMap((part, i) => ['--ro-bind', `${STAGE}/${i + 1}`, part.inside]),
     '--remount-ro', RUNTIME_DIR,
