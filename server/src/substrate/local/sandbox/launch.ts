@@ -87,8 +87,6 @@ exec "$@"
 `;
 
 function bwrapArgs(options: SandboxOptions, runtime: readonly { inside: string }[]): string[] {
-  const env: string[] = [];
-  for (const [name, value] of Object.entries(options.env)) env.push('--setenv', name, value);
   // prettier-ignore
   return [
     '--unshare-user', '--uid', '0', '--gid', '0',
@@ -114,8 +112,6 @@ function bwrapArgs(options: SandboxOptions, runtime: readonly { inside: string }
     '--die-with-parent',
     '--hostname', options.hostname ?? 'unit',
     '--chdir', options.cwd ?? '/',
-    '--clearenv',
-    ...env,
     '--',
     ...options.command,
   ];
@@ -136,9 +132,11 @@ export function spawnSandboxed(options: SandboxOptions): Sandboxed {
     'setpriv', `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--',
     BWRAP, ...bwrapArgs(options, runtime),
   ];
+  // The program's environment passes through the launchers (never their command lines, which every
+  // user of the host can read: it may hold a secret such as an RCON password), and nothing else does.
   const child = spawn('unshare', args, {
     stdio: [...options.stdio, 'pipe', 'pipe'],
-    env: { PATH: SANDBOX_PATH },
+    env: { PATH: SANDBOX_PATH, ...options.env },
   });
   child.on('error', () => undefined);
   const info = child.stdio[3] as Readable;
