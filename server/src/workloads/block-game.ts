@@ -88,6 +88,8 @@ function stop(): Promise<never> {
     } catch (err) {
       serv.info(`Could not save the world: ${(err as Error).message}`);
     }
+    // flying-squid appends its log file asynchronously: the last lines get a moment to land.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     process.exit(0);
   })();
   return stopping;

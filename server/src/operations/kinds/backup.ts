@@ -135,7 +135,12 @@ interface RestoreState extends PowerState {
 
 export const restore: OperationDefinition<RestoreState> = {
   async load(ctx, op) {
-    return { ...(await loadPowerState(ctx, op)), operationId: op.id, input: op.input, backup: await loadBackup(ctx, op) };
+    return {
+      ...(await loadPowerState(ctx, op)),
+      operationId: op.id,
+      input: op.input,
+      backup: await loadBackup(ctx, op),
+    };
   },
   phases: [
     {
