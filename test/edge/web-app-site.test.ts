@@ -1,0 +1,166 @@
+// A web app serves what its volume holds (DECISIONS.md §8; issue 32 item 3), through the edge's ingress:
+// a site uploaded by the files API under public/ with content types, ETag and Last-Modified, conditional
+// GET, Range, 404s, and never a file outside public/ (a planted link included); then an app with
+// /package.json's scripts.start run by `npm start` with PORT and NODE_ENV=production, started again
+// after it crashes with the console saying why. Each is picked up at a power restart.
+import { symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webPlatformHost } from '../../server/src/dns/platform-names.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
+import type { Caller } from '../support/organizations.js';
+import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { get, listening } from './http-client.js';
+
+let app: TestApp;
+let smtp: TestSmtp;
+let edge: TestEdge;
+let owner: Caller;
+let web: Provisioned;
+let host: string;
+let address: string;
+
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', PORT_POOL: randomPortPool(8) },
+  });
+  edge = await startTestEdge(app);
+  const customer = await serviceCustomer(app, smtp, 'site');
+  owner = customer.owner;
+  web = await provisionService(customer.staff.elevated, {
+    projectId: customer.projectId,
+    productSlug: 'web-app',
+    name: 'Site',
+  });
+  const [row] = await app.sql<{ slug: string; address: string }[]>`
+    select s.slug, host(r.address) as address
+    from service_instances s join service_resources r on r.service_instance_id = s.id
+    where r.id = ${web.primaryResourceId}`;
+  host = webPlatformHost(row!.slug, web.serviceInstanceId, app.config.platformDomain);
+  address = row!.address;
+  await listening(address, 8080);
+  await edge.caughtUp();
+}, 180_000);
+afterAll(async () => {
+  await edge?.stop();
+  await app?.close();
+  await smtp?.close();
+});
+
+const fetchPath = (path: string, headers: Record<string, string> = {}) =>
+  get(edge.edge.ingressHttpPort!, host, path, headers);
+const upload = (path: string, content: string) =>
+  owner.api.fileWrite({
+    path: { id: web.serviceInstanceId, resource_id: web.volumeResourceId },
+    query: { path },
+    body: { content },
+  });
+const volume = (...rest: string[]) => join(app.substrateDir, 'volumes', web.volumeResourceId, ...rest);
+
+async function restart() {
+  const accepted = await owner.api.serviceInstancePower({
+    path: { id: web.serviceInstanceId },
+    body: { action: 'restart' },
+  });
+  const op = await awaitOperation(owner.api, web.serviceInstanceId, accepted.operation_id, 60_000);
+  expect(op).toMatchObject({ kind: 'restart', status: 'succeeded' });
+  await listening(address, 8080);
+}
+
+/** The unit's console so far (its scrollback), read for `ms`. */
+async function consoleText(ms = 500): Promise<string> {
+  const stream = await app.substrate!.openConsole(web.primaryResourceId);
+  let text = '';
+  stream!.on('data', (d: Buffer) => (text += d.toString()));
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  stream!.destroy();
+  return text;
+}
+
+const INDEX = '<!doctype html><title>Shop</title><h1>Welcome to the shop</h1>\n';
+
+describe('a static site', () => {
+  beforeAll(async () => {
+    await upload('/public/index.html', INDEX);
+    await upload('/public/css/site.css', 'h1 { color: teal }\n');
+    await upload('/public/docs/guide.txt', 'A'.repeat(100));
+    await upload('/secret.txt', 'the volume’s secret\n');
+    // A link planted in public/ (as SFTP's symlink makes one) to a file of the volume outside it.
+    await symlink('../secret.txt', volume('public', 'leak.txt'));
+    await symlink('../../secret.txt', volume('public', 'docs', 'index.html'));
+    await restart();
+  }, 90_000);
+
+  it('serves index.html for / and files by their content type, with ETag and Last-Modified', async () => {
+    const page = await fetchPath('/');
+    expect(page).toMatchObject({ status: 200, body: INDEX });
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers.etag).toMatch(/^W\/".+"$/);
+    expect(new Date(page.headers['last-modified']!).getTime()).toBeGreaterThan(0);
+    const css = await fetchPath('/css/site.css');
+    expect(css).toMatchObject({ status: 200, body: 'h1 { color: teal }\n' });
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    // A directory without its slash is sent to it.
+    const dir = await fetchPath('/css');
+    expect(dir.status).toBe(301);
+    expect(dir.headers.location).toBe('/css/');
+  });
+
+  it('answers conditional GETs with 304 and a Range with 206', async () => {
+    const page = await fetchPath('/');
+    expect((await fetchPath('/', { 'if-none-match': page.headers.etag! })).status).toBe(304);
+    expect((await fetchPath('/', { 'if-modified-since': page.headers['last-modified']! })).status).toBe(304);
+    const part = await fetchPath('/docs/guide.txt', { range: 'bytes=10-19' });
+    expect(part).toMatchObject({ status: 206, body: 'A'.repeat(10) });
+    expect(part.headers['content-range']).toBe('bytes 10-19/100');
+  });
+
+  it('answers 404 for what is missing and for anything outside public/, links included', async () => {
+    for (const path of [
+      '/missing.html',
+      '/leak.txt',
+      '/docs/',
+      '/../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/.env',
+    ]) {
+      const answer = await fetchPath(path);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(answer.body).not.toContain('secret');
+    }
+  });
+});
+
+describe('an npm start app', () => {
+  beforeAll(async () => {
+    await upload(
+      '/package.json',
+      JSON.stringify({ name: 'shop', private: true, scripts: { start: 'node server.js' } }),
+    );
+    await upload(
+      '/server.js',
+      [
+        "const http = require('node:http');",
+        'http.createServer((req, res) => {',
+        "  if (req.url === '/crash') { res.end('bye'); setTimeout(() => process.exit(3), 20); return; }",
+        '  res.end(`app ${process.pid} ${process.env.NODE_ENV} ${process.env.PORT}`);',
+        '}).listen(process.env.PORT, process.env.HOST);',
+      ].join('\n'),
+    );
+    await restart();
+  }, 90_000);
+
+  it('runs npm start with PORT and NODE_ENV=production, and starts it again after a crash', async () => {
+    const first = await fetchPath('/');
+    expect(first.body).toMatch(/^app \d+ production 8080$/);
+    expect((await fetchPath('/crash')).body).toBe('bye');
+    await expect
+      .poll(async () => (await fetchPath('/').catch(() => null))?.body, { timeout: 15_000, interval: 200 })
+      .toMatch(/^app \d+ production 8080$/);
+    expect((await fetchPath('/')).body).not.toBe(first.body);
+    expect(await consoleText()).toContain('The app exited with code 3; starting it again in 1 s');
+  }, 60_000);
+});
