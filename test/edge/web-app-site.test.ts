@@ -87,6 +87,8 @@ describe('a static site', () => {
     await upload('/public/index.html', INDEX);
     await upload('/public/css/site.css', 'h1 { color: teal }\n');
     await upload('/public/docs/guide.txt', 'A'.repeat(100));
+    await upload('/public/.well-known/security.txt', 'Contact: mailto:security@example.com\n');
+    await upload('/public/.git/config', '[core]\n');
     await upload('/secret.txt', 'the volume’s secret\n');
     // A link planted in public/ (as SFTP's symlink makes one) to a file of the volume outside it.
     await symlink('../secret.txt', volume('public', 'leak.txt'));
@@ -103,6 +105,7 @@ describe('a static site', () => {
     const css = await fetchPath('/css/site.css');
     expect(css).toMatchObject({ status: 200, body: 'h1 { color: teal }\n' });
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await fetchPath('/.well-known/security.txt')).status).toBe(200);
     // A directory without its slash is sent to it.
     const dir = await fetchPath('/css');
     expect(dir.status).toBe(301);
@@ -125,7 +128,7 @@ describe('a static site', () => {
       '/docs/',
       '/../secret.txt',
       '/%2e%2e/secret.txt',
-      '/.env',
+      '/.git/config',
     ]) {
       const answer = await fetchPath(path);
       expect([path, answer.status]).toEqual([path, 404]);

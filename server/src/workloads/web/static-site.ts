@@ -33,8 +33,8 @@ export async function resolvePublic(root: string, pathname: string): Promise<Res
   }
   if (decoded.includes('\0')) return null;
   const segments = decoded.split('/').filter((s) => s !== '' && s !== '.');
-  // Dot names (.env, .git) are never served; `..` never climbs.
-  if (segments.some((s) => s.startsWith('.'))) return null;
+  // Dot names (.env, .git) are never served, but for RFC 8615's /.well-known/; `..` never climbs.
+  if (segments.some((s, i) => s.startsWith('.') && !(i === 0 && s === '.well-known'))) return null;
   const real = await realFile(root, resolve(root, ...segments));
   if (!real) return null;
   const info = await stat(real).catch(() => null);
