@@ -23,10 +23,5 @@ export const LISTEN_ENV = { address: 'SVC_BIND_ADDRESS', endpoints: 'SVC_PUBLIC_
 export function workloadCommand(program: string | null | undefined): string[] | null {
   const known = WORKLOAD_PROGRAMS.find((p) => p === program);
   if (!known) return null;
-  return [
-    process.execPath,
-    '--import',
-    tsxLoader(),
-    fileURLToPath(new URL(`./${known}.ts`, import.meta.url)),
-  ];
+  return [process.execPath, '--import', tsxLoader(), fileURLToPath(new URL(`./${known}.ts`, import.meta.url))];
 }
