@@ -56,6 +56,8 @@ export function runNpmApp(dir: string, at: { host: string; port: number }): Runn
     // neighbours: HOST names the unit's own (frameworks read it).
     HOST: at.host,
     NODE_ENV: 'production',
+    // npm asks the registry whether it is the newest: a unit's egress may well be closed.
+    npm_config_update_notifier: 'false',
     // The platform's Node first, so the script's `node` is the one running this.
     PATH: [dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(delimiter),
   };
