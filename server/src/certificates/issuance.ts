@@ -7,6 +7,7 @@
 import type { TaskContext } from '../jobs/context.js';
 import { issueAcmeCertificate, acmeCaaIdentities, PermanentAcmeError } from './acme.js';
 import { issueLocalCertificate, type IssuedCertificate } from './local-ca.js';
+import { zoneRouting } from '../dns/platform-zones.js';
 import { checkCaa, checkResolvesToIngress } from './preflight.js';
 import * as store from './issuance-store.js';
 import { putCertificate } from './store.js';
@@ -60,7 +61,13 @@ async function attempt(ctx: TaskContext, row: store.HttpNameToCertify, now: Date
     return failed ? 'failed' : 'waiting';
   };
 
-  const resolves = await checkResolvesToIngress(ctx.config, row.hostname, ingressAddresses(ctx.config.host));
+  const routing = await zoneRouting(ctx.sql, ctx.config);
+  const resolves = await checkResolvesToIngress(
+    ctx.config,
+    routing,
+    row.hostname,
+    ingressAddresses(ctx.config.host),
+  );
   if (!resolves.ok) return waiting(resolves.reason);
   const acme = ctx.config.acmeDirectoryUrl !== null;
   // The local CA is the platform's own: CAA names public CAs, so it is checked only when the deployment
@@ -74,7 +81,7 @@ async function attempt(ctx: TaskContext, row: store.HttpNameToCertify, now: Date
     }
   }
   if (identities !== null) {
-    const caa = await checkCaa(ctx.config, row.hostname, identities);
+    const caa = await checkCaa(ctx.config, routing, row.hostname, identities);
     if (!caa.ok) return waiting(caa.reason);
   }
 

@@ -1,16 +1,20 @@
 // What a name must show before the platform asks for its certificate (issue 23: "a preflight the
-// anchors lack"): it resolves through DNS_SERVERS to the HTTP ingress, and its CAA records (RFC 8659)
-// allow our CA. A failing finding is a sentence for `status_reason`, so `pending` says why it waits.
+// anchors lack"): it resolves to the HTTP ingress, and its CAA records (RFC 8659) allow our CA. Names in
+// the platform's own zones are asked of the platform's DNS, others of DNS_SERVERS (../dns/platform-zones.ts).
+// A failing finding is a sentence for `status_reason`, so `pending` says why it waits.
 import { Resolver } from 'node:dns/promises';
 import type { Config } from '../config.js';
+import { platformZoneOf, serversFor, type ZoneRouting } from '../dns/platform-zones.js';
 
 export type Preflight = { ok: true } | { ok: false; reason: string };
 
 const NO_DATA = new Set(['ENODATA', 'ENOTFOUND', 'NXDOMAIN']);
 
-function resolverOf(config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>): Resolver {
+type Dns = Pick<Config, 'dnsTimeoutMs'>;
+
+function resolverOf(config: Dns, servers: readonly string[]): Resolver {
   const resolver = new Resolver({ timeout: Math.max(25, Math.floor(config.dnsTimeoutMs / 3)), tries: 2 });
-  if (config.dnsServers.length > 0) resolver.setServers(config.dnsServers);
+  if (servers.length > 0) resolver.setServers([...servers]);
   return resolver;
 }
 
@@ -28,11 +32,12 @@ const describe = (error: unknown) =>
 
 /** The addresses `hostname` resolves to must all be the ingress's (`ingressAddresses`), and there must be one. */
 export async function checkResolvesToIngress(
-  config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>,
+  config: Dns,
+  routing: ZoneRouting,
   hostname: string,
   ingressAddresses: readonly string[],
 ): Promise<Preflight> {
-  const resolver = resolverOf(config);
+  const resolver = resolverOf(config, serversFor(routing, hostname));
   let addresses: string[];
   try {
     addresses = [
@@ -67,11 +72,28 @@ interface CaaRecord {
   [tag: string]: unknown;
 }
 
-/** RFC 8659 §3: the CAA set of the closest name at or above `hostname` that has one. */
-async function relevantCaa(resolver: Resolver, hostname: string): Promise<CaaRecord[]> {
+/**
+ * RFC 8659 §3: the CAA set of the closest name at or above `hostname` that has one. Within a platform
+ * zone the platform's DNS answers, up to its apex; above it the configured resolvers, whose refusal (an
+ * authoritative server asked about a name outside its zones, as the platform's own is when DNS_SERVERS
+ * names it) counts as no CAA only when `hostname` is in a platform zone: the platform vouches for those.
+ */
+async function relevantCaa(config: Dns, routing: ZoneRouting, hostname: string): Promise<CaaRecord[]> {
+  const ours = platformZoneOf(routing, hostname) !== null;
+  const resolvers = new Map<string, Resolver>();
   const labels = hostname.split('.');
   for (let i = 0; i < labels.length; i += 1) {
-    const records = (await orNone(resolver.resolveCaa(labels.slice(i).join('.')))) as CaaRecord[];
+    const name = labels.slice(i).join('.');
+    const servers = serversFor(routing, name);
+    const key = servers.join(',');
+    if (!resolvers.has(key)) resolvers.set(key, resolverOf(config, servers));
+    let records: CaaRecord[];
+    try {
+      records = (await orNone(resolvers.get(key)!.resolveCaa(name))) as CaaRecord[];
+    } catch (error) {
+      if (ours && (error as NodeJS.ErrnoException).code === 'EREFUSED') continue;
+      throw error;
+    }
     if (records.length > 0) return records;
   }
   return [];
@@ -83,13 +105,14 @@ async function relevantCaa(resolver: Resolver, hostname: string): Promise<CaaRec
  * unknown tag marked critical forbids issuance (RFC 8659 §4.1); a lookup that fails is not a yes.
  */
 export async function checkCaa(
-  config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>,
+  config: Dns,
+  routing: ZoneRouting,
   hostname: string,
   identities: readonly string[],
 ): Promise<Preflight> {
   let records: CaaRecord[];
   try {
-    records = await relevantCaa(resolverOf(config), hostname);
+    records = await relevantCaa(config, routing, hostname);
   } catch (error) {
     return { ok: false, reason: `The CAA records of ${hostname} could not be read: ${describe(error)}.` };
   }

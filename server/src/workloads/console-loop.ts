@@ -36,13 +36,26 @@ export function listenAddress(protocol: string, defaultPort: number): { host: st
   return { host, port };
 }
 
-export function runConsole(name: string, commands: Record<string, Command>, onStop?: () => void): void {
+/** Runs the console; `onStop` (awaited) ends what the program started before it exits. */
+export function runConsole(
+  name: string,
+  commands: Record<string, Command>,
+  onStop?: () => void | Promise<void>,
+): void {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void Promise.resolve()
+      .then(onStop)
+      .catch(() => undefined)
+      .finally(() => process.exit(0));
+  };
   const all: Record<string, Command> = {
     help: (_args, out) => out(`Commands: ${Object.keys(all).sort().join(', ')}`),
     stop: (_args, out) => {
       out(`Stopping ${name}`);
-      onStop?.();
-      process.exit(0);
+      stop();
     },
     ...commands,
   };
@@ -59,7 +72,6 @@ export function runConsole(name: string, commands: Record<string, Command>, onSt
   });
   process.on('SIGTERM', () => {
     logLine(`Stopping ${name}`);
-    onStop?.();
-    process.exit(0);
+    stop();
   });
 }

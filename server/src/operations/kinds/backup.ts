@@ -5,6 +5,7 @@
 // Progress is by bytes, written at most a few times a second.
 import { recordAuditOf, type AuditActor } from '../../audit/record.js';
 import type { Db } from '../../db/client.js';
+import { flushWorld } from '../../games/block/world-flush.js';
 import type { TaskContext } from '../../jobs/context.js';
 import { SnapshotIntegrityError, type SnapshotInfo, type TransferOptions } from '../../substrate/driver.js';
 import { OperationError } from '../errors.js';
@@ -98,10 +99,16 @@ export const backup: OperationDefinition<BackupState> = {
       name: 'snapshot',
       progress: 1,
       async run(s, ctx) {
-        s.made = await ctx.substrate.createSnapshot(
-          { id: s.backup.id, volumeId: s.backup.volume_id },
-          progressOf(ctx, s.operationId, 1, 99),
-        );
+        // A running game's world is written out first, and not written while it is archived.
+        const release = await flushWorld(ctx, s.backup.service_instance_id);
+        try {
+          s.made = await ctx.substrate.createSnapshot(
+            { id: s.backup.id, volumeId: s.backup.volume_id },
+            progressOf(ctx, s.operationId, 1, 99),
+          );
+        } finally {
+          await release();
+        }
       },
     },
   ],
@@ -128,7 +135,12 @@ interface RestoreState extends PowerState {
 
 export const restore: OperationDefinition<RestoreState> = {
   async load(ctx, op) {
-    return { ...(await loadPowerState(ctx, op)), operationId: op.id, input: op.input, backup: await loadBackup(ctx, op) };
+    return {
+      ...(await loadPowerState(ctx, op)),
+      operationId: op.id,
+      input: op.input,
+      backup: await loadBackup(ctx, op),
+    };
   },
   phases: [
     {
