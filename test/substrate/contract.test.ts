@@ -1,5 +1,7 @@
 // The behaviour every substrate driver must show (SUBSTRATE.md "Two drivers, one interface"), run over
 // each driver of drivers.ts. Each test has its own DATA_DIR and stops every unit it started.
+import { randomUUID } from 'node:crypto';
+import { addressSpaceOf, unitAddressCandidate } from '../../server/src/substrate/local/address.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,7 +132,12 @@ describe.each(drivers)('$name driver', (subject) => {
     expect(first.password.length).toBeGreaterThanOrEqual(16);
     expect(await probe.readVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys')).toBeNull();
     expect(await probe.readVolumeFile('vol-1', 'rootfs/home/alice/.ssh/authorized_keys')).toBeNull();
-    expect(await probe.readVolumeFile('vol-1', 'rootfs/etc/shadow')).toBeNull();
+    // The old shadow is gone; root's entry is the new password's crypt(3) hash, which the machine's sshd
+    // checks (never the password itself).
+    const shadow = await probe.readVolumeFile('vol-1', 'rootfs/etc/shadow');
+    expect(shadow).toMatch(/^root:\$6\$[^:]+:/);
+    expect(shadow).not.toContain('$6$old');
+    expect(shadow).not.toContain(first.password);
     expect(await probe.readVolumeFile('vol-1', 'rootfs/srv/site/index.html')).toBe('kept');
     const access = await probe.readVolumeFile('vol-1', 'rootfs/etc/svc-access.json');
     expect(access).not.toBeNull();
@@ -242,7 +249,8 @@ describe.each(drivers)('$name driver', (subject) => {
   it('restarts an agent killed with SIGKILL, which acknowledges again', async () => {
     const pid = await runningMachine();
     await probe.kill9(pid);
-    if (!probe.supervisesAgents) await statusWhere('unit-1', 'the unit stopped', (s) => s.state === 'stopped');
+    if (!probe.supervisesAgents)
+      await statusWhere('unit-1', 'the unit stopped', (s) => s.state === 'stopped');
     await driver.writeUnitSignal('unit-1', spec(2));
     await driver.startUnit(machine);
     const restarted = await eventually('a new agent', async () => {
@@ -355,9 +363,16 @@ describe.each(drivers)('$name driver', (subject) => {
       "process.stdout.write('ready to echo\\n');",
       "process.stdin.on('data', (d) => process.stdout.write('echo: ' + d));",
     ].join('\n');
-    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: [process.execPath, '-e', script] });
+    await driver.startUnit({
+      id: 'unit-1',
+      kind: 'workload',
+      volumeId: 'vol-1',
+      command: [process.execPath, '-e', script],
+    });
     await acknowledged(1);
-    const console = await eventually('the console', () => driver.openConsole('unit-1').then((c) => c ?? undefined));
+    const console = await eventually('the console', () =>
+      driver.openConsole('unit-1').then((c) => c ?? undefined),
+    );
     let seen = '';
     console.on('data', (chunk: Buffer) => (seen += chunk.toString('utf8')));
     await eventually('the scrollback', async () => (seen.includes('ready to echo\n') ? true : undefined));
@@ -383,7 +398,9 @@ describe.each(drivers)('$name driver', (subject) => {
     await driver.installImage('vol-1', 'debian-12');
     await runningMachine();
     const shell = await eventually('the shell', () =>
-      driver.openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 }).then((s) => s ?? undefined),
+      driver
+        .openShell('unit-1', driver.offeredShells(), { columns: 80, rows: 24 })
+        .then((s) => s ?? undefined),
     );
     let seen = '';
     shell.onData((chunk) => (seen += chunk.toString('utf8')));
@@ -411,7 +428,12 @@ describe.each(drivers)('$name driver', (subject) => {
       "    fs.writeFileSync('in/b.txt', 'unit'); } catch {}",
       '}, 100);',
     ].join('\n');
-    await driver.startUnit({ id: 'unit-1', kind: 'workload', volumeId: 'vol-1', command: [process.execPath, '-e', script] });
+    await driver.startUnit({
+      id: 'unit-1',
+      kind: 'workload',
+      volumeId: 'vol-1',
+      command: [process.execPath, '-e', script],
+    });
     await acknowledged(1);
     const files = driver.volumeFiles('vol-1')!;
     await files.write('/in/a.txt', 'platform');
@@ -427,8 +449,9 @@ describe.each(drivers)('$name driver', (subject) => {
   it('makes a private port of the unit reachable at its address from this machine (RCON)', async () => {
     await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
     await driver.writeUnitSignal('unit-1', spec(1));
-    // A loopback address and port of this test alone.
-    const address = `127.${100 + Math.floor(Math.random() * 100)}.${Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
+    // An address of the driver's unit address space (local: a network namespace's; LXD: the member's
+    // loopback) and a port of this test alone.
+    const address = unitAddressCandidate(randomUUID(), 0, addressSpaceOf(subject.name));
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const script = [
       "const net = require('node:net');",

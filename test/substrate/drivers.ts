@@ -67,7 +67,7 @@ function localProbe(dataDir: string): Probe {
       const text = await orNull(readFile(join(dataDir, 'units', unitId, 'agent.pid'), 'utf8'));
       return text === null ? null : Number(text.trim());
     },
-    processes: () => processesUnder(dataDir),
+    processes: () => localProcesses(dataDir),
     kill9: async (pid) => kill9(pid),
     supervisesAgents: false,
     cleanup: async () => undefined,
@@ -96,6 +96,26 @@ export async function processesUnder(dir: string): Promise<number[]> {
 }
 
 /**
+ * The local driver's units as the contract suite counts them: the agents (host pids), and each confined
+ * program by its pid inside its unit, as LXD's probe lists an instance's (the launcher and bwrap's
+ * reaper, pid 1 inside, are the confinement, not the unit's programs).
+ */
+async function localProcesses(dataDir: string): Promise<number[]> {
+  const found = await processesUnder(dataDir);
+  const hostUserNs = await readlink('/proc/self/ns/user');
+  for (const volumeId of (await orNull(readdir(join(dataDir, 'volumes')))) ?? []) {
+    if (volumeId.startsWith('.')) continue;
+    for (const { pid } of await processesOfVolume(join(dataDir, 'volumes', volumeId))) {
+      if ((await orNull(readlink(`/proc/${pid}/ns/user`))) === hostUserNs) continue;
+      const status = (await orNull(readFile(`/proc/${pid}/status`, 'utf8'))) ?? '';
+      const inner = Number(/^NSpid:.*\s(\d+)$/m.exec(status)?.[1]);
+      if (inner > 1) found.push(inner);
+    }
+  }
+  return found;
+}
+
+/**
  * Live processes running as one of the host ids of a confined unit's volume (its root directory's owner
  * is the first of them: substrate/local/sandbox/idmap.ts), read from the host's /proc.
  */
@@ -103,6 +123,8 @@ export async function processesOfVolume(
   volumeDir: string,
 ): Promise<{ pid: number; uid: number; comm: string }[]> {
   const base = (await stat(volumeDir)).uid;
+  // A volume no unit has started is still root's: it has no range, so no process is its.
+  if (base < 2 ** 20) return [];
   const found: { pid: number; uid: number; comm: string }[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;

@@ -140,6 +140,9 @@ export function ensureHostGuard(): Promise<void> {
 
 async function guard(): Promise<void> {
   await sysctl('/proc/sys/net/ipv4/ip_forward', '1');
+  // A unit's address that has no veth (its unit stopped) is unreachable at once, never sent on by the
+  // default route to whatever answers there: each running unit's /32 is more specific than this.
+  await must('ip', ['route', 'replace', 'unreachable', UNIT_NETWORK]);
   // Declaring a chain in a --noflush restore empties it, so the edge's chain is only made when missing.
   await run('iptables', ['-w', '-N', EGRESS_CHAIN]);
   const chains = [
