@@ -3,7 +3,8 @@
 // the copy through the confined file layer: features/imports/) from OpenSSH's sshd (internal-sftp) on
 // loopback into a fresh directory, in a process of its own, as the job worker would run it, so its peak
 // RSS (VmHWM) is the import's alone; its RSS once the modules are loaded is shown beside it. Reported
-// only. Needs root (the sshd test user, as test/imports does).
+// only. Then the listing's bound: a directory that never ends (test/support/hostile-sftp.ts) read to the
+// 100,000-name limit in such a process, its peak RSS. Needs root (the sshd test user, as test/imports does).
 //
 //   npx tsx scripts/bench/import-files.ts [--files=10000] [--bytes=1024]
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,6 +19,7 @@ import { RemoteGuard } from '../../server/src/features/imports/guard.js';
 import { IMPORT_LIMITS } from '../../server/src/features/imports/limits.js';
 import { connect, copyTree, readRemoteTree } from '../../server/src/features/imports/transfer.js';
 import { VolumeImportTarget } from '../../server/src/substrate/local/files/index.js';
+import { startHostileSftp } from '../../test/support/hostile-sftp.js';
 import { startOpenSshSftp } from '../../test/support/sftp-server.js';
 
 interface ChildResult {
@@ -25,6 +27,7 @@ interface ChildResult {
   files: number;
   loadedKb: number;
   peakKb: number;
+  error?: string;
 }
 
 export async function measureImportOfFiles(
@@ -55,10 +58,20 @@ export async function measureImportOfFiles(
     });
     if (result.files !== files) throw new Error(`copied ${result.files} files of ${files}`);
     const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
+    // The bound a hostile listing meets (DECISIONS §8): a directory that never ends, read to 100,000 names.
+    const peer = await startHostileSftp('endless-listing');
+    let hostile: ChildResult;
+    try {
+      hostile = await inChild({ port: peer.port, username: peer.username, password: peer.password }, '--hostile-child');
+    } finally {
+      await peer.close();
+    }
     return {
       lines: [
         `Import of ${files.toLocaleString('en-US')} files of ${bytes} bytes from OpenSSH sshd, in a process of its own (scripts/bench/import-files.ts)`,
         `  time ${Math.round(result.ms)} ms (${Math.round((files / result.ms) * 1000)} files/s); peak RSS ${mib(result.peakKb)} (${mib(result.loadedKb)} once loaded); load ${loadavg()[0]!.toFixed(2)}`,
+        `  a listing that never ends, stopped at the limit in ${Math.round(hostile.ms)} ms: peak RSS ${mib(hostile.peakKb)} (${mib(hostile.loadedKb)} once loaded)`,
+        `  (${hostile.error ?? 'no error'})`,
       ],
     };
   } finally {
@@ -67,11 +80,14 @@ export async function measureImportOfFiles(
   }
 }
 
-function inChild(args: { port: number; username: string; password: string; remotePath: string; dest: string }) {
+function inChild(
+  args: { port: number; username: string; password: string; remotePath?: string; dest?: string },
+  mode: '--child' | '--hostile-child' = '--child',
+) {
   return new Promise<ChildResult>((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(args.port), args.username, args.remotePath, args.dest],
+      ['--import', 'tsx', fileURLToPath(import.meta.url), mode, String(args.port), args.username, args.remotePath ?? '', args.dest ?? ''],
       // The password by the environment, never on a command line.
       { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_SFTP_PASSWORD: args.password } },
     );
@@ -117,7 +133,34 @@ async function child(port: string, username: string, remotePath: string, dest: s
   process.stdout.write(JSON.stringify(result));
 }
 
+/** A listing that never ends, read by the import's listing in this process until its limit. */
+async function hostileChild(port: string, username: string): Promise<void> {
+  const loadedKb = await memoryKb('VmRSS');
+  const guard = new RemoteGuard({ now: Date.now, stallMs: IMPORT_LIMITS.stallMs, peer: `127.0.0.1:${port}` });
+  const t0 = performance.now();
+  const remote = await connect(
+    { address: '127.0.0.1', port: Number(port), username, password: process.env.BENCH_SFTP_PASSWORD ?? '' },
+    guard,
+  );
+  let error = '';
+  try {
+    await readRemoteTree(remote.sftp, '/', guard);
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+  } finally {
+    guard.close();
+    remote.close();
+  }
+  const result: ChildResult = { ms: performance.now() - t0, files: 0, loadedKb, peakKb: await memoryKb('VmHWM'), error };
+  process.stdout.write(JSON.stringify(result));
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === '--hostile-child') {
+    const [port, username] = process.argv.slice(3) as [string, string];
+    await hostileChild(port, username);
+    process.exit(0);
+  }
   if (process.argv[2] === '--child') {
     const [port, username, remotePath, dest] = process.argv.slice(3) as [string, string, string, string];
     await child(port, username, remotePath, dest);

@@ -7,7 +7,7 @@
 // 5 s. No temporary file of the import stays in the volume.
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { startHostileSftp, type HostileMode, type HostileSftp } from '../support/hostile-sftp.js';
@@ -17,6 +17,8 @@ import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 let smtp: TestSmtp;
 let app: TestApp;
 let staff: Staff;
+/** A stopped service for each test, so one test's import never holds another's service. */
+const sites: Provisioned[] = [];
 let site: Provisioned;
 const peers: HostileSftp[] = [];
 
@@ -31,10 +33,21 @@ beforeAll(async () => {
     await staff.plain.organizationCreate({ body: { name: 'Hostile', slug: `hostile-${Date.now().toString(36)}` } })
   ).id;
   const projectId = (await staff.plain.projectCreate({ path: { id: orgId }, body: { name: 'Hostile', slug: 'hostile' } })).id;
-  site = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Target' });
-  const stop = await staff.plain.serviceInstancePower({ path: { id: site.serviceInstanceId }, body: { action: 'stop' } });
-  expect((await awaitOperation(staff.plain, site.serviceInstanceId, stop.operation_id, 60_000)).status).toBe('succeeded');
-}, 240_000);
+  sites.push(
+    ...(await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const p = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: `Target ${i}` });
+        const stop = await staff.plain.serviceInstancePower({ path: { id: p.serviceInstanceId }, body: { action: 'stop' } });
+        expect((await awaitOperation(staff.plain, p.serviceInstanceId, stop.operation_id, 120_000)).status).toBe('succeeded');
+        return p;
+      }),
+    )),
+  );
+}, 300_000);
+
+beforeEach(() => {
+  site = sites.shift()!;
+});
 
 afterAll(async () => {
   for (const peer of peers) await peer.close();
