@@ -14,6 +14,7 @@ import { IMPORT_LIMITS } from '../../features/imports/limits.js';
 import { connect, copyTree, deleteExtraneous, readRemoteTree, type Progress } from '../../features/imports/transfer.js';
 import type { TaskContext } from '../../jobs/context.js';
 import { FileLayerError } from '../../substrate/local/files/index.js';
+import type { VolumeImportAccess } from '../../substrate/volume-access.js';
 import { OperationError } from '../errors.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
@@ -49,6 +50,13 @@ async function preparing(s: ImportState, ctx: TaskContext): Promise<void> {
   await stopUnits(unitsOf(s, running), ctx);
 }
 
+/** Removes imports' temporary files; a volume that cannot be swept now is swept by the next import. */
+async function sweep(target: VolumeImportAccess, ctx: TaskContext): Promise<void> {
+  await target.removeLeftovers().catch((err: unknown) => {
+    ctx.log.warn({ error: err instanceof Error ? err.message : String(err) }, 'import: temporary files not swept');
+  });
+}
+
 async function running(s: ImportState, ctx: TaskContext): Promise<void> {
   // How the copy ended is decided once: a run killed after deciding (a failure, a cancel) is not copied
   // again at the next start, and a cancel asked for while no run was looking ends it here.
@@ -64,7 +72,7 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
     return;
   }
   // Temporary files of earlier imports killed mid-file go first, before anything can fail (issue 33).
-  await target.removeLeftovers();
+  await sweep(target, ctx);
   const guard = new RemoteGuard({
     now: () => ctx.clock.now().getTime(),
     stallMs: IMPORT_LIMITS.stallMs,
@@ -148,7 +156,8 @@ async function cleaningUp(s: ImportState, ctx: TaskContext): Promise<void> {
   await store.erasePassword(ctx.sql, s.row.id);
   // A failed or cancelled copy leaves no temporary file behind, a killed run's included.
   if ((await store.decidedOutcome(ctx.sql, s.row.id)).outcome !== 'succeeded') {
-    await ctx.substrate.volumeImportTarget(s.row.volume_id)?.removeLeftovers();
+    const target = ctx.substrate.volumeImportTarget(s.row.volume_id);
+    if (target) await sweep(target, ctx);
   }
   // Started again only if the service was not meanwhile suspended or ended (converge acts then).
   const [service] = await ctx.sql<{ status: string }[]>`
