@@ -2,8 +2,8 @@
 // servers"; issue 37: "after a restart the import resumes and does it again"). A real server runs the
 // import against a hostile peer (test/support/hostile-sftp.ts) and is killed with SIGKILL in each phase:
 // preparing (held there by FAILPOINT_HOLD), listing (the remote silent mid-listing) and transfer (the
-// remote silent mid-file). The import is cancelled while no server runs, or (listing) found decided
-// `failed` as a run killed just after deciding leaves it; the next server ends it so without connecting
+// remote silent mid-file). The import is cancelled while no server runs, or (listing, transfer) found
+// decided `failed` as a run killed just after deciding leaves it; the next server ends it so without connecting
 // to the remote again, and no temporary file of an import stays in the volume (a killed run's and an
 // earlier one's are swept: issue 33 item 4).
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -97,6 +97,7 @@ const cases: Case[] = [
   { phase: 'listing', mode: 'silent-listing', ends: 'cancelled' },
   { phase: 'listing', mode: 'silent-listing', ends: 'failed' },
   { phase: 'transfer', mode: 'stalled-transfer', ends: 'cancelled' },
+  { phase: 'transfer', mode: 'stalled-transfer', ends: 'failed' },
 ];
 
 it.each(cases)(
