@@ -10,6 +10,7 @@ import ssh2 from 'ssh2';
 import type { ConnectConfig, SFTPWrapper } from 'ssh2';
 import type { VolumeImportAccess } from '../../substrate/volume-access.js';
 import { OperationError } from '../../operations/errors.js';
+import { FileLayerError } from '../../substrate/local/files/index.js';
 import { ImportStopped, type RemoteGuard } from './guard.js';
 import { inTree, type RemoteFile, type RemoteTree } from './listing.js';
 
@@ -233,7 +234,14 @@ export async function deleteExtraneous(tree: RemoteTree, target: VolumeImportAcc
   for (const entry of await target.tree()) {
     // A remote name never starts like our temporary files do unless the customer's tree has one: keep it then.
     if (entry.kind !== 'other' && inTree(tree, entry.path)) continue;
-    await target.remove(entry.path);
+    try {
+      await target.remove(entry.path);
+    } catch (err) {
+      // What the file layer never touches (/proc, /sys, /dev: a confined unit's mount points) is the
+      // platform's, not the customer's: left where it is.
+      if (err instanceof FileLayerError && err.code === 'invalid-path') continue;
+      throw err;
+    }
     removed += 1;
   }
   return removed;
