@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { RemoteGuard } from '../../server/src/features/imports/guard.js';
+import { IMPORT_LIMITS } from '../../server/src/features/imports/limits.js';
 import { connect, copyTree, readRemoteTree } from '../../server/src/features/imports/transfer.js';
 import { VolumeImportTarget } from '../../server/src/substrate/local/files/index.js';
 import { startOpenSshSftp } from '../../test/support/sftp-server.js';
@@ -46,22 +48,16 @@ export async function measureImports(
     spawnSync('chown', ['-R', `${server.username}:${server.username}`, server.root]);
 
     const ours = async (dest: string) => {
-      const remote = await connect({
-        address: '127.0.0.1',
-        port: server.port,
-        username: server.username,
-        password: server.password,
-      });
+      const guard = new RemoteGuard({ now: Date.now, stallMs: IMPORT_LIMITS.stallMs, peer: 'bench' });
+      const remote = await connect(
+        { address: '127.0.0.1', port: server.port, username: server.username, password: server.password },
+        guard,
+      );
       try {
-        const tree = await readRemoteTree(remote.sftp, server.remotePath);
-        await copyTree({
-          sftp: remote.sftp,
-          tree,
-          target: new VolumeImportTarget(dest),
-          cancelled: () => false,
-          onProgress: () => undefined,
-        });
+        const tree = await readRemoteTree(remote.sftp, server.remotePath, guard);
+        await copyTree({ sftp: remote.sftp, tree, target: new VolumeImportTarget(dest), guard, onProgress: () => undefined });
       } finally {
+        guard.close();
         remote.close();
       }
     };

@@ -11,7 +11,8 @@
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
 // (scripts/bench/console.ts; its RSS per idle viewer, scripts/bench/console-viewers.ts), and the confined file layer per operation against plain fs calls
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
-// (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
+// (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts) and of
+// 10,000 small files with its peak RSS (scripts/bench/import-files.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
 // time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
 // through its cache (scripts/bench/games.ts), and the LXD substrate against the local one: provisioning,
 // reinstall, backup and restore, 50 parallel provisionings on a two-member cluster, unitStatus calls per
@@ -1030,6 +1031,13 @@ async function importsSection(): Promise<void> {
       goalsMissed.push(`imports ${report.ratio.toFixed(2)} of sftp < ${TARGET_IMPORT_VS_SFTP}`);
   } catch (err) {
     lines.push(`Imports (scripts/bench/imports.ts)`, `  not measured: ${firstLine(err)}`);
+  }
+  // Issue 37: 10,000 small files, the time and the peak RSS of the process running the copy (reported).
+  try {
+    const { measureImportOfFiles } = await import('./import-files.js');
+    lines.push(...(await measureImportOfFiles()).lines);
+  } catch (err) {
+    lines.push(`Import of 10,000 files (scripts/bench/import-files.ts)`, `  not measured: ${firstLine(err)}`);
   }
 }
 

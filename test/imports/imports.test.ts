@@ -214,6 +214,25 @@ describe('refusals', () => {
     expect(await state()).toEqual(before);
   });
 
+  it('judges IPv6 forms that embed an IPv4 address by that address (DECISIONS §8), changing nothing', async () => {
+    const before = await state();
+    for (const host of [
+      '::127.0.0.1',
+      '::7f00:1',
+      '::127.0.0.2',
+      '::ffff:127.0.0.2',
+      '::ffff:7f00:2',
+      '::ffff:0:127.0.0.2',
+      '64:ff9b::127.0.0.1',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::1',
+      '2002:c0a8:101::1',
+    ]) {
+      expect(await outcome(start(owner, { host })), host).toEqual([422, 'import-host-refused']);
+    }
+    expect(await state()).toEqual(before);
+  });
+
   it('refuses a running service (409 service-running), a Billing member and another service (404), changing nothing', async () => {
     const before = await state(other);
     expect(await outcome(start(owner, {}, other))).toEqual([409, 'service-running']);

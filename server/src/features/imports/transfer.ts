@@ -1,12 +1,20 @@
 // The copy of an import: a real SFTP session (ssh2's client) to the address checked when the import was
-// started, the remote tree read whole first (so progress is by bytes), then every regular file streamed
-// into the volume through the file layer with reads pipelined, a few files at a time. A file already in
+// started, the remote tree read first within its limits (listing.ts; so progress is by bytes), then every
+// regular file streamed into the volume through the file layer with reads pipelined, a few files at a
+// time: at most FILES_AT_ONCE × READS_IN_FLIGHT × CHUNK (4 MiB) of file data in hand. A file already in
 // the volume with the remote's size and modification time is skipped: that is how a resumed import
-// (after a restart of the platform) continues where it was.
+// (after a restart of the platform) continues where it was. Every wait for the remote goes through the
+// import's guard (guard.ts), which ends it on a cancel or a stall by destroying the connection: the
+// transfer is what is stopped, never the process running it.
 import ssh2 from 'ssh2';
-import type { ConnectConfig, FileEntryWithStats, SFTPWrapper, Stats } from 'ssh2';
+import type { ConnectConfig, SFTPWrapper } from 'ssh2';
 import type { VolumeImportAccess } from '../../substrate/volume-access.js';
 import { OperationError } from '../../operations/errors.js';
+import { FileLayerError } from '../../substrate/local/files/index.js';
+import { ImportStopped, type RemoteGuard } from './guard.js';
+import { inTree, type RemoteFile, type RemoteTree } from './listing.js';
+
+export { readRemoteTree, type RemoteTree, type RemoteFile } from './listing.js';
 
 const { Client } = ssh2;
 
@@ -15,20 +23,6 @@ const CHUNK = 32 * 1024;
 /** Reads in flight for one file, and files copied at once. */
 const READS_IN_FLIGHT = 32;
 const FILES_AT_ONCE = 4;
-const CONNECT_TIMEOUT_MS = 20_000;
-
-export interface RemoteFile {
-  /** Relative to the copied directory, starting with `/` (the volume path it lands at). */
-  path: string;
-  size: number;
-  mtimeSec: number;
-}
-
-export interface RemoteTree {
-  root: string;
-  files: RemoteFile[];
-  dirs: string[];
-}
 
 export interface Progress {
   bytes: number;
@@ -41,202 +35,165 @@ export interface Remote {
   close(): void;
 }
 
-/** Connects to `address` itself (an IP literal: nothing is resolved here) and opens the sftp subsystem. */
-export function connect(options: {
-  address: string;
-  port: number;
-  username: string;
-  password: string;
-}): Promise<Remote> {
+/**
+ * Connects to `address` itself (an IP literal: nothing is resolved here) and opens the sftp subsystem;
+ * each step (connecting, signing in, opening SFTP) a wait of the guard's.
+ */
+export async function connect(
+  options: { address: string; port: number; username: string; password: string },
+  guard: RemoteGuard,
+): Promise<Remote> {
   const client = new Client();
+  const peer = `${options.address}:${options.port}`;
+  guard.onStop(() => client.destroy());
   const config: ConnectConfig = {
     host: options.address,
     port: options.port,
     username: options.username,
     password: options.password,
     tryKeyboard: false,
-    readyTimeout: CONNECT_TIMEOUT_MS,
+    // The guard's stall deadline covers connecting and signing in, on the app's clock.
+    readyTimeout: 0,
     keepaliveInterval: 15_000,
     // The customer's own server, met once: no key to compare with; the password is the only secret sent.
     hostVerifier: () => true,
   };
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (err: Error & { level?: string }) => {
-      if (settled) return;
-      settled = true;
-      client.end();
-      reject(
-        new OperationError(
-          err.level === 'client-authentication'
-            ? `The SFTP server at ${options.address}:${options.port} refused the username or password.`
-            : err.level === 'client-timeout'
-              ? `The SFTP server at ${options.address}:${options.port} did not answer in time.`
-              : `Could not connect to the SFTP server at ${options.address}:${options.port}.`,
-        ),
-      );
-    };
-    client.on('error', fail);
-    client.on('ready', () => {
-      // Requests are small and answered one by one: Nagle's delay with the peer's delayed ACK would hold
-      // each for up to 40 ms (24 ms a 4 KiB file, 20 MB/s for a large one, measured).
-      client.setNoDelay(true);
-      client.sftp((err, sftp) => {
-        if (err) return fail(Object.assign(new Error('sftp'), { level: 'sftp' }));
-        settled = true;
-        resolve({ sftp, close: () => client.end() });
-      });
+  let failure: Error & { level?: string } = new Error('closed');
+  const ended = new Promise<never>((_resolve, reject) => {
+    client.on('error', (err: Error & { level?: string }) => {
+      failure = err;
+      reject(err);
     });
-    client.on('close', () => fail(new Error('closed')));
-    client.connect(config);
+    client.on('close', () => reject(failure));
   });
+  ended.catch(() => undefined);
+  const handshake = Promise.race([new Promise<void>((resolve) => client.once('handshake', () => resolve())), ended]);
+  const ready = Promise.race([new Promise<void>((resolve) => client.once('ready', resolve)), ended]);
+  ready.catch(() => undefined);
+  try {
+    client.connect(config);
+    await guard.wait('connecting', handshake);
+    await guard.wait('signing in', ready);
+    // Requests are small and answered one by one: Nagle's delay with the peer's delayed ACK would hold
+    // each for up to 40 ms (24 ms a 4 KiB file, 20 MB/s for a large one, measured).
+    client.setNoDelay(true);
+    const opened = new Promise<SFTPWrapper>((resolve, reject) =>
+      client.sftp((err, sftp) => (err ? reject(Object.assign(err, { level: 'sftp' })) : resolve(sftp))),
+    );
+    const sftp = await guard.wait('opening the SFTP session', Promise.race([opened, ended]));
+    // A protocol error (an oversized packet) is emitted here: it ends the session, never the process.
+    sftp.on('error', () => undefined);
+    return { sftp, close: () => client.end() };
+  } catch (err) {
+    client.destroy();
+    if (err instanceof ImportStopped) throw err;
+    const level = (err as { level?: string }).level;
+    throw new OperationError(
+      level === 'client-authentication'
+        ? `The SFTP server at ${peer} refused the username or password.`
+        : level === 'sftp'
+          ? `The SFTP server at ${peer} did not open an SFTP session.`
+          : `Could not connect to the SFTP server at ${peer}.`,
+    );
+  }
 }
 
 const call = <T>(fn: (cb: (err: Error | null | undefined, value: T) => void) => void): Promise<T> =>
   new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
 
-/** A name a remote directory listing may hold that we accept as one path component. */
-function acceptableName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
-}
-
-const S_IFMT = 0o170000;
-const isDir = (attrs: Stats | FileEntryWithStats['attrs']) => (attrs.mode & S_IFMT) === 0o040000;
-const isFile = (attrs: Stats | FileEntryWithStats['attrs']) => (attrs.mode & S_IFMT) === 0o100000;
-
-/** The remote directory, read whole: regular files and directories (links and the rest are skipped). */
-export async function readRemoteTree(sftp: SFTPWrapper, remotePath: string): Promise<RemoteTree> {
-  let root: string;
-  let attrs: Stats;
-  try {
-    root = await call<string>((cb) => sftp.realpath(remotePath, cb));
-    attrs = await call<Stats>((cb) => sftp.stat(root, cb));
-  } catch {
-    throw new OperationError(`The remote path ${remotePath} does not exist or cannot be read.`);
-  }
-  if (!isDir(attrs)) throw new OperationError(`The remote path ${remotePath} is not a directory.`);
-  const files: RemoteFile[] = [];
-  const dirs: string[] = [];
-  const pending = [''];
-  while (pending.length > 0) {
-    const rel = pending.pop()!;
-    let entries: FileEntryWithStats[];
-    try {
-      entries = await call<FileEntryWithStats[]>((cb) => sftp.readdir(`${root}${rel}`, cb));
-    } catch {
-      throw new OperationError(`The remote directory ${rel || '/'} cannot be read.`);
-    }
-    for (const entry of entries) {
-      if (!acceptableName(entry.filename)) continue;
-      const path = `${rel}/${entry.filename}`;
-      if (isDir(entry.attrs)) {
-        dirs.push(path);
-        pending.push(path);
-      } else if (isFile(entry.attrs)) {
-        files.push({ path, size: entry.attrs.size, mtimeSec: entry.attrs.mtime });
-      }
-    }
-  }
-  files.sort((a, b) => (a.path < b.path ? -1 : 1));
-  dirs.sort();
-  return { root, files, dirs };
+/** Runs `count` copies of `worker`; once every one has ended, rethrows the first failure. */
+async function together(count: number, worker: () => Promise<void>): Promise<void> {
+  const results = await Promise.allSettled(Array.from({ length: count }, worker));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  // A stop is the reason the others failed too: it is what is reported.
+  const stopped = results.find((r) => r.status === 'rejected' && r.reason instanceof ImportStopped);
+  if (stopped || failed) throw ((stopped ?? failed) as PromiseRejectedResult).reason;
 }
 
 export interface CopyOptions {
   sftp: SFTPWrapper;
   tree: RemoteTree;
   target: VolumeImportAccess;
-  cancelled(): boolean;
+  guard: RemoteGuard;
   onProgress(progress: Progress): void;
 }
 
-/** Copies the tree; answers false when it stopped for a cancel (what was copied stays). */
-export async function copyTree(options: CopyOptions): Promise<boolean> {
-  const { sftp, tree, target } = options;
+/** Copies the tree; a stop (cancel, stall) throws ImportStopped, leaving what was complete. */
+export async function copyTree(options: CopyOptions): Promise<void> {
+  const { sftp, tree, target, guard } = options;
   for (const dir of tree.dirs) {
-    if (options.cancelled()) return false;
-    await target.mkdir(dir);
+    guard.check();
+    await target.mkdir(dir.path);
   }
   const progress: Progress = { bytes: 0, files: 0, currentFile: null };
   let next = 0;
-  let stopped = false;
-  const worker = async () => {
-    while (!stopped && next < tree.files.length) {
-      if (options.cancelled()) {
-        stopped = true;
-        return;
-      }
+  await together(FILES_AT_ONCE, async () => {
+    while (next < tree.files.length) {
+      guard.check();
       const file = tree.files[next++]!;
-      const local = await target.fileInfo(file.path);
+      const path = file.path;
+      const local = await target.fileInfo(path);
       if (local && local.size === file.size && local.mtimeSec === file.mtimeSec) {
         progress.bytes += file.size;
         progress.files += 1;
         options.onProgress(progress);
         continue;
       }
-      progress.currentFile = file.path;
+      progress.currentFile = path;
       options.onProgress(progress);
-      const copied = await copyFile(sftp, `${tree.root}${file.path}`, file, target, (n) => {
+      await copyFile(sftp, `${tree.root}${path}`, path, file, target, guard, (n) => {
         progress.bytes += n;
         options.onProgress(progress);
-      }, options.cancelled);
-      if (!copied) {
-        stopped = true;
-        return;
-      }
+      });
       progress.files += 1;
       options.onProgress(progress);
     }
-  };
-  await Promise.all(Array.from({ length: FILES_AT_ONCE }, worker));
+  });
   progress.currentFile = null;
   options.onProgress(progress);
-  return !stopped;
 }
 
 async function copyFile(
   sftp: SFTPWrapper,
   remotePath: string,
+  path: string,
   file: RemoteFile,
   target: VolumeImportAccess,
+  guard: RemoteGuard,
   onBytes: (n: number) => void,
-  cancelled: () => boolean,
-): Promise<boolean> {
+): Promise<void> {
   let handle: Buffer;
   try {
-    handle = await call<Buffer>((cb) => sftp.open(remotePath, 'r', cb));
-  } catch {
-    throw new OperationError(`The remote file ${file.path} cannot be read.`);
+    handle = await guard.wait(`opening ${path}`, call<Buffer>((cb) => sftp.open(remotePath, 'r', cb)));
+  } catch (err) {
+    if (err instanceof ImportStopped) throw err;
+    throw new OperationError(`The remote file ${path} cannot be read.`);
   }
-  const incoming = await target.create(file.path);
+  const incoming = await target.create(path);
   let committed = false;
   try {
     let position = 0;
     let stop = false;
-    const reader = async () => {
+    await together(READS_IN_FLIGHT, async () => {
       while (!stop && position < file.size) {
-        if (cancelled()) {
-          stop = true;
-          return;
-        }
+        guard.check();
         const at = position;
         const length = Math.min(CHUNK, file.size - at);
         position += length;
-        const bytes = await readFully(sftp, handle, at, length, file.path);
+        const bytes = await readFully(sftp, handle, at, length, path, guard);
         if (bytes.length > 0) await incoming.write(bytes, at);
         onBytes(bytes.length);
         // Shorter than asked: the file shrank on the remote; what it holds now is copied.
         if (bytes.length < length) stop = true;
       }
-    };
-    await Promise.all(Array.from({ length: READS_IN_FLIGHT }, reader));
-    if (cancelled() && position < file.size) return false;
+    });
+    guard.check();
     await incoming.commit(file.mtimeSec);
     committed = true;
-    return true;
   } finally {
+    // However the copy of this file ended, its temporary file goes (the name keeps what it had).
     if (!committed) await incoming.abort();
-    sftp.close(handle, () => undefined);
+    if (!guard.reason) sftp.close(handle, () => undefined);
   }
 }
 
@@ -246,17 +203,21 @@ async function readFully(
   position: number,
   length: number,
   shown: string,
+  guard: RemoteGuard,
 ): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
-    const got = await new Promise<number>((resolve, reject) =>
-      sftp.read(handle, buffer, done, length - done, position + done, (err, bytesRead) => {
-        // ssh2 reports the end of the file as an error of code 1 (SSH_FX_EOF).
-        if (err && (err as { code?: number }).code === 1) return resolve(0);
-        if (err) return reject(new OperationError(`Reading the remote file ${shown} failed.`));
-        resolve(bytesRead);
-      }),
+    const got = await guard.wait(
+      `reading ${shown}`,
+      new Promise<number>((resolve, reject) =>
+        sftp.read(handle, buffer, done, length - done, position + done, (err, bytesRead) => {
+          // ssh2 reports the end of the file as an error of code 1 (SSH_FX_EOF).
+          if (err && (err as { code?: number }).code === 1) return resolve(0);
+          if (err) return reject(new OperationError(`Reading the remote file ${shown} failed.`));
+          resolve(bytesRead);
+        }),
+      ),
     );
     if (got === 0) break;
     done += got;
@@ -269,12 +230,18 @@ async function readFully(
  * (an import's own temporary files left by a killed run included), deepest first.
  */
 export async function deleteExtraneous(tree: RemoteTree, target: VolumeImportAccess): Promise<number> {
-  const keep = new Set([...tree.files.map((f) => f.path), ...tree.dirs]);
   let removed = 0;
   for (const entry of await target.tree()) {
     // A remote name never starts like our temporary files do unless the customer's tree has one: keep it then.
-    if (keep.has(entry.path) && entry.kind !== 'other') continue;
-    await target.remove(entry.path);
+    if (entry.kind !== 'other' && inTree(tree, entry.path)) continue;
+    try {
+      await target.remove(entry.path);
+    } catch (err) {
+      // What the file layer never touches (/proc, /sys, /dev: a confined unit's mount points) is the
+      // platform's, not the customer's: left where it is.
+      if (err instanceof FileLayerError && err.code === 'invalid-path') continue;
+      throw err;
+    }
     removed += 1;
   }
   return removed;

@@ -24,6 +24,17 @@ const cases: [string, { given: string; want: boolean }][] = [
   ['IPv4-mapped loopback', { given: '::ffff:127.0.0.1', want: false }],
   ['IPv4-mapped public', { given: '::ffff:93.184.216.34', want: true }],
   ['NAT64 of a private address', { given: '64:ff9b::a00:1', want: false }],
+  ['NAT64 of a private address, dotted', { given: '64:ff9b::10.0.0.1', want: false }],
+  ['NAT64 of a public address', { given: '64:ff9b::5db8:d822', want: true }],
+  ['IPv4-compatible loopback', { given: '::127.0.0.1', want: false }],
+  ['IPv4-compatible loopback, in hex', { given: '::7f00:1', want: false }],
+  ['IPv4-compatible private, spelled out', { given: '0:0:0:0:0:0:a00:1', want: false }],
+  ['IPv4-mapped loopback, in hex', { given: '::ffff:7f00:1', want: false }],
+  ['IPv4-mapped public, in hex', { given: '::ffff:5db8:d822', want: true }],
+  ['IPv4-translated loopback', { given: '::ffff:0:127.0.0.1', want: false }],
+  ['6to4 of loopback', { given: '2002:7f00:1::1', want: false }],
+  ['6to4 of a private address', { given: '2002:c0a8:101::', want: false }],
+  ['6to4 of a public address', { given: '2002:5db8:d822::1', want: true }],
   ['not an address', { given: 'example.com', want: false }],
 ];
 

@@ -7,6 +7,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { embeddedIpv4 } from '../../dns/embedded-ipv4.js';
 
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 export const PICTURE_TIMEOUT_MS = 5_000;
@@ -34,12 +35,11 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['64:ff9b::', 96],
+  // 64:ff9b::/96 (NAT64) and 2002::/16 (6to4) are judged by the IPv4 address they embed (embedded-ipv4.ts).
   ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001::', 23],
   ['2001:db8::', 32],
-  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -52,9 +52,9 @@ export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return isPublicAddress(mapped[1]!);
-    if (/^::ffff:/i.test(address)) return false;
+    // ::127.0.0.1, ::7f00:1, ::ffff:7f00:1, 64:ff9b::a00:1, 2002:a00:1::1: by the IPv4 address inside.
+    const v4 = embeddedIpv4(address);
+    if (v4 !== null) return isPublicAddress(v4);
     return !blocked.check(address, 'ipv6');
   }
   return !blocked.check(address, 'ipv4');

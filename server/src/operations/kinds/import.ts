@@ -3,13 +3,18 @@
 // still running on the volume, `running` copies over SFTP (features/imports/transfer.ts), `cleaning_up`
 // starts again what was paused and erases the password. However the copy ends (done, cancelled, failed)
 // the cleaning up runs, and how it ended is recorded before it, so a restart in any phase (kill -9)
-// resumes there: a copy resumed reconnects and skips the files already complete.
+// resumes there: a copy resumed reconnects and skips the files already complete, one whose end was
+// decided (failed, cancelled) is not copied again. DECISIONS.md §8 "Imports against hostile servers":
+// the copy's limits and stalls are features/imports/guard.ts and listing.ts.
 import { recordAuditOf, type AuditActor } from '../../audit/record.js';
 import type { Db } from '../../db/client.js';
 import * as store from '../../features/imports/store.js';
+import { RemoteGuard } from '../../features/imports/guard.js';
+import { IMPORT_LIMITS } from '../../features/imports/limits.js';
 import { connect, copyTree, deleteExtraneous, readRemoteTree, type Progress } from '../../features/imports/transfer.js';
 import type { TaskContext } from '../../jobs/context.js';
 import { FileLayerError } from '../../substrate/local/files/index.js';
+import type { VolumeImportAccess } from '../../substrate/volume-access.js';
 import { OperationError } from '../errors.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
@@ -45,7 +50,17 @@ async function preparing(s: ImportState, ctx: TaskContext): Promise<void> {
   await stopUnits(unitsOf(s, running), ctx);
 }
 
+/** Removes imports' temporary files; a volume that cannot be swept now is swept by the next import. */
+async function sweep(target: VolumeImportAccess, ctx: TaskContext): Promise<void> {
+  await target.removeLeftovers().catch((err: unknown) => {
+    ctx.log.warn({ error: err instanceof Error ? err.message : String(err) }, 'import: temporary files not swept');
+  });
+}
+
 async function running(s: ImportState, ctx: TaskContext): Promise<void> {
+  // How the copy ended is decided once: a run killed after deciding (a failure, a cancel) is not copied
+  // again at the next start, and a cancel asked for while no run was looking ends it here.
+  if ((await store.decidedOutcome(ctx.sql, s.row.id)).outcome) return;
   if (await store.cancelRequested(ctx.sql, s.row.id)) {
     await store.decideOutcome(ctx.sql, s.row.id, 'cancelled', null);
     return;
@@ -56,12 +71,18 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
     await store.decideOutcome(ctx.sql, s.row.id, 'failed', 'The import can no longer reach its source or volume.');
     return;
   }
-  let cancelled = false;
+  // Temporary files of earlier imports killed mid-file go first, before anything can fail (issue 33).
+  await sweep(target, ctx);
+  const guard = new RemoteGuard({
+    now: () => ctx.clock.now().getTime(),
+    stallMs: IMPORT_LIMITS.stallMs,
+    peer: `${s.row.address}:${s.row.port}`,
+  });
   const poll = setInterval(() => {
     store
       .cancelRequested(ctx.sql, s.row.id)
       .then((yes) => {
-        if (yes) cancelled = true;
+        if (yes) guard.stop({ status: 'cancelled' });
       })
       .catch(() => undefined);
   }, CANCEL_POLL_MS);
@@ -76,16 +97,18 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
       .catch(() => undefined);
   };
   let remote: Awaited<ReturnType<typeof connect>> | null = null;
+  let latest: Progress = { bytes: 0, files: 0, currentFile: null };
   try {
-    remote = await connect({
-      address: s.row.address,
-      port: s.row.port,
-      username: s.row.username,
-      password: await ctx.box.openText('import-password', sealed),
-    });
-    // A run before this one got as far as copying (killed mid-file): its temporary files go first.
-    if (s.row.bytes_total !== null) await target.removeLeftovers();
-    const tree = await readRemoteTree(remote.sftp, s.row.remote_path);
+    remote = await connect(
+      {
+        address: s.row.address,
+        port: s.row.port,
+        username: s.row.username,
+        password: await ctx.box.openText('import-password', sealed),
+      },
+      guard,
+    );
+    const tree = await readRemoteTree(remote.sftp, s.row.remote_path, guard);
     await store.setTotals(
       ctx.sql,
       s.row.id,
@@ -93,12 +116,11 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
       tree.files.length,
       ctx.clock.now(),
     );
-    let latest: Progress = { bytes: 0, files: 0, currentFile: null };
-    const complete = await copyTree({
+    await copyTree({
       sftp: remote.sftp,
       tree,
       target,
-      cancelled: () => cancelled,
+      guard,
       onProgress: (p) => {
         latest = p;
         report(p);
@@ -106,16 +128,17 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
     });
     report(latest, true);
     await writing;
-    if (!complete) {
-      await store.decideOutcome(ctx.sql, s.row.id, 'cancelled', null);
-      return;
-    }
     if (s.row.delete_extraneous) await deleteExtraneous(tree, target);
     await store.decideOutcome(ctx.sql, s.row.id, 'succeeded', null);
   } catch (err) {
+    report(latest, true);
     await writing;
-    // What the customer can act on is said; anything else is the platform's, and retried by the queue.
-    if (err instanceof OperationError) {
+    // A stop (cancel, stall) is why whatever else failed did; what the customer can act on is said;
+    // anything else is the platform's, and retried by the queue.
+    const stopped = guard.reason;
+    if (stopped) {
+      await store.decideOutcome(ctx.sql, s.row.id, stopped.status, stopped.status === 'failed' ? stopped.error : null);
+    } else if (err instanceof OperationError) {
       await store.decideOutcome(ctx.sql, s.row.id, 'failed', err.message);
     } else if (err instanceof FileLayerError) {
       await store.decideOutcome(ctx.sql, s.row.id, 'failed', `Writing into the volume failed: ${err.detail}`);
@@ -124,12 +147,18 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
     }
   } finally {
     clearInterval(poll);
+    guard.close();
     remote?.close();
   }
 }
 
 async function cleaningUp(s: ImportState, ctx: TaskContext): Promise<void> {
   await store.erasePassword(ctx.sql, s.row.id);
+  // A failed or cancelled copy leaves no temporary file behind, a killed run's included.
+  if ((await store.decidedOutcome(ctx.sql, s.row.id)).outcome !== 'succeeded') {
+    const target = ctx.substrate.volumeImportTarget(s.row.volume_id);
+    if (target) await sweep(target, ctx);
+  }
   // Started again only if the service was not meanwhile suspended or ended (converge acts then).
   const [service] = await ctx.sql<{ status: string }[]>`
     select status from service_instances where id = ${s.row.service_instance_id}`;
