@@ -31,6 +31,8 @@ export interface FileTransferDeps {
   substrate: SubstrateDriver;
   limits: ConnectionLimits;
   gatewayId: string;
+  /** Transfers under way, each settled once it has answered and cleaned up (close waits for them). */
+  inflight: Set<Promise<void>>;
 }
 
 class Refusal extends Error {
@@ -48,7 +50,7 @@ export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage,
   const url = new URL(req.url ?? '/', 'http://gateway');
   if (url.pathname !== '/download' && url.pathname !== '/files') return false;
   const run = url.pathname === '/download' ? download(deps, req, res, url) : session(deps, req, res, url);
-  run.catch((err: unknown) => {
+  const settled = run.catch((err: unknown) => {
     if (err instanceof Refusal) return answer(res, err.status, { status: err.text }, err.headers);
     if (err instanceof FileLayerError) {
       const status = err.code === 'invalid-path' ? 400 : err.code === 'not-found' || err.code === 'is-a-directory' ? 404 : 409;
@@ -59,6 +61,8 @@ export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage,
     if (res.headersSent) res.destroy();
     else answer(res, 500, { status: 'internal error' });
   });
+  deps.inflight.add(settled);
+  void settled.finally(() => deps.inflight.delete(settled));
   return true;
 }
 
