@@ -3846,7 +3846,8 @@ export type paths = {
          *     file's permission bits are kept (a new file is 0644). Missing parent directories are made
          *     (0755); a directory at `path` is 422 `is-a-directory`; a file or symbolic link where a parent
          *     directory should be is 422 `not-a-directory`. A symbolic link at `path` is replaced by
-         *     the file, never written through. Takes no operation lease (a running workload's configuration may be
+         *     the file, never written through. A full disk or spent quota on the host is 507 `insufficient-storage`,
+         *     the file left as it was. Takes no operation lease (a running workload's configuration may be
          *     edited). Answers the new entry; the audit entry `file.written` is written (not the content).
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
@@ -3956,8 +3957,11 @@ export type paths = {
          *     - `PUT {base_url}/files?path=P` uploads the request body, of any size, to P: streamed to a temporary
          *       file in P's directory and renamed over P when complete, so P is replaced atomically (an upload cut
          *       short leaves P as it was and no temporary file). P's directory must exist (404). An upload that would
-         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept. Answers 201 with
-         *       the file entry as JSON.
+         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept; one that meets a
+         *       full disk or a spent quota on the host (ENOSPC, EDQUOT) is 507 `insufficient-storage` and nothing is
+         *       kept either. Answers 201 with the file entry as JSON.
+         *     The gateway's refusals are problem+json as the API's (`code` as here: `invalid-path`, `unauthenticated`,
+         *     `not-found`, `payload-too-large`, `insufficient-storage`, ...).
          *     Paths follow the rules below (400 for a refused path). The gateway answers 401 for a token unknown,
          *     expired or of another purpose, or once the caller's access ended (removed from the organization,
          *     role lowered, credential revoked, service suspended or ended).
@@ -4005,7 +4009,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "insufficient-storage" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -6424,6 +6428,19 @@ export type components = {
         };
         /** @description A capability this deployment has switched off (`capability-not-available`; CAPABILITIES turns it on). */
         NotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The disk holding the volume is full or its quota is spent (ENOSPC, EDQUOT; `insufficient-storage`,
+         *     RFC 4918 §11.5). Nothing of the write is kept: the file is as it was. Free space and try again.
+         */
+        InsufficientStorage: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -12297,6 +12314,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     directoryCreate: {
@@ -12336,6 +12354,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     fileDownloadTicketCreate: {

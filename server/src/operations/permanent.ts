@@ -2,14 +2,7 @@
 // an archive that is not what was made. The queue's retries (eight, with backoff, about half an hour) are
 // for what passes by itself; these fail the operation at once with a sentence saying why.
 import { SnapshotIntegrityError } from '../substrate/driver.js';
-
-/** ENOSPC or EDQUOT, as an errno code or in a program's own words (tee, tar, zstd say it on stderr). */
-export function isStorageFull(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return true;
-  const message = err instanceof Error ? err.message : '';
-  return /No space left on device|Disk quota exceeded/i.test(message);
-}
+import { isStorageFull } from '../substrate/storage-full.js';
 
 /** The customer's sentence for a failure that is permanent, or null when a retry may succeed. */
 export function permanentFailure(err: unknown): string | null {
