@@ -5299,9 +5299,19 @@ export type components = {
          *     not started anywhere else (that would run a second copy of its data), operations on it fail saying
          *     so, and it returns to `running` or `stopped` when its host answers again (checked every minute). A
          *     volume: `provisioning`, then `running` while it exists (`failed` when its provisioning failed).
+         *     The status is what the substrate sees when it is read: a machine or workload that should run but whose
+         *     unit the substrate sees not running (its agent or program died, and the platform has not started it
+         *     again yet) reads `stopped` (its `unit_state` says what the substrate reports), and so does its volume.
          * @enum {string}
          */
         ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed" | "unreachable";
+        /**
+         * @description What the substrate reports of a unit when the resource is read: `running` (its agent and program
+         *     run), `stopped` (its processes do not run), `absent` (the substrate has no such unit), `unreachable`
+         *     (the host that runs it does not answer).
+         * @enum {string}
+         */
+        UnitState: "running" | "stopped" | "absent" | "unreachable";
         /**
          * @description A resource of a service instance. `is_declared_primary` marks the one live resource whose role is
          *     `primary`; when two live resources have that role none is marked and the list's
@@ -5313,6 +5323,24 @@ export type components = {
             kind: components["schemas"]["ResourceKind"];
             role: components["schemas"]["ResourceRole"];
             status: components["schemas"]["ResourceStatus"];
+            /**
+             * @description What the substrate reports of the resource's unit at this read (a volume: of the unit that runs on
+             *     it); null for a volume no unit runs on, while the resource is provisioning, or when the substrate
+             *     did not answer within 2 seconds.
+             */
+            unit_state: components["schemas"]["UnitState"] | null;
+            /**
+             * @description How many times the platform started the unit again after it stopped without being asked (its agent
+             *     or program died, or its host lost it); power actions and reinstalls do not count. A volume: 0.
+             */
+            restart_count: number;
+            /** @description Why the unit last stopped without being asked, in words; null if it never did. */
+            last_exit_reason: string | null;
+            /**
+             * Format: date-time
+             * @description When the platform found the unit stopped without being asked; null if it never was.
+             */
+            last_exited_at: string | null;
             /** @description Kept out of customer dashboards (platform plumbing); listed all the same. */
             hidden: boolean;
             is_declared_primary: boolean;

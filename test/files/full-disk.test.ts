@@ -76,7 +76,7 @@ describe.skipIf(SMALL_DISK_UNAVAILABLE !== null)(`a full volume disk (${SMALL_DI
 
   it('answers an SFTP upload FAILURE saying the disk is full, and keeps no partial file', async () => {
     const { username, password, port } = await owner.api.sftpRotate({ path: { id: web.serviceInstanceId } });
-    const session = await signIn(port, username, password!);
+    const session = await signIn(port!, username, password!);
     try {
       const failed = await call((cb) => session.sftp.writeFile('/big.bin', randomBytes(2 << 20), cb)).then(
         () => null,
