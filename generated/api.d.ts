@@ -5260,6 +5260,9 @@ export type components = {
          *     resources say `failed` and the operation why). `suspended` and `ended` follow the subscription
          *     (staff suspend, resume and end it); a resumed service is `running` or `stopped` again as its
          *     customer last asked.
+         *     It is what the service should be, not what its units do at this moment: a unit that died reads
+         *     `stopped` on its resource (`unit_state`, `restart_count`) while the service stays `running` until the
+         *     platform has started the unit again.
          * @enum {string}
          */
         ServiceInstanceStatus: "provisioning" | "running" | "stopped" | "suspended" | "ended";

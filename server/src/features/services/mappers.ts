@@ -1,7 +1,7 @@
 // Rows to the wire shapes of spec/components/schemas/services.yaml.
 import type { components } from '../../../../generated/api.js';
 import type { OperationView, ResourceRow, ServiceRow, ShareRow } from './store.js';
-import { seenStatus, type UnitState } from './unit-view.js';
+import { seenStatuses, type UnitState } from './unit-view.js';
 
 type Schemas = components['schemas'];
 
@@ -30,12 +30,13 @@ export function toResourceList(
   const primaries = rows.filter((r) => r.role === 'primary');
   const inconsistent = primaries.length > 1;
   const marked = primaries.length === 1 ? primaries[0]!.id : null;
+  const statuses = seenStatuses(rows, unitStates);
   return {
     resources: rows.map((r) => ({
       id: r.id,
       kind: r.kind,
       role: r.role,
-      status: seenStatus(r, unitStates.get(r.id) ?? null),
+      status: statuses.get(r.id) ?? r.status,
       unit_state: unitStates.get(r.id) ?? null,
       restart_count: r.restart_count,
       last_exit_reason: r.last_exit_reason,

@@ -34,8 +34,24 @@ export async function liveUnitStates(
   return byId;
 }
 
-/** The status to answer: a `running` row whose unit the substrate sees not running reads `stopped`. */
-export function seenStatus(row: Pick<ResourceRow, 'status'>, unitState: UnitState | null): ResourceRow['status'] {
-  if (row.status === 'running' && (unitState === 'stopped' || unitState === 'absent')) return 'stopped';
-  return row.status;
+/**
+ * The status to answer for each row: a unit the platform made `running` but that the substrate sees not
+ * running reads `stopped`, and so does its volume. A unit stopped on purpose is left as its row says (its
+ * volume stays `running`, as it always read).
+ */
+export function seenStatuses(
+  rows: ResourceRow[],
+  unitStates: ReadonlyMap<string, UnitState | null>,
+): Map<string, ResourceRow['status']> {
+  const died = (r: ResourceRow) => {
+    const state = unitStates.get(r.id);
+    return r.status === 'running' && (state === 'stopped' || state === 'absent');
+  };
+  const deadUnits = rows.filter((r) => r.kind !== 'volume' && died(r));
+  return new Map(
+    rows.map((r) => {
+      const dead = r.kind === 'volume' ? r.status === 'running' && deadUnits.some((u) => u.volume_id === r.id) : died(r);
+      return [r.id, dead ? 'stopped' : r.status];
+    }),
+  );
 }
