@@ -5303,7 +5303,7 @@ export type components = {
          *     so, and it returns to `running` or `stopped` when its host answers again (checked every minute). A
          *     volume: `provisioning`, then `running` while it exists (`failed` when its provisioning failed).
          *     The status is what the substrate sees when it is read: a machine or workload that should run but whose
-         *     unit the substrate sees not running (its agent or program died, and the platform has not started it
+         *     unit the substrate sees stopped (its agent or program died, and the platform has not started it
          *     again yet) reads `stopped` (its `unit_state` says what the substrate reports), and so does its volume.
          * @enum {string}
          */

@@ -35,8 +35,8 @@ export async function liveUnitStates(
 }
 
 /**
- * The status to answer for each row: a unit the platform made `running` but that the substrate sees not
- * running reads `stopped`, and so does its volume. A unit stopped on purpose is left as its row says (its
+ * The status to answer for each row: a unit the platform made `running` but whose processes the substrate
+ * sees stopped reads `stopped`, and so does its volume. A unit stopped on purpose is left as its row says (its
  * volume stays `running`, as it always read).
  */
 export function seenStatuses(
@@ -45,7 +45,9 @@ export function seenStatuses(
 ): Map<string, ResourceRow['status']> {
   const died = (r: ResourceRow) => {
     const state = unitStates.get(r.id);
-    return r.status === 'running' && (state === 'stopped' || state === 'absent');
+    // Only a unit the substrate holds and sees not running: `absent` may be a view of the substrate that is
+    // not where the units run (an API beside its workers' DATA_DIR); the converge, where they run, decides.
+    return r.status === 'running' && state === 'stopped';
   };
   const deadUnits = rows.filter((r) => r.kind !== 'volume' && died(r));
   return new Map(
