@@ -3846,7 +3846,8 @@ export type paths = {
          *     file's permission bits are kept (a new file is 0644). Missing parent directories are made
          *     (0755); a directory at `path` is 422 `is-a-directory`; a file or symbolic link where a parent
          *     directory should be is 422 `not-a-directory`. A symbolic link at `path` is replaced by
-         *     the file, never written through. Takes no operation lease (a running workload's configuration may be
+         *     the file, never written through. A full disk or spent quota on the host is 507 `insufficient-storage`,
+         *     the file left as it was. Takes no operation lease (a running workload's configuration may be
          *     edited). Answers the new entry; the audit entry `file.written` is written (not the content).
          *
          *     `path` is absolute within the volume and normalised (`//`, `.` and a trailing `/` dropped); `..`
@@ -3956,8 +3957,11 @@ export type paths = {
          *     - `PUT {base_url}/files?path=P` uploads the request body, of any size, to P: streamed to a temporary
          *       file in P's directory and renamed over P when complete, so P is replaced atomically (an upload cut
          *       short leaves P as it was and no temporary file). P's directory must exist (404). An upload that would
-         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept. Answers 201 with
-         *       the file entry as JSON.
+         *       take the volume past its size (`size_gb`) is refused with 413 and nothing is kept; one that meets a
+         *       full disk or a spent quota on the host (ENOSPC, EDQUOT) is 507 `insufficient-storage` and nothing is
+         *       kept either. Answers 201 with the file entry as JSON.
+         *     The gateway's refusals are problem+json as the API's (`code` as here: `invalid-path`, `unauthenticated`,
+         *     `not-found`, `payload-too-large`, `insufficient-storage`, ...).
          *     Paths follow the rules below (400 for a refused path). The gateway answers 401 for a token unknown,
          *     expired or of another purpose, or once the caller's access ended (removed from the organization,
          *     role lowered, credential revoked, service suspended or ended).
@@ -4005,7 +4009,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "insufficient-storage" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -5256,6 +5260,9 @@ export type components = {
          *     resources say `failed` and the operation why). `suspended` and `ended` follow the subscription
          *     (staff suspend, resume and end it); a resumed service is `running` or `stopped` again as its
          *     customer last asked.
+         *     It is what the service should be, not what its units do at this moment: a unit that died reads
+         *     `stopped` on its resource (`unit_state`, `restart_count`) while the service stays `running` until the
+         *     platform has started the unit again.
          * @enum {string}
          */
         ServiceInstanceStatus: "provisioning" | "running" | "stopped" | "suspended" | "ended";
@@ -5295,9 +5302,19 @@ export type components = {
          *     not started anywhere else (that would run a second copy of its data), operations on it fail saying
          *     so, and it returns to `running` or `stopped` when its host answers again (checked every minute). A
          *     volume: `provisioning`, then `running` while it exists (`failed` when its provisioning failed).
+         *     The status is what the substrate sees when it is read: a machine or workload that should run but whose
+         *     unit the substrate sees stopped (its agent or program died, and the platform has not started it
+         *     again yet) reads `stopped` (its `unit_state` says what the substrate reports), and so does its volume.
          * @enum {string}
          */
         ResourceStatus: "provisioning" | "running" | "stopped" | "reinstalling" | "failed" | "unreachable";
+        /**
+         * @description What the substrate reports of a unit when the resource is read: `running` (its agent and program
+         *     run), `stopped` (its processes do not run), `absent` (the substrate has no such unit), `unreachable`
+         *     (the host that runs it does not answer).
+         * @enum {string}
+         */
+        UnitState: "running" | "stopped" | "absent" | "unreachable";
         /**
          * @description A resource of a service instance. `is_declared_primary` marks the one live resource whose role is
          *     `primary`; when two live resources have that role none is marked and the list's
@@ -5309,6 +5326,24 @@ export type components = {
             kind: components["schemas"]["ResourceKind"];
             role: components["schemas"]["ResourceRole"];
             status: components["schemas"]["ResourceStatus"];
+            /**
+             * @description What the substrate reports of the resource's unit at this read (a volume: of the unit that runs on
+             *     it); null for a volume no unit runs on, while the resource is provisioning, or when the substrate
+             *     did not answer within 2 seconds.
+             */
+            unit_state: components["schemas"]["UnitState"] | null;
+            /**
+             * @description How many times the platform started the unit again after it stopped without being asked (its agent
+             *     or program died, or its host lost it); power actions and reinstalls do not count. A volume: 0.
+             */
+            restart_count: number;
+            /** @description Why the unit last stopped without being asked, in words; null if it never did. */
+            last_exit_reason: string | null;
+            /**
+             * Format: date-time
+             * @description When the platform found the unit stopped without being asked; null if it never was.
+             */
+            last_exited_at: string | null;
             /** @description Kept out of customer dashboards (platform plumbing); listed all the same. */
             hidden: boolean;
             is_declared_primary: boolean;
@@ -6424,6 +6459,19 @@ export type components = {
         };
         /** @description A capability this deployment has switched off (`capability-not-available`; CAPABILITIES turns it on). */
         NotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The disk holding the volume is full or its quota is spent (ENOSPC, EDQUOT; `insufficient-storage`,
+         *     RFC 4918 §11.5). Nothing of the write is kept: the file is as it was. Free space and try again.
+         */
+        InsufficientStorage: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -12297,6 +12345,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     directoryCreate: {
@@ -12336,6 +12385,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     fileDownloadTicketCreate: {

@@ -86,7 +86,9 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const heartbeatSeconds = options.heartbeatSeconds ?? Math.min(5, options.reconcileSeconds);
   const startedAt = new Date();
   const listeners = new Map<string, Listener>();
-  let rules: IngressRules = new Map();
+  // Null until the first snapshot is read: a listener refuses everything before it knows its rules (an
+  // empty map would admit everything).
+  let rules: IngressRules | null = null;
   let applied = 0;
   let stopped = false;
   // Units of another substrate (LXD) are not this host's processes: their egress is not ours to hold.
@@ -95,6 +97,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     : await startEgress(log, (ids) => unitsOfThisDatabase(sql, ids));
 
   const admitter = (port: DesiredPort) => (remoteAddress: string, remotePort: number) =>
+    rules !== null &&
     admits(
       rules.get(port.resourceId),
       port.protocol,
@@ -149,6 +152,9 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
           );
       }
     }
+    // The snapshot's rules are in force before any of its ports opens (issue 33: a restarted edge admitted a
+    // blocked source for 20-40 ms while the ingress below was brought up).
+    rules = desired.ingress;
     const wanted = new Map(desired.ports.map((p) => [p.id, p]));
     for (const [allocationId, listener] of [...listeners]) {
       const next = wanted.get(allocationId);
@@ -167,7 +173,6 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       await certificates.update(state.certificates);
       ingress.setRoutes(state.routes);
     }
-    rules = desired.ingress;
     // A failure leaves the generation unapplied (the listing stays pending) and is retried next tick.
     await egress.apply(desired.egress);
     applied = desired.generation;

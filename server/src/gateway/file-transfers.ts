@@ -5,6 +5,7 @@
 // minutes). Files are opened through the confined file layer's streams (no link followed, nothing
 // outside the volume); an upload goes to a temporary file in its directory and is renamed over P only
 // once complete and within the volume's size.
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +16,8 @@ import type { Clock } from '../clock.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import { FileLayerError } from '../substrate/local/files/index.js';
+import { isStorageFull, STORAGE_FULL_DETAIL } from '../substrate/storage-full.js';
+import type { ErrorCode } from '../http/errors.js';
 import type { OpenedVolumeFile, VolumeFileAccess } from '../substrate/volume-access.js';
 import type { ConnectionLimits } from './limits.js';
 import { redeemTicket, useFileSession, type RedeemedTicket } from './store.js';
@@ -31,11 +34,14 @@ export interface FileTransferDeps {
   substrate: SubstrateDriver;
   limits: ConnectionLimits;
   gatewayId: string;
+  /** Transfers under way, each settled once it has answered and cleaned up (close waits for them). */
+  inflight: Set<Promise<void>>;
 }
 
 class Refusal extends Error {
   constructor(
     readonly status: number,
+    readonly code: ErrorCode,
     readonly text: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -43,51 +49,61 @@ class Refusal extends Error {
   }
 }
 
+const FILE_LAYER_STATUS: Partial<Record<FileLayerError['code'], number>> = {
+  'invalid-path': 400,
+  'not-found': 404,
+  'is-a-directory': 404,
+};
+
 /** Answers the request when it is a file transfer (true); false leaves it to the caller. */
 export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse): boolean {
   const url = new URL(req.url ?? '/', 'http://gateway');
   if (url.pathname !== '/download' && url.pathname !== '/files') return false;
   const run = url.pathname === '/download' ? download(deps, req, res, url) : session(deps, req, res, url);
-  run.catch((err: unknown) => {
-    if (err instanceof Refusal) return answer(res, err.status, { status: err.text }, err.headers);
+  const settled = run.catch((err: unknown) => {
+    if (err instanceof Refusal) return problem(req, res, err.status, err.code, err.text, err.headers);
     if (err instanceof FileLayerError) {
-      const status = err.code === 'invalid-path' ? 400 : err.code === 'not-found' || err.code === 'is-a-directory' ? 404 : 409;
-      return answer(res, status, { status: err.code, detail: err.detail });
+      const status = FILE_LAYER_STATUS[err.code] ?? 409;
+      return problem(req, res, status, status === 404 ? 'not-found' : err.code, err.detail);
     }
+    // The upload's temporary file is gone already (receiveFile discards it): nothing partial stays.
+    if (isStorageFull(err)) return problem(req, res, 507, 'insufficient-storage', STORAGE_FULL_DETAIL, { connection: 'close' });
     // No path, message or stack in the log: an error of the file system names host paths.
     deps.log.error({ code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' }, 'file transfer failed');
     if (res.headersSent) res.destroy();
-    else answer(res, 500, { status: 'internal error' });
+    else problem(req, res, 500, 'internal-error', 'An unexpected error occurred.');
   });
+  deps.inflight.add(settled);
+  void settled.finally(() => deps.inflight.delete(settled));
   return true;
 }
 
 async function download(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method not allowed', { allow: 'GET' });
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method-not-allowed', 'Only GET downloads.', { allow: 'GET' });
   const claim = await verifyTicket(deps.keys, url.searchParams.get('token') ?? '', 'download', deps.clock.now());
   const path = claim?.path;
-  if (!claim || path === undefined) throw new Refusal(401, 'unauthorized');
+  if (!claim || path === undefined) throw unauthorized();
   await withSlot(deps, claim, async () => {
     const ticket = await redeemTicket(deps.sql, claim, deps.gatewayId, deps.clock.now());
     // The row's path is the one minted; the signature's must be the same (it is what the caller saw).
-    if (!ticket || ticket.details.path !== path) throw new Refusal(401, 'unauthorized');
+    if (!ticket || ticket.details.path !== path) throw unauthorized();
     await sendFile(res, filesOf(deps, ticket), path, req.method === 'HEAD');
   });
 }
 
 async function session(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
   if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'HEAD') {
-    throw new Refusal(405, 'method not allowed', { allow: 'GET, PUT' });
+    throw new Refusal(405, 'method-not-allowed', 'A file session takes GET and PUT.', { allow: 'GET, PUT' });
   }
   const header = req.headers.authorization ?? '';
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
   const claim = await verifyTicket(deps.keys, token, 'file_session', deps.clock.now());
-  if (!claim) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+  if (!claim) throw unauthorized({ 'www-authenticate': 'Bearer' });
   const path = url.searchParams.get('path');
-  if (path === null) throw new Refusal(400, 'path missing');
+  if (path === null) throw new Refusal(400, 'invalid-request', 'The query parameter path is missing.');
   await withSlot(deps, claim, async () => {
     const ticket = await useFileSession(deps.sql, claim, deps.gatewayId, deps.clock.now());
-    if (!ticket) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+    if (!ticket) throw unauthorized({ 'www-authenticate': 'Bearer' });
     const files = filesOf(deps, ticket);
     if (req.method === 'PUT') await receiveFile(req, res, files, path, Number(ticket.details.volume_bytes));
     else await sendFile(res, files, path, req.method === 'HEAD');
@@ -95,7 +111,7 @@ async function session(deps: FileTransferDeps, req: IncomingMessage, res: Server
 }
 
 async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () => Promise<void>): Promise<void> {
-  if (!deps.limits.take(claim.userId, claim.resourceId)) throw new Refusal(429, 'too many requests');
+  if (!deps.limits.take(claim.userId, claim.resourceId)) throw new Refusal(429, 'rate-limited', 'Too many transfers at once; retry later.', { 'retry-after': '1' });
   try {
     await work();
   } finally {
@@ -105,7 +121,7 @@ async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () =>
 
 function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFileAccess {
   const files = typeof ticket.details.volume_id === 'string' ? deps.substrate.volumeFiles(ticket.details.volume_id) : null;
-  if (!files) throw new Refusal(503, 'files unavailable');
+  if (!files) throw new Refusal(503, 'service-unavailable', 'The volume cannot be reached now.', { 'retry-after': '2' });
   return files;
 }
 
@@ -177,7 +193,7 @@ export async function receiveFile(
       if (batched >= CHUNK_BYTES) await flush();
     }
     await flush();
-    if (req.readableAborted || !req.complete) throw new Refusal(400, 'upload cut short');
+    if (req.readableAborted || !req.complete) throw new Refusal(400, 'invalid-request', 'The upload was cut short.');
     const entry = await pending.commit();
     committed = true;
     answer(res, 201, entry);
@@ -187,9 +203,34 @@ export async function receiveFile(
 }
 
 function tooLarge(room: number): Refusal {
-  return new Refusal(413, `the upload does not fit in the volume (${Math.max(0, room)} bytes free)`, {
+  return new Refusal(413, 'payload-too-large', `The upload does not fit in the volume (${Math.max(0, room)} bytes free).`, {
     connection: 'close',
   });
+}
+
+function unauthorized(headers: Record<string, string> = {}): Refusal {
+  return new Refusal(401, 'unauthenticated', 'The token is unknown, expired or no longer allowed.', headers);
+}
+
+const TITLES: Partial<Record<ErrorCode, string>> = {
+  'insufficient-storage': 'Insufficient storage',
+  'payload-too-large': 'Payload too large',
+  'internal-error': 'Internal error',
+};
+
+/** A refusal as problem+json, as the API answers (DECISIONS.md §2), with the request's id. */
+function problem(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  code: ErrorCode,
+  detail: string,
+  headers: Record<string, string> = {},
+): void {
+  const incoming = req.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+  const body = { type: `/docs/errors#${code}`, title: TITLES[code] ?? code, status, detail, code, request_id: requestId };
+  answer(res, status, body, { 'content-type': 'application/problem+json', 'x-request-id': requestId, ...headers });
 }
 
 function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

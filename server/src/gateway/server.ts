@@ -23,6 +23,7 @@ import { bridgeConsole } from './console-bridge.js';
 import { bridgeScreen } from './screen-bridge.js';
 import { bridgeShell, PTY_SUBPROTOCOL, sizeOf } from './shell-bridge.js';
 import { handleFileTransfer } from './file-transfers.js';
+import { SWEEP_EVERY_MS, sweepUploadLeftovers } from './upload-leftovers.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
 import {
@@ -120,7 +121,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     substrate,
   });
 
-  const transfers = { sql, clock, log, keys, substrate, limits, gatewayId: id };
+  const transfers = { sql, clock, log, keys, substrate, limits, gatewayId: id, inflight: new Set<Promise<void>>() };
 
   const openers: Partial<Record<TicketPurpose, Opener>> = {
     console: {
@@ -290,6 +291,11 @@ export function createGateway(options: GatewayOptions): Gateway {
         timers.push(timer);
       };
       every(ACCESS_CHECK_MS, checkAccess, 'could not check the access of open sockets');
+      const sweep = () => sweepUploadLeftovers(sql, substrate, log).then(() => undefined);
+      void sweep().catch((err: unknown) =>
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not sweep upload leftovers'),
+      );
+      every(SWEEP_EVERY_MS, sweep, 'could not sweep upload leftovers');
       every(
         HEARTBEAT_MS,
         () => heartbeat(sql, id, url, clock.now()),
@@ -301,8 +307,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       for (const timer of timers) clearInterval(timer);
       timers = [];
       for (const { end } of open) end('gateway_shutdown', CLOSE.goingAway);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Uploads are cut now, and each removes its temporary file before the process may exit.
       server.closeAllConnections();
+      await Promise.allSettled([...transfers.inflight]);
+      await closed;
       for (const { ws } of open) ws.terminate();
       await sftp.close();
       await unregisterGateway(sql, id).catch(() => undefined);

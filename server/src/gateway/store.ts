@@ -138,3 +138,10 @@ export async function liveGateways(db: Db, since: Date): Promise<number> {
   >`select count(*)::int as n from gateway_instances where heartbeat_at >= ${since}`;
   return row?.n ?? 0;
 }
+
+/** Every live volume: where killed uploads may have left their temporary files. */
+export async function liveVolumeIds(db: Db): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from service_resources where kind = 'volume' and deleted_at is null order by id`;
+  return rows.map((r) => r.id);
+}

@@ -73,6 +73,7 @@ const TITLES: Record<ErrorCode, string> = {
   'domain-connect-refused': 'Domain Connect refused',
   'domain-connect-limit-reached': 'Domain Connect limit reached',
   'internal-error': 'Internal error',
+  'insufficient-storage': 'Insufficient storage',
   'service-unavailable': 'Service unavailable',
 };
 
@@ -121,6 +122,9 @@ export const internalError = (cause: unknown) =>
   new ApiError(500, 'internal-error', 'An unexpected error occurred; quote the request id to support.', {
     cause,
   });
+
+/** RFC 4918 §11.5: the disk a write goes to is full (ENOSPC) or its quota spent (EDQUOT). */
+export const insufficientStorage = (detail: string) => new ApiError(507, 'insufficient-storage', detail);
 
 /** Seconds a client waits before retrying when the database is unavailable (a restart takes about that). */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;

@@ -92,6 +92,8 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
         continue;
       }
       if (shouldRun && state !== 'running') {
+        // It was running and nobody asked it to stop: counted, with why, on the resource.
+        if (unit.status === 'running') await recordUnaskedExit(tx, ctx, unit.id, state);
         if ((await ctx.substrate.readUnitSignal(unit.id))?.draining) await contract(unit, false);
         // In the transaction: it holds the service row, which the password row's key refers to.
         const spec = await withGameEnv(
@@ -114,6 +116,20 @@ export async function convergeService(payload: ConvergePayload, ctx: TaskContext
     }
     return changed;
   });
+}
+
+const EXIT_REASONS: Record<'stopped' | 'absent', string> = {
+  stopped: 'Its processes ended without being asked to (its agent or program exited or was killed).',
+  absent: 'The substrate no longer had the unit (its host lost it); it was made again.',
+};
+
+async function recordUnaskedExit(tx: Db, ctx: TaskContext, unitId: string, state: 'stopped' | 'absent'): Promise<void> {
+  ctx.log.warn({ resource_id: unitId, state }, 'unit stopped without being asked; starting it again');
+  await tx`
+    update service_resources
+    set restart_count = restart_count + 1, last_exit_reason = ${EXIT_REASONS[state]},
+        last_exited_at = ${ctx.clock.now()}, updated_at = ${ctx.clock.now()}
+    where id = ${unitId}`;
 }
 
 /**

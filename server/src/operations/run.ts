@@ -6,6 +6,7 @@ import type { RunOperationPayload } from '../jobs/payloads.js';
 import type { Db } from '../db/client.js';
 import { finishOperation } from './engine.js';
 import { GENERIC_FAILURE, OperationError } from './errors.js';
+import { permanentFailure } from './permanent.js';
 import { SubstrateUnreachableError } from '../substrate/driver.js';
 import * as store from './store.js';
 import type { OperationKind, OperationRow } from './store.js';
@@ -91,7 +92,8 @@ export async function runOperation(
       await finishOperation(tx, op, outcome, ctx.clock.now());
     });
   } catch (err) {
-    const permanent = err instanceof OperationError && err.permanent;
+    const permanentWhy = err instanceof OperationError ? null : permanentFailure(err);
+    const permanent = (err instanceof OperationError && err.permanent) || permanentWhy !== null;
     const lastAttempt = ctx.job.attempts >= ctx.job.maxAttempts;
     ctx.log.warn(
       {
@@ -106,7 +108,7 @@ export async function runOperation(
     const message =
       err instanceof OperationError || err instanceof SubstrateUnreachableError
         ? err.message
-        : GENERIC_FAILURE;
+        : (permanentWhy ?? GENERIC_FAILURE);
     await ctx.sql.begin(async (tx) => {
       await definition.fail(tx, op, ctx.clock.now());
       await finishOperation(tx, op, { status: 'failed', error: message }, ctx.clock.now());

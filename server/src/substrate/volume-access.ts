@@ -74,6 +74,8 @@ export interface VolumeStreamAccess {
   openRead(path: string): Promise<OpenedVolumeFile>;
   createPending(path: string): Promise<PendingVolumeFile>;
   usedBytes(): Promise<number>;
+  /** Removes the temporary files killed uploads left in the volume; answers how many. */
+  sweepTemporaries(): Promise<number>;
 }
 
 export interface VolumeFileAccess {

@@ -1,6 +1,7 @@
 // The file layer's refusals as the API's problems (DECISIONS.md §6 "Files"), one to one by code. Their
 // details name only paths within the volume, never the host's.
-import { ApiError } from '../../http/errors.js';
+import { ApiError, insufficientStorage } from '../../http/errors.js';
+import { isStorageFull, STORAGE_FULL_DETAIL } from '../../substrate/storage-full.js';
 import { FileLayerError, type FileLayerCode } from '../../substrate/local/files/index.js';
 
 const STATUS: Record<FileLayerCode, number> = {
@@ -20,6 +21,7 @@ export async function fileCall<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (err instanceof FileLayerError) throw new ApiError(STATUS[err.code], err.code, err.detail);
+    if (isStorageFull(err)) throw insufficientStorage(STORAGE_FULL_DETAIL);
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import { notFound } from '../../http/errors.js';
 import type { AreaHandlers, RequestContext, UserAuth } from '../../http/handler.js';
 import { requireService } from './access.js';
 import { toOperation, toResourceList, toService, toShare } from './mappers.js';
+import { liveUnitStates } from './unit-view.js';
 import { powerHandlers } from './power.js';
 import { reinstallHandlers } from './reinstall.js';
 import * as store from './store.js';
@@ -42,14 +43,16 @@ export const serviceHandlers: AreaHandlers<
     const { service } = await requireService(ctx.sql, { serviceId: path.id }, auth, 'services.read', {
       shareHolders: true,
     });
-    return { status: 200, body: toResourceList(await store.listResources(ctx.sql, service.id)) };
+    const rows = await store.listResources(ctx.sql, service.id);
+    return { status: 200, body: toResourceList(rows, await liveUnitStates(ctx.substrate, rows)) };
   },
 
   async subscriptionResourceList({ path, auth, ctx }) {
     const { service } = await requireService(ctx.sql, { subscriptionId: path.id }, auth, 'services.read', {
       shareHolders: true,
     });
-    const list = toResourceList(await store.listResources(ctx.sql, service.id));
+    const rows = await store.listResources(ctx.sql, service.id);
+    const list = toResourceList(rows, await liveUnitStates(ctx.substrate, rows));
     return {
       status: 200,
       body: { ...list, service_instance: { id: service.id, name: service.name, slug: service.slug } },

@@ -1,6 +1,7 @@
 // Rows to the wire shapes of spec/components/schemas/services.yaml.
 import type { components } from '../../../../generated/api.js';
 import type { OperationView, ResourceRow, ServiceRow, ShareRow } from './store.js';
+import { seenStatuses, type UnitState } from './unit-view.js';
 
 type Schemas = components['schemas'];
 
@@ -22,16 +23,24 @@ export function toService(s: ServiceRow): Schemas['ServiceInstance'] {
  * The list with its primary mark (document 2 §2 "Resource list entries"): the one live resource whose
  * role is `primary` is marked; two such resources is an inconsistency the list reports, marking neither.
  */
-export function toResourceList(rows: ResourceRow[]): Schemas['ServiceResourceList'] {
+export function toResourceList(
+  rows: ResourceRow[],
+  unitStates: ReadonlyMap<string, UnitState | null> = new Map(),
+): Schemas['ServiceResourceList'] {
   const primaries = rows.filter((r) => r.role === 'primary');
   const inconsistent = primaries.length > 1;
   const marked = primaries.length === 1 ? primaries[0]!.id : null;
+  const statuses = seenStatuses(rows, unitStates);
   return {
     resources: rows.map((r) => ({
       id: r.id,
       kind: r.kind,
       role: r.role,
-      status: r.status,
+      status: statuses.get(r.id) ?? r.status,
+      unit_state: unitStates.get(r.id) ?? null,
+      restart_count: r.restart_count,
+      last_exit_reason: r.last_exit_reason,
+      last_exited_at: r.last_exited_at?.toISOString() ?? null,
       hidden: r.hidden,
       is_declared_primary: r.id === marked,
       os_image: r.os_image,

@@ -36,12 +36,17 @@ export interface ResourceRow {
   created_at: Date;
   /** The unit's own address (machines and workloads), null for a volume. */
   address: string | null;
+  /** Restarts after the unit stopped unasked (migration 0045), with the last one's why and when. */
+  restart_count: number;
+  last_exit_reason: string | null;
+  last_exited_at: Date | null;
 }
 
 const SERVICE_COLUMNS =
   's.id, s.name, s.slug, s.project_id, s.subscription_id, s.product_id, s.status, s.created_at, s.updated_at';
 const RESOURCE_COLUMNS = `r.id, r.service_instance_id, r.kind, r.role, r.status, r.hidden, r.os_image, r.volume_id, r.size_gb,
-  r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at, host(r.address) as address`;
+  r.unit_key, r.public_endpoints, r.signal_generation, r.observed_generation, r.created_at, host(r.address) as address,
+  r.restart_count, r.last_exit_reason, r.last_exited_at`;
 
 /**
  * How the caller stands towards a service: its organization, the caller's role there (null when not a

@@ -3,6 +3,7 @@
 // `/`, paths are normalised lexically (a `..` never climbs above `/`, and since no walk ever follows a
 // symbolic link the lexical path is the real one), links are never followed, listed or made.
 import { posix } from 'node:path';
+import { isStorageFull } from '../../substrate/storage-full.js';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { FileLayerError } from '../../substrate/local/files/index.js';
 import type {
@@ -33,7 +34,23 @@ class SftpRefusal extends Error {
 
 const existsAlready = (path: string) => new SftpRefusal(STATUS_CODE.FAILURE, `${path} exists already.`);
 
-type Open = { kind: 'file'; file: VolumeFileHandle } | { kind: 'dir'; path: string; entries: FileEntry[] | null };
+/**
+ * A file open for writing remembers what it was at open: a write that meets a full disk (ENOSPC, EDQUOT)
+ * cuts it back to that size and refuses every later write on the handle, so no partial upload takes the
+ * disk's last bytes (nor gets holes from pipelined writes that land once space is freed); a file this
+ * open created goes at close.
+ */
+interface Written {
+  path: string;
+  created: boolean;
+  sizeAtOpen: number;
+  full: boolean;
+}
+type Open =
+  | { kind: 'file'; file: VolumeFileHandle; written: Written | null }
+  | { kind: 'dir'; path: string; entries: FileEntry[] | null };
+const volumeFull = () =>
+  new SftpRefusal(STATUS_CODE.FAILURE, 'No space left on device: the volume is full; nothing of this upload was kept.');
 
 export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (err: unknown) => void): void {
   const handles: VolumeHandleAccess = files.handles();
@@ -54,8 +71,8 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
   const serve = (reqId: number, work: () => Promise<void>): void => {
     work().catch((err: unknown) => {
       const [code, message] = statusOf(err);
-      if (code === STATUS_CODE.FAILURE && !(err instanceof FileLayerError) && !(err instanceof SftpRefusal))
-        onError(err);
+      const expected = err instanceof FileLayerError || err instanceof SftpRefusal || isStorageFull(err);
+      if (code === STATUS_CODE.FAILURE && !expected) onError(err);
       try {
         sftp.status(reqId, code, message);
       } catch {
@@ -69,7 +86,9 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     serve(reqId, async () => {
       if (open.size >= MAX_OPEN_HANDLES) throw new SftpRefusal(STATUS_CODE.FAILURE, 'Too many open handles.');
       const write = (flags & OPEN_MODE.WRITE) !== 0 || (flags & OPEN_MODE.APPEND) !== 0;
-      const file = await handles.openFile(pathOf(filename), {
+      const path = pathOf(filename);
+      const existed = write ? await handles.stat(path).then(() => true, () => false) : true;
+      const file = await handles.openFile(path, {
         read: (flags & OPEN_MODE.READ) !== 0,
         write,
         append: (flags & OPEN_MODE.APPEND) !== 0,
@@ -79,7 +98,8 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
         // As OpenSSH's server: the client's mode for a file it creates, less the umask.
         ...(typeof attrs?.mode === 'number' ? { createMode: attrs.mode } : {}),
       });
-      newHandle(reqId, { kind: 'file', file });
+      const written = write ? { path, created: !existed, sizeAtOpen: (await file.stat()).size, full: false } : null;
+      newHandle(reqId, { kind: 'file', file, written });
     }),
   );
 
@@ -98,15 +118,23 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     serve(reqId, async () => {
       const entry = handleOf(handle);
       if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
+      if (entry.written?.full) throw volumeFull();
       let written = 0;
-      while (written < data.length) {
-        const { bytesWritten } = await entry.file.write(
-          data,
-          written,
-          data.length - written,
-          offset + written,
-        );
-        written += bytesWritten;
+      try {
+        while (written < data.length) {
+          const { bytesWritten } = await entry.file.write(
+            data,
+            written,
+            data.length - written,
+            offset + written,
+          );
+          written += bytesWritten;
+        }
+      } catch (err) {
+        if (!isStorageFull(err) || !entry.written) throw err;
+        entry.written.full = true;
+        await entry.file.truncate(entry.written.sizeAtOpen).catch(() => undefined);
+        throw volumeFull();
       }
       ok(reqId);
     }),
@@ -146,7 +174,10 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
       const entry = handleOf(handle);
       if (!entry) return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
       open.delete(handle.readUInt32BE(0));
-      if (entry.kind === 'file') await entry.file.close();
+      if (entry.kind === 'file') {
+        await entry.file.close();
+        if (entry.written?.full && entry.written.created) await files.remove(entry.written.path).catch(() => undefined);
+      }
       ok(reqId);
     }),
   );
@@ -323,6 +354,7 @@ function statusOf(err: unknown): [number, string] {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code === 'EEXIST') return [STATUS_CODE.FAILURE, 'It exists already.'];
   if (code === 'EACCES' || code === 'EPERM') return [STATUS_CODE.PERMISSION_DENIED, 'Permission denied.'];
-  if (code === 'ENOSPC' || code === 'EDQUOT') return [STATUS_CODE.FAILURE, 'The volume is full.'];
+  // SFTP v3 (what OpenSSH speaks) has no status of its own for a full disk: FAILURE, saying so.
+  if (isStorageFull(err)) return [STATUS_CODE.FAILURE, 'No space left on device: the volume is full.'];
   return [STATUS_CODE.FAILURE, 'The request failed.'];
 }

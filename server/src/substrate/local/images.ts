@@ -4,7 +4,7 @@
 // any well-formed id installs.
 import { mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readIfPresent, writeFileAtomic } from './atomic-file.js';
+import { readIfPresent, removeWriteLeftovers, writeFileAtomic } from './atomic-file.js';
 import { IMAGE_FILE, ROOTFS, type LocalLayout } from './layout.js';
 import { assertInsideVolume, existingVolume } from './volumes.js';
 
@@ -62,6 +62,9 @@ export async function installImage(layout: LocalLayout, volumeId: string, imageI
   await mkdir(join(rootfs, 'root'), { recursive: true, mode: 0o700 });
   await mkdir(join(rootfs, 'home'), { recursive: true, mode: 0o755 });
   await mkdir(join(rootfs, 'tmp'), { recursive: true, mode: 0o755 });
+  // A resumed install (its first run killed mid-write) clears what that run left before writing again.
+  await removeWriteLeftovers(join(rootfs, 'etc', 'os-release'));
+  await removeWriteLeftovers(join(volume, IMAGE_FILE));
   await writeFileAtomic(join(rootfs, 'etc', 'os-release'), osReleaseText(imageId), 0o644);
   await copyAlternatives(join(rootfs, 'etc', 'alternatives'));
   // Last: an interrupted install does not claim to be one.

@@ -95,7 +95,7 @@ export async function createSnapshot(
   } catch (err) {
     for (const tool of [tar, zstd, tee, sum]) tool.process.kill('SIGKILL');
     await rm(tmp, { force: true });
-    throw err;
+    throw await tellingFailure(err, [tee, tar, zstd, sum]);
   }
   options.onProgress?.(total, total);
   return { sizeBytes: size, sha256 };
@@ -222,11 +222,25 @@ async function unpackArchive(
     ]);
   } catch (err) {
     for (const tool of [zstd, tar, sum]) tool.process.kill('SIGKILL');
-    throw err;
+    throw await tellingFailure(err, [tar, zstd, sum]);
   }
   const sha256 = /^([0-9a-f]{64}) /.exec(digest)?.[1];
   if (!sha256) throw new Error(`the SHA-256 program answered ${JSON.stringify(digest.slice(0, 100))}`);
   return sha256;
+}
+
+/**
+ * The failure that says why: when the disk fills, tee (or tar) fails with ENOSPC, but its neighbour in the
+ * pipe may be seen first dying of SIGPIPE. Waits for every tool to end and prefers the one whose stderr
+ * says the disk is full, so the caller can tell a full disk (permanent) from a passing failure.
+ */
+async function tellingFailure(first: unknown, tools: Tool[]): Promise<unknown> {
+  const ends = await Promise.allSettled(tools.map((tool) => tool.exited([0])));
+  for (const end of ends) {
+    if (end.status === 'rejected' && /No space left on device|Disk quota exceeded/.test(String(end.reason)))
+      return end.reason as unknown;
+  }
+  return first;
 }
 
 interface Tool {

@@ -200,6 +200,7 @@ class RemoteVolumeStreams extends Remote implements VolumeStreamAccess {
   }
 
   usedBytes = () => this.ask<number>('streams.usedBytes');
+  sweepTemporaries = () => this.ask<number>('streams.sweepTemporaries');
 }
 
 export class RemoteImportTarget extends Remote implements VolumeImportAccess {

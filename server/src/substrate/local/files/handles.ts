@@ -4,6 +4,7 @@
 // a descriptor of the entry itself, so later reads and writes need no path at all.
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, truncate, utimes, chmod, type FileHandle } from 'node:fs/promises';
+import { isLayerTemporary } from './temporaries.js';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
@@ -79,6 +80,7 @@ export class VolumeHandles implements VolumeHandleAccess {
     return this.inDir(target.parts, target.path, async (dir) => {
       const out: NamedStats[] = [];
       for (const name of await readdir(at(dir, '.'))) {
+        if (isLayerTemporary(name)) continue;
         const stats = await lstat(at(dir, name)).catch(() => null); // removed while listing: left out
         if (stats && (stats.isFile() || stats.isDirectory())) out.push({ name, stats });
       }

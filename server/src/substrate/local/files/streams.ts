@@ -7,6 +7,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
+import { sweepTemporaries, uploadTemporaryName } from './temporaries.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
 import type { VolumeStreamAccess } from '../../volume-access.js';
@@ -14,7 +15,7 @@ import type { OpenedVolumeFile, PendingVolumeFile } from '../../volume-access.js
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 
-/** Temporary files of uploads start with this; a listing shows them like any file while they fill. */
+/** Temporary files of uploads start with this; listings hide them (temporaries.ts). */
 export const TEMP_PREFIX = '.svc-upload-';
 
 /** A regular file of the volume, open for reading, with its descriptor; the caller closes it. */
@@ -82,7 +83,7 @@ export class VolumeStreams implements VolumeStreamAccess {
     } finally {
       await root.close();
     }
-    const temp = `${TEMP_PREFIX}${randomBytes(8).toString('hex')}.tmp`;
+    const temp = uploadTemporaryName(randomBytes(8).toString('hex'));
     let handle: FileHandle;
     let previous: Stats | null;
     try {
@@ -164,6 +165,11 @@ export class VolumeStreams implements VolumeStreamAccess {
         });
       },
     };
+  }
+
+  /** Removes what killed uploads left (temporaries.ts); answers how many went. */
+  sweepTemporaries(): Promise<number> {
+    return sweepTemporaries(this.root);
   }
 
   /**

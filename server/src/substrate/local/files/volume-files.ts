@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { constants, type Stats } from 'node:fs';
 import { chmod, lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { isLayerTemporary } from './temporaries.js';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { VolumeHandles } from './handles.js';
@@ -65,6 +66,7 @@ export class VolumeFiles implements VolumeFileAccess {
       const entries: FileEntry[] = [];
       let truncated = false;
       for (const name of await readdir(at(dir, '.'))) {
+        if (isLayerTemporary(name)) continue;
         let stats: Stats;
         try {
           stats = await lstat(at(dir, name));

@@ -147,6 +147,7 @@ export function volumeServer(volumeDir: string, volumeId: string) {
       return done(await file?.discard());
     },
     'streams.usedBytes': async () => done(await files.streams.usedBytes()),
+    'streams.sweepTemporaries': async () => done(await files.streams.sweepTemporaries()),
 
     'import.fileInfo': async (a) => done(await imports.fileInfo(s(a.path))),
     'import.mkdir': async (a) => done(await imports.mkdir(s(a.path))),
