@@ -66,6 +66,7 @@ export interface TaskPayloads {
   requeue_stranded_operations: PeriodicPayload;
   renew_certificates: PeriodicPayload;
   reconcile_units: PeriodicPayload;
+  run_due_schedules: PeriodicPayload;
 }
 
 export type TaskName = keyof TaskPayloads;
