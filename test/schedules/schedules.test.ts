@@ -41,12 +41,19 @@ beforeAll(async () => {
     body: {
       name: 'schedules',
       authorization: {
-        grants: ['orders.manage', 'services.read'].map((capability) => ({ capability, scope: { kind: 'all' as const } })),
+        grants: ['orders.manage', 'services.read'].map((capability) => ({
+          capability,
+          scope: { kind: 'all' as const },
+        })),
       },
     },
   });
   api = createClient({ baseUrl: app.baseUrl, token: minted.secret, retries: 0 });
-  web = await provisionService(customer.staff.elevated, { projectId: customer.projectId, productSlug: 'web-app', name: 'Shop' });
+  web = await provisionService(customer.staff.elevated, {
+    projectId: customer.projectId,
+    productSlug: 'web-app',
+    name: 'Shop',
+  });
 }, 180_000);
 afterAll(async () => {
   await app?.close();
@@ -80,7 +87,13 @@ async function state() {
 describe('create, read, change, delete', () => {
   it('creates with its next run in its time zone, lists, changes, deletes; each audited', async () => {
     app.clock.set(START);
-    const made = await create({ name: '  Nightly  ', cron: '30 2 * * *', timezone: 'Europe/Berlin', action: 'backup', keep: 3 });
+    const made = await create({
+      name: '  Nightly  ',
+      cron: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+      action: 'backup',
+      keep: 3,
+    });
     expect(made).toEqual({
       id: expect.any(String),
       name: 'Nightly',
@@ -102,9 +115,15 @@ describe('create, read, change, delete', () => {
     expect(await get(made.id)).toEqual(made);
 
     // A new action drops the keep it takes no more; disabled, there is no next run.
-    const restart = await api.scheduleUpdate({ path: { ...at(), schedule_id: made.id }, body: { action: 'restart' } });
+    const restart = await api.scheduleUpdate({
+      path: { ...at(), schedule_id: made.id },
+      body: { action: 'restart' },
+    });
     expect(restart).toMatchObject({ action: 'restart', keep: null, next_run_at: '2026-11-22T01:30:00.000Z' });
-    const off = await api.scheduleUpdate({ path: { ...at(), schedule_id: made.id }, body: { enabled: false } });
+    const off = await api.scheduleUpdate({
+      path: { ...at(), schedule_id: made.id },
+      body: { enabled: false },
+    });
     expect(off).toMatchObject({ enabled: false, next_run_at: null });
     const utc = await api.scheduleUpdate({
       path: { ...at(), schedule_id: made.id },
@@ -127,15 +146,28 @@ describe('create, read, change, delete', () => {
 
   it('computes next runs across DST as croner documents: after a spring gap, once in an autumn repeat', async () => {
     app.clock.set('2026-03-28T12:00:00.000Z');
-    const spring = await create({ name: 'spring', cron: '30 2 * * *', timezone: 'Europe/Berlin', action: 'start' });
+    const spring = await create({
+      name: 'spring',
+      cron: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+      action: 'start',
+    });
     // 02:30 does not exist on 29 March in Berlin: the run is at the first time after the gap (03:00 CEST).
     expect(spring.next_run_at).toBe('2026-03-29T01:00:00.000Z');
     app.clock.set('2026-10-24T12:00:00.000Z');
-    const autumn = await create({ name: 'autumn', cron: '30 2 * * *', timezone: 'Europe/Berlin', action: 'start' });
+    const autumn = await create({
+      name: 'autumn',
+      cron: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+      action: 'start',
+    });
     expect(autumn.next_run_at).toBe('2026-10-25T00:30:00.000Z');
     // Moved past that first 02:30 (CEST), the next is the next day's, not the repeated 02:30 (CET).
     app.clock.set('2026-10-25T00:30:00.000Z');
-    const again = await api.scheduleUpdate({ path: { ...at(), schedule_id: autumn.id }, body: { name: 'autumn 2' } });
+    const again = await api.scheduleUpdate({
+      path: { ...at(), schedule_id: autumn.id },
+      body: { name: 'autumn 2' },
+    });
     expect(again.next_run_at).toBe('2026-10-26T01:30:00.000Z');
     app.clock.set(START);
     await removeAll();
@@ -159,7 +191,11 @@ describe('refusals change nothing', () => {
     ['a blank name', { name: '   ' }, [400, 'invalid-field-value']],
     ['an unknown field', { colour: 'red' }, [400, 'invalid-request']],
     ['an unknown action', { action: 'reboot' }, [400, 'invalid-request']],
-    ['a command on a product without a console', { action: 'command', command: 'say hi' }, [422, 'schedule-action-unsupported']],
+    [
+      'a command on a product without a console',
+      { action: 'command', command: 'say hi' },
+      [422, 'schedule-action-unsupported'],
+    ],
   ];
   it.each(cases)('%s', async (_, change, expected) => {
     const before = await state();
@@ -171,13 +207,25 @@ describe('refusals change nothing', () => {
     const s = await create({ ...base });
     const before = await state();
     const path = { ...at(), schedule_id: s.id };
-    expect(await outcome(api.scheduleUpdate({ path, body: { timezone: 'Nowhere/Land' } }))).toEqual([400, 'invalid-field-value']);
-    expect(await outcome(api.scheduleUpdate({ path, body: { action: 'backup' } }))).toEqual([400, 'invalid-field-value']);
-    expect(await outcome(billing.api.scheduleUpdate({ path, body: { name: 'mine' } }))).toEqual([404, 'not-found']);
+    expect(await outcome(api.scheduleUpdate({ path, body: { timezone: 'Nowhere/Land' } }))).toEqual([
+      400,
+      'invalid-field-value',
+    ]);
+    expect(await outcome(api.scheduleUpdate({ path, body: { action: 'backup' } }))).toEqual([
+      400,
+      'invalid-field-value',
+    ]);
+    expect(await outcome(billing.api.scheduleUpdate({ path, body: { name: 'mine' } }))).toEqual([
+      404,
+      'not-found',
+    ]);
     expect(await outcome(billing.api.scheduleDelete({ path }))).toEqual([404, 'not-found']);
     expect(await outcome(billing.api.scheduleList({ path: at() }))).toEqual([404, 'not-found']);
     expect(await outcome(billing.api.scheduleCreate({ path: at(), body: base }))).toEqual([404, 'not-found']);
-    expect(await outcome(api.scheduleGet({ path: { ...at(), schedule_id: randomUUID() } }))).toEqual([404, 'not-found']);
+    expect(await outcome(api.scheduleGet({ path: { ...at(), schedule_id: randomUUID() } }))).toEqual([
+      404,
+      'not-found',
+    ]);
     expect(await state()).toEqual(before);
     await remove(s.id);
   });
@@ -218,7 +266,9 @@ describe('runs', () => {
     expect(op).toMatchObject({ kind: 'restart', status: 'succeeded' });
     expect(await get(s.id)).toMatchObject({ last_status: 'succeeded', last_error: null });
     const audited = (await auditEntries(app, orgId)).filter((e) => e.action === 'service.power_restart');
-    expect(audited).toEqual([expect.objectContaining({ actor_user_id: null, target_id: web.serviceInstanceId })]);
+    expect(audited).toEqual([
+      expect.objectContaining({ actor_user_id: null, target_id: web.serviceInstanceId }),
+    ]);
     await remove(s.id);
   });
 
@@ -258,9 +308,18 @@ describe('runs', () => {
     await runDue();
     expect(await operationCount()).toBe(ops + 1);
     const h = await get(hourly.id);
-    expect(h).toMatchObject({ last_run_at: '2026-11-22T12:30:00.000Z', next_run_at: '2026-11-22T13:00:00.000Z' });
-    expect(await get(daily.id)).toMatchObject({ last_run_at: null, last_status: null, next_run_at: '2026-11-23T11:10:00.000Z' });
-    expect((await awaitOperation(api, web.serviceInstanceId, h.last_operation_id!, 60_000)).status).toBe('succeeded');
+    expect(h).toMatchObject({
+      last_run_at: '2026-11-22T12:30:00.000Z',
+      next_run_at: '2026-11-22T13:00:00.000Z',
+    });
+    expect(await get(daily.id)).toMatchObject({
+      last_run_at: null,
+      last_status: null,
+      next_run_at: '2026-11-23T11:10:00.000Z',
+    });
+    expect((await awaitOperation(api, web.serviceInstanceId, h.last_operation_id!, 60_000)).status).toBe(
+      'succeeded',
+    );
     await removeAll();
   });
 
@@ -295,7 +354,8 @@ describe('runs', () => {
         expect(started.length).toBeGreaterThanOrEqual(1);
         expect(data.filter((s) => s.last_status === 'skipped')).toHaveLength(10 - started.length);
         expect(await operationCount()).toBe(ops + started.length);
-        for (const s of started) await awaitOperation(api, web.serviceInstanceId, s.last_operation_id!, 60_000);
+        for (const s of started)
+          await awaitOperation(api, web.serviceInstanceId, s.last_operation_id!, 60_000);
       }
     } finally {
       await Promise.all(pools.map((p) => p.end()));
@@ -323,7 +383,9 @@ describe('runs', () => {
     }
     const listed = (await api.backupList({ path: volume })).backups.map((b) => b.id).sort();
     expect(listed).toEqual([manual.backup.id, made[1]!, made[2]!].sort());
-    const created = (await auditEntries(app, orgId)).filter((e) => e.action === 'backup.created' && made.includes(e.target_id!));
+    const created = (await auditEntries(app, orgId)).filter(
+      (e) => e.action === 'backup.created' && made.includes(e.target_id!),
+    );
     expect(created).toHaveLength(3);
     expect(created.every((e) => e.actor_user_id === null)).toBe(true);
     await remove(s.id);

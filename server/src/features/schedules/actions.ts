@@ -87,7 +87,11 @@ async function startBackup(
   now: Date,
 ): Promise<RunStart> {
   const volume = (await listResources(tx, target.service_id)).find((r) => r.kind === 'volume');
-  if (!target.features.includes('backups') || !substrateCapabilities(ctx.config.substrate).snapshots || !volume) {
+  if (
+    !target.features.includes('backups') ||
+    !substrateCapabilities(ctx.config.substrate).snapshots ||
+    !volume
+  ) {
     return failed('This service cannot be backed up here.');
   }
   if ((await backups.countBackups(tx, volume.id)) >= MAX_BACKUPS) {
@@ -132,12 +136,19 @@ async function commandTarget(tx: Db, target: RunTarget): Promise<RunStart> {
 }
 
 /** Sends one line to the unit's console; answers why it could not, or null. */
-export async function sendConsoleLine(ctx: TaskContext, unitId: string, line: string): Promise<string | null> {
+export async function sendConsoleLine(
+  ctx: TaskContext,
+  unitId: string,
+  line: string,
+): Promise<string | null> {
   const stream = await ctx.substrate.openConsole(unitId).catch(() => null);
   if (!stream) return 'The console did not answer: nothing runs to send the command to.';
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('The console did not take the command within 10 s.')), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error('The console did not take the command within 10 s.')),
+        10_000,
+      );
       stream.once('error', reject);
       stream.write(`${line}\n`, (err) => {
         clearTimeout(timer);

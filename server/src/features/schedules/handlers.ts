@@ -31,7 +31,8 @@ async function requireActionSupported(
   const lacks =
     action === 'command'
       ? !features.includes('console')
-      : action === 'backup' && (!features.includes('backups') || !substrateCapabilities(ctx.config.substrate).snapshots);
+      : action === 'backup' &&
+        (!features.includes('backups') || !substrateCapabilities(ctx.config.substrate).snapshots);
   if (lacks) {
     throw unprocessable(
       'schedule-action-unsupported',
@@ -90,9 +91,16 @@ export const scheduleHandlers: AreaHandlers<
         );
       }
       const id = randomUUID();
-      await store.insertSchedule(tx, { ...fields, id, serviceId: access.service.id, createdBy: auth.userId }, now);
+      await store.insertSchedule(
+        tx,
+        { ...fields, id, serviceId: access.service.id, createdBy: auth.userId },
+        now,
+      );
       await audit(tx, ctx, auth, access, 'schedule.created', id);
-      return { status: 201 as const, body: toSchedule((await store.findSchedule(tx, access.service.id, id))!) };
+      return {
+        status: 201 as const,
+        body: toSchedule((await store.findSchedule(tx, access.service.id, id))!),
+      };
     });
   },
 
@@ -105,7 +113,10 @@ export const scheduleHandlers: AreaHandlers<
       await requireActionSupported(tx, ctx, access, fields.action);
       await store.updateSchedule(tx, current.id, fields, ctx.clock.now());
       await audit(tx, ctx, auth, access, 'schedule.updated', current.id);
-      return { status: 200 as const, body: toSchedule((await store.findSchedule(tx, access.service.id, current.id))!) };
+      return {
+        status: 200 as const,
+        body: toSchedule((await store.findSchedule(tx, access.service.id, current.id))!),
+      };
     });
   },
 

@@ -14,7 +14,10 @@ function lastOutcome(row: ScheduleRow): Pick<Schedule, 'last_status' | 'last_err
       return { last_status: 'succeeded', last_error: null };
     case 'failed':
     case 'cancelled':
-      return { last_status: 'failed', last_error: row.operation_error ?? `The operation was ${row.operation_status}.` };
+      return {
+        last_status: 'failed',
+        last_error: row.operation_error ?? `The operation was ${row.operation_status}.`,
+      };
     default:
       return { last_status: null, last_error: null };
   }

@@ -33,7 +33,13 @@ export async function runDueSchedules(ctx: TaskContext): Promise<ClaimResult> {
   }
 }
 
-async function claimOne(ctx: TaskContext, id: string, serviceId: string, now: Date, result: ClaimResult): Promise<void> {
+async function claimOne(
+  ctx: TaskContext,
+  id: string,
+  serviceId: string,
+  now: Date,
+  result: ClaimResult,
+): Promise<void> {
   const claimed = await ctx.sql.begin(async (tx) => {
     const target = await store.lockRunTarget(tx, serviceId);
     const schedule = target && (await store.lockIfDue(tx, id, now));

@@ -96,7 +96,11 @@ export interface RunTarget {
 }
 
 /** Due schedules, soonest first (unlocked: each is claimed on its own, run.ts). */
-export async function dueSchedules(db: Db, now: Date, limit: number): Promise<{ id: string; service_instance_id: string }[]> {
+export async function dueSchedules(
+  db: Db,
+  now: Date,
+  limit: number,
+): Promise<{ id: string; service_instance_id: string }[]> {
   return db`
     select id, service_instance_id from service_schedules
     where next_run_at <= ${now} order by next_run_at, id limit ${limit}`;
@@ -144,7 +148,13 @@ export async function recordClaim(
 }
 
 /** The outcome of a run that finished after its claim (a console line). */
-export async function recordOutcome(db: Db, id: string, at: Date, status: RunStatus, error: string | null): Promise<void> {
+export async function recordOutcome(
+  db: Db,
+  id: string,
+  at: Date,
+  status: RunStatus,
+  error: string | null,
+): Promise<void> {
   await db`
     update service_schedules set last_status = ${status}, last_error = ${error}
     where id = ${id} and last_run_at = ${at}`;

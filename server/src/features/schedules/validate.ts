@@ -25,7 +25,11 @@ const issue = (field: string, message: string): ValidationIssue => ({
  * `current` merged with `input`, checked, with its next run from `now`. A changed action drops the
  * command or keep the new action takes no more, unless the request sends one (refused then).
  */
-export function resolveSchedule(current: ScheduleFields | null, input: ScheduleInput, now: Date): ScheduleFields {
+export function resolveSchedule(
+  current: ScheduleFields | null,
+  input: ScheduleInput,
+  now: Date,
+): ScheduleFields {
   const action = input.action ?? current!.action;
   const actionChanged = current !== null && action !== current.action;
   const carried = <T>(v: T | null | undefined, old: T | null) =>
@@ -55,7 +59,8 @@ export function resolveSchedule(current: ScheduleFields | null, input: ScheduleI
     errors.push(issue('command', `Action ${merged.action} takes no command.`));
   }
   if (merged.action === 'backup') {
-    if (merged.keep === null) errors.push(issue('keep', 'Action backup needs keep: how many backups to keep.'));
+    if (merged.keep === null)
+      errors.push(issue('keep', 'Action backup needs keep: how many backups to keep.'));
     else if (merged.keep < 1 || merged.keep > MAX_BACKUPS) {
       errors.push(issue('keep', `keep is 1 to ${MAX_BACKUPS}, the backups a volume may hold.`));
     }
