@@ -3607,6 +3607,33 @@ export type paths = {
         patch: operations["scheduleUpdate"];
         trace?: never;
     };
+    "/service-instances/{id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A service's usage over a period
+         * @description What the service's units used over the last `period` (default `1h`): CPU in percent of the plan's
+         *     `cpu`, memory, the volume's disk use, and network bytes per second in and out, each series oldest
+         *     first. Sampled every 10 s from what the substrate measures (the unit's cgroup and network namespace
+         *     locally, the instance's state on LXD), one sampler for the platform however many processes run;
+         *     kept raw for 24 hours (`1h`: `step_seconds` 10, each sample) and as 5-minute averages for 30 days
+         *     (`24h`, `7d`, `30d`: `step_seconds` 300). A step with nothing measured (the service stopped, the
+         *     platform down, a counter the substrate does not keep) is null: never invented.
+         *     Members of the service's organization; anyone else, and an unknown service, the 404 of an unknown id.
+         */
+        get: operations["serviceMetricsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/console/ticket": {
         parameters: {
             query?: never;
@@ -6261,6 +6288,31 @@ export type components = {
             command?: string | null;
             keep?: number | null;
             enabled?: boolean;
+        };
+        /** @enum {string} */
+        MetricsPeriod: "1h" | "24h" | "7d" | "30d";
+        /** @description `[time, value]`: the start of the step (ISO 8601 UTC) and its value, null for a gap (nothing was measured). */
+        MetricsPoint: [
+            string,
+            number | null
+        ];
+        /** @description Oldest first, one point per step of the period. */
+        MetricsSeries: components["schemas"]["MetricsPoint"][];
+        ServiceMetrics: {
+            period: components["schemas"]["MetricsPeriod"];
+            /** @description 10 for `1h` (each raw sample), 300 otherwise (5-minute averages). */
+            step_seconds: number;
+            series: {
+                /** @description CPU used, in percent of the plan's `cpu` (100 is every core the plan gives). */
+                cpu_percent: components["schemas"]["MetricsSeries"];
+                memory_bytes: components["schemas"]["MetricsSeries"];
+                /** @description What the service's volume holds. */
+                disk_bytes: components["schemas"]["MetricsSeries"];
+                /** @description Bytes received by the service's units, per second. */
+                network_rx_bytes_per_second: components["schemas"]["MetricsSeries"];
+                /** @description Bytes sent by the service's units, per second. */
+                network_tx_bytes_per_second: components["schemas"]["MetricsSeries"];
+            };
         };
         /**
          * @description A single-use ticket to the workload's command console, redeemed by opening `url` as a WebSocket
@@ -12193,6 +12245,38 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    serviceMetricsGet: {
+        parameters: {
+            query?: {
+                /** @description How far back; default `1h`. */
+                period?: components["schemas"]["MetricsPeriod"];
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceMetrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -13,6 +13,7 @@ import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
 import { backupHandlers } from './features/backups/handlers.js';
 import { scheduleHandlers } from './features/schedules/handlers.js';
+import { metricsHandlers } from './features/metrics/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
@@ -76,6 +77,7 @@ export const handlers: Handlers = {
   ...firewallHandlers,
   ...backupHandlers,
   ...scheduleHandlers,
+  ...metricsHandlers,
   ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,

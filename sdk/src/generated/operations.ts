@@ -7903,6 +7903,48 @@ export const operations = {
     "successStatus": 204,
     "responseType": null
   },
+  "serviceMetricsGet": {
+    "operationId": "serviceMetricsGet",
+    "method": "get",
+    "path": "/service-instances/{id}/metrics",
+    "summary": "A service's usage over a period",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "metrics"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "period",
+        "in": "query",
+        "required": false,
+        "type": "1h|24h|7d|30d",
+        "description": "How far back; default `1h`."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "consoleTicketCreate": {
     "operationId": "consoleTicketCreate",
     "method": "post",
@@ -8642,6 +8684,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "domainConnectList" | "domainConnectLink" | "domainConnectRelease" | "domainConnectVerify" | "customDomainList" | "customDomainAttach" | "customDomainAvailability" | "customDomainDetach" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "scheduleList" | "scheduleCreate" | "scheduleGet" | "scheduleUpdate" | "scheduleDelete" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "domainConnectList" | "domainConnectLink" | "domainConnectRelease" | "domainConnectVerify" | "customDomainList" | "customDomainAttach" | "customDomainAvailability" | "customDomainDetach" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "scheduleList" | "scheduleCreate" | "scheduleGet" | "scheduleUpdate" | "scheduleDelete" | "serviceMetricsGet" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -67,6 +67,8 @@ export interface TaskPayloads {
   renew_certificates: PeriodicPayload;
   reconcile_units: PeriodicPayload;
   run_due_schedules: PeriodicPayload;
+  sample_usage: PeriodicPayload;
+  roll_up_usage: PeriodicPayload;
 }
 
 export type TaskName = keyof TaskPayloads;
