@@ -34,11 +34,18 @@ beforeAll(async () => {
   app.clock.set(T0);
   const customer = await serviceCustomer(app, smtp, 'metrics');
   const minted = await customer.owner.api.meApiTokenCreate({
-    body: { name: 'metrics', authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] } },
+    body: {
+      name: 'metrics',
+      authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] },
+    },
   });
   api = createClient({ baseUrl: app.baseUrl, token: minted.secret, retries: 0 });
   stranger = (await signedIn(app, smtp, 'metrics-stranger')).api;
-  web = await provisionService(customer.staff.elevated, { projectId: customer.projectId, productSlug: 'web-app', name: 'Site' });
+  web = await provisionService(customer.staff.elevated, {
+    projectId: customer.projectId,
+    productSlug: 'web-app',
+    name: 'Site',
+  });
 }, 180_000);
 afterAll(async () => {
   await app?.close();
@@ -77,14 +84,19 @@ describe('sampling', () => {
   it('measures each slot once however many samplers run at once', async () => {
     app.clock.set(T0);
     usage = used(100, 0, 0);
-    const pools = [connect(app.databaseUrl, { max: 2 }), connect(app.databaseUrl, { max: 2 }), connect(app.databaseUrl, { max: 2 })];
+    const pools = [
+      connect(app.databaseUrl, { max: 2 }),
+      connect(app.databaseUrl, { max: 2 }),
+      connect(app.databaseUrl, { max: 2 }),
+    ];
     try {
       const answers = await Promise.all(pools.map((p) => sampleSlot(contextOf(p), T0)));
       expect(answers.filter((a) => a !== null)).toEqual([1]);
     } finally {
       await Promise.all(pools.map((p) => p.end()));
     }
-    const rows = await app.sql`select * from usage_samples where service_instance_id = ${web.serviceInstanceId}`;
+    const rows =
+      await app.sql`select * from usage_samples where service_instance_id = ${web.serviceInstanceId}`;
     expect(rows).toHaveLength(1);
     // The first sample has no earlier counters: its rates are gaps, its gauges are not.
     expect(rows[0]).toMatchObject({ cpu_percent: null, network_rx_bps: null, memory_bytes: String(GiB / 2) });
@@ -111,9 +123,27 @@ describe('sampling', () => {
     expect(m.series.cpu_percent).toHaveLength(360);
     const tail = (name: keyof typeof m.series) => m.series[name].slice(-5);
     const at = (i: number) => new Date(T0.getTime() + i * S).toISOString();
-    expect(tail('cpu_percent')).toEqual([[at(0), null], [at(1), 50], [at(2), null], [at(3), null], [at(4), 50]]);
-    expect(tail('network_rx_bytes_per_second')).toEqual([[at(0), null], [at(1), 1000], [at(2), null], [at(3), null], [at(4), 2000]]);
-    expect(tail('network_tx_bytes_per_second')).toEqual([[at(0), null], [at(1), 200], [at(2), null], [at(3), null], [at(4), 0]]);
+    expect(tail('cpu_percent')).toEqual([
+      [at(0), null],
+      [at(1), 50],
+      [at(2), null],
+      [at(3), null],
+      [at(4), 50],
+    ]);
+    expect(tail('network_rx_bytes_per_second')).toEqual([
+      [at(0), null],
+      [at(1), 1000],
+      [at(2), null],
+      [at(3), null],
+      [at(4), 2000],
+    ]);
+    expect(tail('network_tx_bytes_per_second')).toEqual([
+      [at(0), null],
+      [at(1), 200],
+      [at(2), null],
+      [at(3), null],
+      [at(4), 0],
+    ]);
     expect(tail('memory_bytes').map((p) => p[1])).toEqual([GiB / 2, GiB / 2, GiB / 2, null, GiB]);
     expect(tail('disk_bytes')[3]).toEqual([at(3), null]);
     // Oldest first, one step apart, ending at the step now falls in.
@@ -122,11 +152,22 @@ describe('sampling', () => {
 
   it('a counter the substrate does not keep is null, never zero', async () => {
     app.clock.set(new Date(T0.getTime() + 5 * S));
-    usage = { cpuNanoseconds: null, memoryBytes: 1, diskBytes: null, networkRxBytes: null, networkTxBytes: null };
+    usage = {
+      cpuNanoseconds: null,
+      memoryBytes: 1,
+      diskBytes: null,
+      networkRxBytes: null,
+      networkTxBytes: null,
+    };
     await sampleSlot(contextOf(), app.clock.now());
     const m = await metrics('1h');
     const last = (name: keyof typeof m.series) => m.series[name].at(-1)![1];
-    expect([last('cpu_percent'), last('disk_bytes'), last('network_rx_bytes_per_second'), last('memory_bytes')]).toEqual([null, null, null, 1]);
+    expect([
+      last('cpu_percent'),
+      last('disk_bytes'),
+      last('network_rx_bytes_per_second'),
+      last('memory_bytes'),
+    ]).toEqual([null, null, null, 1]);
   });
 });
 
@@ -194,8 +235,13 @@ describe('rollup and keeping', () => {
   it('refuses an unknown period (400) and a stranger (the 404 of an unknown id)', async () => {
     app.clock.set(T0);
     expect(
-      await outcome(api.serviceMetricsGet({ path: { id: web.serviceInstanceId }, query: { period: '2h' as '1h' } })),
+      await outcome(
+        api.serviceMetricsGet({ path: { id: web.serviceInstanceId }, query: { period: '2h' as '1h' } }),
+      ),
     ).toEqual([400, 'invalid-request']);
-    expect(await outcome(stranger.serviceMetricsGet({ path: { id: web.serviceInstanceId } }))).toEqual([404, 'not-found']);
+    expect(await outcome(stranger.serviceMetricsGet({ path: { id: web.serviceInstanceId } }))).toEqual([
+      404,
+      'not-found',
+    ]);
   });
 });

@@ -9,7 +9,12 @@ import * as store from './store.js';
 type Period = components['schemas']['MetricsPeriod'];
 type Series = components['schemas']['MetricsSeries'];
 
-const PERIOD_MS: Record<Period, number> = { '1h': 3600_000, '24h': 86400_000, '7d': 7 * 86400_000, '30d': 30 * 86400_000 };
+const PERIOD_MS: Record<Period, number> = {
+  '1h': 3600_000,
+  '24h': 86400_000,
+  '7d': 7 * 86400_000,
+  '30d': 30 * 86400_000,
+};
 const STEP_MS = 300_000;
 
 const SERIES = {
@@ -23,7 +28,10 @@ const SERIES = {
 /** One point per step from `first` up to now; steps without a row are null. */
 function series(points: store.Point[], first: number, last: number, step: number) {
   const byAt = new Map(points.map((p) => [new Date(p.at).getTime(), p]));
-  const out = Object.fromEntries(Object.keys(SERIES).map((k) => [k, [] as Series])) as Record<keyof typeof SERIES, Series>;
+  const out = Object.fromEntries(Object.keys(SERIES).map((k) => [k, [] as Series])) as Record<
+    keyof typeof SERIES,
+    Series
+  >;
   for (let t = first; t <= last; t += step) {
     const point = byAt.get(t);
     const time = new Date(t).toISOString();

@@ -45,7 +45,12 @@ export async function latestSamples(db: Db, since: Date): Promise<Map<string, Sa
   const rows = await db<SampleRow[]>`
     select distinct on (service_instance_id) * from usage_samples
     where at >= ${since} order by service_instance_id, at desc`;
-  return new Map(rows.map((r) => [r.service_instance_id, { ...r, cpu_ns: num(r.cpu_ns), rx_bytes: num(r.rx_bytes), tx_bytes: num(r.tx_bytes) }]));
+  return new Map(
+    rows.map((r) => [
+      r.service_instance_id,
+      { ...r, cpu_ns: num(r.cpu_ns), rx_bytes: num(r.rx_bytes), tx_bytes: num(r.tx_bytes) },
+    ]),
+  );
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

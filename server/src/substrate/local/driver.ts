@@ -65,7 +65,7 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     unitState: async (unitId) => (await units.status(unitId)).state,
     unitUsage: async (unitId, volumeId) =>
       (await units.status(unitId)).state === 'running'
-        ? localUnitUsage(unitId, volumeId ? layout.volumeDir(volumeId) : null)
+        ? localUnitUsage(unitId, layout.unitDir(unitId), volumeId ? layout.volumeDir(volumeId) : null)
         : null,
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
     openScreen: (unitId) => openScreen(layout.unitDir(unitId)),

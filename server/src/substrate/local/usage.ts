@@ -6,6 +6,7 @@ import { lstat, opendir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UnitUsage } from '../driver.js';
 import { unitVethName } from './sandbox/names.js';
+import { processTreeUsage } from './usage-processes.js';
 import { cgroupRoot, unitCgroupPath } from './unit-cgroup.js';
 
 const V1_ROOT = '/sys/fs/cgroup';
@@ -47,7 +48,8 @@ async function groupPids(dir: string, depth = 0): Promise<number[]> {
   const pids = procs.split('\n').filter(Boolean).map(Number);
   if (depth >= 3) return pids;
   const children = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const child of children.filter((c) => c.isDirectory())) pids.push(...(await groupPids(join(dir, child.name), depth + 1)));
+  for (const child of children.filter((c) => c.isDirectory()))
+    pids.push(...(await groupPids(join(dir, child.name), depth + 1)));
   return pids;
 }
 
@@ -102,17 +104,36 @@ async function diskBytes(volumeDir: string | null): Promise<number | null> {
  */
 async function network(unitId: string): Promise<Pick<UnitUsage, 'networkRxBytes' | 'networkTxBytes'>> {
   const stats = join('/sys/class/net', unitVethName(unitId), 'statistics');
-  const [hostRx, hostTx] = await Promise.all([readNumber(join(stats, 'rx_bytes')), readNumber(join(stats, 'tx_bytes'))]);
+  const [hostRx, hostTx] = await Promise.all([
+    readNumber(join(stats, 'rx_bytes')),
+    readNumber(join(stats, 'tx_bytes')),
+  ]);
   return { networkRxBytes: hostTx, networkTxBytes: hostRx };
 }
 
-/** The unit's usage; `volumeDir` its volume's directory (null: no disk figure). */
-export async function localUnitUsage(unitId: string, volumeDir: string | null): Promise<UnitUsage> {
+/**
+ * The unit's usage; `volumeDir` its volume's directory (null: no disk figure). A unit without a group of
+ * its own is measured by its agent's process tree (usage-processes.ts), both figures from one source.
+ */
+export async function localUnitUsage(
+  unitId: string,
+  unitDir: string,
+  volumeDir: string | null,
+): Promise<UnitUsage> {
   const [cpu, memory, disk, net] = await Promise.all([
     cpuNanoseconds(unitId),
     memoryBytes(unitId),
     diskBytes(volumeDir),
     network(unitId),
   ]);
+  if (cpu === null && memory === null) {
+    const tree = await processTreeUsage(unitDir);
+    return {
+      cpuNanoseconds: tree?.cpuNanoseconds ?? null,
+      memoryBytes: tree?.memoryBytes ?? null,
+      diskBytes: disk,
+      ...net,
+    };
+  }
   return { cpuNanoseconds: cpu, memoryBytes: memory, diskBytes: disk, ...net };
 }

@@ -9,7 +9,10 @@ interface InstanceState {
   cpu?: { usage?: number };
   memory?: { usage?: number };
   disk?: Record<string, { usage?: number }> | null;
-  network?: Record<string, { type?: string; counters?: { bytes_received?: number; bytes_sent?: number } }> | null;
+  network?: Record<
+    string,
+    { type?: string; counters?: { bytes_received?: number; bytes_sent?: number } }
+  > | null;
 }
 
 const known = (n: number | undefined): number | null => (typeof n === 'number' && n >= 0 ? n : null);
