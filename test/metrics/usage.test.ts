@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { unitVethName } from '../../server/src/substrate/local/sandbox/names.js';
-import { cgroupRoot, unitCgroupPath } from '../../server/src/substrate/local/unit-cgroup.js';
+import { unitLimitDirs } from '../../server/src/substrate/local/sandbox/limits.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -46,8 +46,8 @@ const power = async (action: 'start' | 'stop' | 'restart') => {
 
 it('a running unit shows its CPU time growing, its memory and its volume; stopped, nothing', async () => {
   const unit = web.primaryResourceId;
-  // In a group of its own where the host confines units, else measured by its agent's process tree.
-  const grouped = cgroupRoot() !== null && existsSync(join(cgroupRoot()!, unitCgroupPath(unit)));
+  // In groups of its own where the host confines units, else measured by its agent's process tree.
+  const grouped = Object.values(unitLimitDirs(unit)).some((dir) => existsSync(dir));
   await writeFile(
     join(app.substrateDir, 'volumes', web.volumeResourceId, 'data.bin'),
     Buffer.alloc(1024 * 1024, 1),

@@ -1,13 +1,13 @@
 // What a local unit uses (DECISIONS.md §8 "Usage metrics"), from what the kernel counts for it: CPU and
-// memory from its cgroup (v2 where its group has the controller, else the v1 hierarchies beside it),
+// memory from its cgroups (sandbox/limits.ts: v1 where its controllers are mounted, else v2),
 // disk from its volume directory, network from the host side of its veth. Anything the host does not
 // keep for the unit is null, never guessed: the sampler stores a gap.
-import { lstat, opendir, readFile, readdir } from 'node:fs/promises';
+import { lstat, opendir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UnitUsage } from '../driver.js';
 import { unitVethName } from './sandbox/names.js';
 import { processTreeUsage } from './usage-processes.js';
-import { cgroupRoot, unitCgroupPath } from './unit-cgroup.js';
+import { unitLimitDirs } from './sandbox/limits.js';
 
 const V1_ROOT = '/sys/fs/cgroup';
 
@@ -32,41 +32,22 @@ function field(text: string | null, key: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
+/** CPU time of the unit's group: v2's cpu.stat, else v1's cpuacct (co-mounted with cpu, or beside it). */
 async function cpuNanoseconds(unitId: string): Promise<number | null> {
-  const v2 = cgroupRoot();
-  if (v2) {
-    const usec = field(await readText(join(v2, unitCgroupPath(unitId), 'cpu.stat')), 'usage_usec');
-    if (usec !== null) return usec * 1000;
-  }
-  return readNumber(join(V1_ROOT, 'cpuacct', unitCgroupPath(unitId), 'cpuacct.usage'));
-}
-
-/** The pids of the unit's v2 group and the groups under it (a shell's sandbox may sit in one). */
-async function groupPids(dir: string, depth = 0): Promise<number[]> {
-  const procs = await readText(join(dir, 'cgroup.procs'));
-  if (procs === null) return [];
-  const pids = procs.split('\n').filter(Boolean).map(Number);
-  if (depth >= 3) return pids;
-  const children = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const child of children.filter((c) => c.isDirectory()))
-    pids.push(...(await groupPids(join(dir, child.name), depth + 1)));
-  return pids;
+  const dir = unitLimitDirs(unitId).cpu;
+  if (!dir) return null;
+  const usec = field(await readText(join(dir, 'cpu.stat')), 'usage_usec');
+  if (usec !== null) return usec * 1000;
+  return (
+    (await readNumber(join(dir, 'cpuacct.usage'))) ??
+    readNumber(join(V1_ROOT, 'cpuacct', 'svc-units', unitId, 'cpuacct.usage'))
+  );
 }
 
 async function memoryBytes(unitId: string): Promise<number | null> {
-  const v2 = cgroupRoot();
-  const group = v2 ? join(v2, unitCgroupPath(unitId)) : null;
-  const current = group ? await readNumber(join(group, 'memory.current')) : null;
-  if (current !== null) return current;
-  const v1 = await readNumber(join(V1_ROOT, 'memory', unitCgroupPath(unitId), 'memory.usage_in_bytes'));
-  if (v1 !== null) return v1;
-  // A group without the memory controller still lists its processes: their resident memory.
-  if (!group) return null;
-  const pids = await groupPids(group);
-  if (pids.length === 0) return null;
-  let kib = 0;
-  for (const pid of pids) kib += field(await readText(`/proc/${pid}/status`), 'VmRSS') ?? 0;
-  return kib * 1024;
+  const dir = unitLimitDirs(unitId).memory;
+  if (!dir) return null;
+  return (await readNumber(join(dir, 'memory.current'))) ?? readNumber(join(dir, 'memory.usage_in_bytes'));
 }
 
 /** Walks are not free: a volume's size is taken again at most once a minute. */
@@ -112,8 +93,9 @@ async function network(unitId: string): Promise<Pick<UnitUsage, 'networkRxBytes'
 }
 
 /**
- * The unit's usage; `volumeDir` its volume's directory (null: no disk figure). A unit without a group of
- * its own is measured by its agent's process tree (usage-processes.ts), both figures from one source.
+ * The unit's usage; `volumeDir` its volume's directory (null: no disk figure). What its groups do not
+ * count (v1 keeps CPU time in cpuacct, which units are not put in; a host that cannot confine them) is
+ * read from its agent's process tree (usage-processes.ts).
  */
 export async function localUnitUsage(
   unitId: string,
@@ -126,11 +108,11 @@ export async function localUnitUsage(
     diskBytes(volumeDir),
     network(unitId),
   ]);
-  if (cpu === null && memory === null) {
+  if (cpu === null || memory === null) {
     const tree = await processTreeUsage(unitDir);
     return {
-      cpuNanoseconds: tree?.cpuNanoseconds ?? null,
-      memoryBytes: tree?.memoryBytes ?? null,
+      cpuNanoseconds: cpu ?? tree?.cpuNanoseconds ?? null,
+      memoryBytes: memory ?? tree?.memoryBytes ?? null,
       diskBytes: disk,
       ...net,
     };
