@@ -25,6 +25,8 @@ import { ExitCode } from './exit-codes.js';
 import type { GlobalFlags } from './global-options.js';
 import { BACKUP_COLUMNS, DOMAIN_CONNECT_COLUMNS, RESOURCE_COLUMNS } from './output/columns.js';
 import { progressReporter } from './output/operation-progress.js';
+export { schedulesTable } from './output/schedules-table.js';
+export { metricsCharts } from './output/metrics-chart.js';
 import { isRecord, renderTable } from './output/table.js';
 import { writeResult } from './output/write-result.js';
 import { Prompter } from './prompt.js';

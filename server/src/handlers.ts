@@ -12,6 +12,8 @@ import { domainHandlers } from './features/domains/handlers.js';
 import { assetHandlers } from './features/assets/handlers.js';
 import { auditHandlers } from './features/audit/handlers.js';
 import { backupHandlers } from './features/backups/handlers.js';
+import { scheduleHandlers } from './features/schedules/handlers.js';
+import { metricsHandlers } from './features/metrics/handlers.js';
 import { loginHandlers } from './features/auth/login.js';
 import { passwordHandlers } from './features/auth/passwords.js';
 import { sessionHandlers } from './features/auth/sessions.js';
@@ -74,6 +76,8 @@ export const handlers: Handlers = {
   ...externalAccessHandlers,
   ...firewallHandlers,
   ...backupHandlers,
+  ...scheduleHandlers,
+  ...metricsHandlers,
   ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,

@@ -143,6 +143,10 @@ export function callerMatrix(shard: number, shards: number): void {
       path: { id: service.serviceInstanceId, resource_id: service.volumeResourceId },
     });
     await awaitOperation(u.api, service.serviceInstanceId, backup.operation_id);
+    const schedule = await u.api.scheduleCreate({
+      path: { id: service.serviceInstanceId },
+      body: { name: 'Matrix schedule', cron: '0 3 * * *', action: 'start' },
+    });
     const site = await provisionService(admin, {
       projectId: p.id,
       productSlug: 'web-app',
@@ -175,6 +179,7 @@ export function callerMatrix(shard: number, shards: number): void {
         resourceId: service.primaryResourceId,
         volumeResourceId: service.volumeResourceId,
         backupId: backup.backup.id,
+        scheduleId: schedule.id,
         operationId: service.operationId,
         siteId: site.serviceInstanceId,
         siteVolumeResourceId: site.volumeResourceId,

@@ -33,6 +33,8 @@ export interface Fixtures {
     /** Its volume, and a ready backup of it: what the backup routes are aimed at. */
     volumeResourceId: string;
     backupId: string;
+    /** A schedule of the service (the schedule routes). */
+    scheduleId: string;
     operationId: string;
     /** A web app in P with its SFTP account provisioned and an import: what the /sftp, /imports and /files
      * routes are aimed at (a VPS has none of them), with its volume and that import. */
@@ -119,6 +121,9 @@ const BODY: Partial<Record<OperationId, (f: Fixtures) => Record<string, unknown>
   // A single label under play.test needs no claim; attaching it again answers the same row.
   customDomainAttach: () => ({ hostname: 'matrix.play.test' }),
   // Provisioning into project P, a product of the embedded catalog (migration 0013) that takes no image.
+  // A cron and its action's fields are checked as a whole: a sampled string is no cron.
+  scheduleCreate: () => ({ name: 'matrix', cron: '0 3 * * *', action: 'start', command: null, keep: null }),
+  scheduleUpdate: () => ({ name: 'matrix', cron: '0 4 * * *', action: 'start', command: null, keep: null }),
   adminSubscriptionCreate: (f) => ({
     project_id: f.project.id,
     product_id: '5c0a7a10-0000-4000-8000-000000000003',
@@ -365,6 +370,7 @@ function serviceParameter(
   }
   if (name === 'import_id') return f.service.importId;
   if (name === 'backup_id') return f.service.backupId;
+  if (name === 'schedule_id') return f.service.scheduleId;
   if (name === 'operation_id') return f.service.operationId;
   if (name === 'user_id') return f.member.id;
   return null;

@@ -51,6 +51,10 @@
 //   resources list | subscriptions resources   as generated; in table mode the resources as rows,
 //                               with the primary-role inconsistency said in words
 //   backups list                as generated; in table mode the backups as rows and "N of 5 backups"
+//   schedules list              as generated; in table mode the schedules as rows, the next run in local
+//                               time, and "N of 10 schedules"
+//   metrics SERVICE_ID [--period]   as generated; in table mode each series as a chart (asciichart) with
+//                               its min, max and latest
 //   domains connect list        as generated; in table mode the links as rows and "N of 20 links"
 //   domains connect verify      as generated, then exit 10 unless the link is active
 //   auth password verify        as generated, but --token also takes the whole emailed link
@@ -397,7 +401,7 @@ const asGenerated: OperationOverride['runnable'] = async (op) => {
 
 /** In table mode, the rows a list answer wraps (`resources list`, `backups list`), drawn by `render`. */
 const showsTableOf = (
-  render: 'resourcesTable' | 'backupsTable' | 'domainConnectTable',
+  render: 'resourcesTable' | 'backupsTable' | 'domainConnectTable' | 'schedulesTable' | 'metricsCharts',
 ): OperationOverride => ({
   async runnable(op) {
     const { operationRunnable } = await import('./operation-command.js');
@@ -1181,6 +1185,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
   serviceInstanceResourceList: showsResourceTable,
   // `backups list`: in table mode, the backups as rows and the ceiling used.
   backupList: showsTableOf('backupsTable'),
+  scheduleList: showsTableOf('schedulesTable'),
+  serviceMetricsGet: showsTableOf('metricsCharts'),
   // `domains connect list`: in table mode, the links as rows and the limit used.
   domainConnectList: showsTableOf('domainConnectTable'),
   subscriptionResourceList: showsResourceTable,

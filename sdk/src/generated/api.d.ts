@@ -3523,6 +3523,117 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a service's schedules
+         * @description The service's schedules, oldest first, with the ceiling `max_schedules` (10).
+         *     Access as changing the service: Owners, Admins and Members (a token needs `orders.manage`); anyone
+         *     else, and an unknown service or schedule, the 404 of an unknown id.
+         *
+         *     A due schedule runs once however many API and worker processes run (claimed in PostgreSQL), as the
+         *     operation its action starts, audited as that action (`backup.created`, `service.power_start`, ...,
+         *     `service.command_sent`) with no user as actor. A run that meets another operation holding the service is
+         *     `skipped`; a run missed while the platform was down runs once when it is back if it is less than an hour
+         *     late, else it is passed over. A backup run keeps the newest `keep` backups it made: once a new one is
+         *     ready, its oldest own backups beyond `keep` are deleted (never a backup made another way); at the volume's
+         *     ceiling of 5 backups the run fails with that said in `last_error`.
+         */
+        get: operations["scheduleList"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description Creates a schedule; enabled unless `enabled` is false. `timezone` defaults to `UTC`.
+         *     A schedule is validated as a whole (400 `invalid-field-value`, each problem with its pointer): `cron`
+         *     is exactly five fields (minute hour day-of-month month day-of-week) as croner reads them; `timezone` an
+         *     IANA time zone; action `command` needs `command` (one console line) and action `backup` needs `keep` (1
+         *     to max_backups, 5), and other actions take neither. An action the product lacks (`command` without a
+         *     console, `backup` without backups or where the platform takes no snapshots) is 422
+         *     `schedule-action-unsupported`.
+         *     An 11th schedule is 422 `quota-exceeded` with `details.limit` (decided under the service's lock).
+         *     Access as changing the service: Owners, Admins and Members (a token needs `orders.manage`); anyone
+         *     else, and an unknown service or schedule, the 404 of an unknown id. Audited as `schedule.created`.
+         */
+        post: operations["scheduleCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description One schedule, with its next run and its last run's outcome.
+         *     Access as changing the service: Owners, Admins and Members (a token needs `orders.manage`); anyone
+         *     else, and an unknown service or schedule, the 404 of an unknown id.
+         */
+        get: operations["scheduleGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Deletes the schedule: it runs no more. Backups it made stay (and are no longer rotated).
+         *     Access as changing the service: Owners, Admins and Members (a token needs `orders.manage`); anyone
+         *     else, and an unknown service or schedule, the 404 of an unknown id. Audited as `schedule.deleted`.
+         */
+        delete: operations["scheduleDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Only the fields sent change; the next run is computed again from now. Changing `action` clears
+         *     `command` or `keep` when the new action takes none (sending one for it is refused).
+         *     A schedule is validated as a whole (400 `invalid-field-value`, each problem with its pointer): `cron`
+         *     is exactly five fields (minute hour day-of-month month day-of-week) as croner reads them; `timezone` an
+         *     IANA time zone; action `command` needs `command` (one console line) and action `backup` needs `keep` (1
+         *     to max_backups, 5), and other actions take neither. An action the product lacks (`command` without a
+         *     console, `backup` without backups or where the platform takes no snapshots) is 422
+         *     `schedule-action-unsupported`.
+         *     Access as changing the service: Owners, Admins and Members (a token needs `orders.manage`); anyone
+         *     else, and an unknown service or schedule, the 404 of an unknown id. Audited as `schedule.updated`.
+         */
+        patch: operations["scheduleUpdate"];
+        trace?: never;
+    };
+    "/service-instances/{id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A service's usage over a period
+         * @description What the service's units used over the last `period` (default `1h`): CPU in percent of the plan's
+         *     `cpu`, memory, the volume's disk use, and network bytes per second in and out, each series oldest
+         *     first. Sampled every 10 s from what the substrate measures (the unit's cgroup and network namespace
+         *     locally, the instance's state on LXD), one sampler for the platform however many processes run;
+         *     kept raw for 24 hours (`1h`: `step_seconds` 10, each sample) and as 5-minute averages for 30 days
+         *     (`24h`, `7d`, `30d`: `step_seconds` 300). A step with nothing measured (the service stopped, the
+         *     platform down, a counter the substrate does not keep) is null: never invented.
+         *     Members of the service's organization; anyone else, and an unknown service, the 404 of an unknown id.
+         */
+        get: operations["serviceMetricsGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/resources/{resource_id}/console/ticket": {
         parameters: {
             query?: never;
@@ -4009,7 +4120,7 @@ export type components = {
          * @description The stable identifier clients branch on. New codes may be added.
          * @enum {string}
          */
-        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "insufficient-storage" | "service-unavailable";
+        ErrorCode: "invalid-request" | "invalid-field-value" | "unauthenticated" | "invalid-credentials" | "captcha-failed" | "password-already-set" | "forbidden" | "elevation-required" | "not-found" | "method-not-allowed" | "payload-too-large" | "unsupported-media-type" | "operation-in-progress" | "screen-held" | "service-running" | "quota-exceeded" | "rate-limited" | "capability-not-available" | "onboarding-already-completed" | "billing-country-already-set" | "avatar-source-unavailable" | "last-sign-in-method" | "member-outranks-caller" | "member-personal-organization" | "last-owner" | "organization-personal" | "organization-not-empty" | "slug-taken" | "project-slug-reserved" | "project-gaming-managed" | "project-has-subscriptions" | "hostname-taken" | "already-a-member" | "invitation-pending" | "invitation-not-pending" | "invitation-not-declined" | "reinvite-cooldown" | "idempotency-key-reused" | "not-a-virtual-machine" | "subscription-not-serviceable" | "subscription-ended" | "port-quota-exhausted" | "duplicate-allocation" | "no-free-port" | "system-allocation" | "protection-mode-unsupported" | "no-http-ingress" | "http-name-refused" | "http-domain-needs-tcp" | "snapshots-unsupported" | "schedule-action-unsupported" | "backup-not-ready" | "sftp-not-provisioned" | "import-host-refused" | "import-finished" | "invalid-path" | "file-too-large" | "file-not-text" | "mount-root" | "directory-not-empty" | "not-a-directory" | "is-a-directory" | "game-subdomain-refused" | "custom-domain-limit-reached" | "parent-domain-in-use" | "domain-connect-refused" | "domain-connect-limit-reached" | "internal-error" | "insufficient-storage" | "service-unavailable";
         ValidationIssue: {
             /** @enum {string} */
             location: "body" | "query" | "path" | "header";
@@ -6132,6 +6243,113 @@ export type components = {
             operation_id: string;
         };
         /**
+         * @description What a run starts, as the customer's own request would: `backup` a backup of the service's volume
+         *     (rotated by `keep`), `start`/`stop`/`restart` a power operation, `command` one line to the console.
+         * @enum {string}
+         */
+        ScheduleAction: "backup" | "start" | "stop" | "restart" | "command";
+        /**
+         * @description `skipped`: another operation held the service when the run was due, so it started nothing.
+         * @enum {string}
+         */
+        ScheduleRunStatus: "succeeded" | "failed" | "skipped";
+        Schedule: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week), read in `timezone`. */
+            cron: string;
+            /** @description An IANA time zone (`Europe/Berlin`, `UTC`). */
+            timezone: string;
+            action: components["schemas"]["ScheduleAction"];
+            /** @description The console line (action `command` only, else null). */
+            command: string | null;
+            /** @description How many of this schedule's own backups are kept (action `backup` only, else null). */
+            keep: number | null;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it runs next (UTC); null while disabled.
+             */
+            next_run_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it last ran; null before its first run.
+             */
+            last_run_at: string | null;
+            /**
+             * @description The last run's outcome: null before the first run, and while the operation the last run started
+             *     is still under way (its outcome is that operation's).
+             */
+            last_status: components["schemas"]["ScheduleRunStatus"] | null;
+            /** @description Why the last run failed or was skipped; null otherwise. */
+            last_error: string | null;
+            /**
+             * Format: uuid
+             * @description The operation the last run started, if it started one.
+             */
+            last_operation_id?: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ScheduleList: {
+            /** @description Oldest first. */
+            data: components["schemas"]["Schedule"][];
+            /** @description How many schedules a service may have (10). */
+            max_schedules: number;
+        };
+        /** @enum {string} */
+        ScheduleActionRequest: "backup" | "start" | "stop" | "restart" | "command";
+        ScheduleCreateRequest: {
+            /** @description Trimmed; not blank. */
+            name: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week); anything else is 400. */
+            cron: string;
+            /** @description An IANA time zone; default `UTC`. DST changes are handled as croner documents. */
+            timezone?: string;
+            action: components["schemas"]["ScheduleActionRequest"];
+            /** @description Required for action `command`: one console line (no line break). Refused for other actions. */
+            command?: string | null;
+            /** @description Required for action `backup`: 1 to max_backups (5). Refused for other actions. */
+            keep?: number | null;
+            /** @description Default true. */
+            enabled?: boolean;
+        };
+        ScheduleUpdateRequest: {
+            name?: string;
+            cron?: string;
+            timezone?: string;
+            action?: components["schemas"]["ScheduleActionRequest"];
+            command?: string | null;
+            keep?: number | null;
+            enabled?: boolean;
+        };
+        /** @enum {string} */
+        MetricsPeriod: "1h" | "24h" | "7d" | "30d";
+        /** @description `[time, value]`: the start of the step (ISO 8601 UTC) and its value, null for a gap (nothing was measured). */
+        MetricsPoint: [
+            string,
+            number | null
+        ];
+        /** @description Oldest first, one point per step of the period. */
+        MetricsSeries: components["schemas"]["MetricsPoint"][];
+        ServiceMetrics: {
+            period: components["schemas"]["MetricsPeriod"];
+            /** @description 10 for `1h` (each raw sample), 300 otherwise (5-minute averages). */
+            step_seconds: number;
+            series: {
+                /** @description CPU used, in percent of the plan's `cpu` (100 is every core the plan gives). */
+                cpu_percent: components["schemas"]["MetricsSeries"];
+                memory_bytes: components["schemas"]["MetricsSeries"];
+                /** @description What the service's volume holds. */
+                disk_bytes: components["schemas"]["MetricsSeries"];
+                /** @description Bytes received by the service's units, per second. */
+                network_rx_bytes_per_second: components["schemas"]["MetricsSeries"];
+                /** @description Bytes sent by the service's units, per second. */
+                network_tx_bytes_per_second: components["schemas"]["MetricsSeries"];
+            };
+        };
+        /**
          * @description A single-use ticket to the workload's command console, redeemed by opening `url` as a WebSocket
          *     (no subprotocol) before `expires_at`. See the operation for the protocol and close codes.
          */
@@ -6564,6 +6782,8 @@ export type components = {
         VolumeIdPath: string;
         /** @description The backup's id, of this volume. */
         BackupIdPath: string;
+        /** @description The schedule's id, of this service. */
+        ScheduleIdPath: string;
         /**
          * @description The service's volume (its resource of kind `volume`), or a workload of the service (its files are
          *     those of the volume it runs on).
@@ -11914,6 +12134,197 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedules. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next run. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The schedule's id, of this service. */
+                schedule_id: components["parameters"]["ScheduleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The schedule's id, of this service. */
+                schedule_id: components["parameters"]["ScheduleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scheduleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The schedule's id, of this service. */
+                schedule_id: components["parameters"]["ScheduleIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    serviceMetricsGet: {
+        parameters: {
+            query?: {
+                /** @description How far back; default `1h`. */
+                period?: components["schemas"]["MetricsPeriod"];
+            };
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceMetrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -7594,6 +7594,357 @@ export const operations = {
     "successStatus": 202,
     "responseType": "application/json"
   },
+  "scheduleList": {
+    "operationId": "scheduleList",
+    "method": "get",
+    "path": "/service-instances/{id}/schedules",
+    "summary": "List a service's schedules",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "schedules",
+      "list"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "scheduleCreate": {
+    "operationId": "scheduleCreate",
+    "method": "post",
+    "path": "/service-instances/{id}/schedules",
+    "summary": "Create a schedule",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "schedules",
+      "create"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": true,
+          "type": "string",
+          "description": "Trimmed; not blank.",
+          "nullable": false
+        },
+        {
+          "name": "cron",
+          "required": true,
+          "type": "string",
+          "description": "Five fields (minute hour day-of-month month day-of-week); anything else is 400.",
+          "nullable": false
+        },
+        {
+          "name": "timezone",
+          "required": false,
+          "type": "string",
+          "description": "An IANA time zone; default `UTC`. DST changes are handled as croner documents.",
+          "nullable": false
+        },
+        {
+          "name": "action",
+          "required": true,
+          "type": "backup|start|stop|restart|command",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "command",
+          "required": false,
+          "type": "string",
+          "description": "Required for action `command`: one console line (no line break). Refused for other actions.",
+          "nullable": true
+        },
+        {
+          "name": "keep",
+          "required": false,
+          "type": "integer",
+          "description": "Required for action `backup`: 1 to max_backups (5). Refused for other actions.",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "Default true.",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 201,
+    "responseType": "application/json"
+  },
+  "scheduleGet": {
+    "operationId": "scheduleGet",
+    "method": "get",
+    "path": "/service-instances/{id}/schedules/{schedule_id}",
+    "summary": "Get a schedule",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "schedules",
+      "get"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "schedule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The schedule's id, of this service."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "scheduleUpdate": {
+    "operationId": "scheduleUpdate",
+    "method": "patch",
+    "path": "/service-instances/{id}/schedules/{schedule_id}",
+    "summary": "Change a schedule",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "schedules",
+      "update"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "schedule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The schedule's id, of this service."
+      }
+    ],
+    "body": {
+      "required": true,
+      "contentType": "application/json",
+      "fields": [
+        {
+          "name": "name",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "cron",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "timezone",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "action",
+          "required": false,
+          "type": "backup|start|stop|restart|command",
+          "description": "",
+          "nullable": false
+        },
+        {
+          "name": "command",
+          "required": false,
+          "type": "string",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "keep",
+          "required": false,
+          "type": "integer",
+          "description": "",
+          "nullable": true
+        },
+        {
+          "name": "enabled",
+          "required": false,
+          "type": "boolean",
+          "description": "",
+          "nullable": false
+        }
+      ]
+    },
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
+  "scheduleDelete": {
+    "operationId": "scheduleDelete",
+    "method": "delete",
+    "path": "/service-instances/{id}/schedules/{schedule_id}",
+    "summary": "Delete a schedule",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "orders.manage",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "schedules",
+      "delete"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "schedule_id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The schedule's id, of this service."
+      }
+    ],
+    "body": null,
+    "successStatus": 204,
+    "responseType": null
+  },
+  "serviceMetricsGet": {
+    "operationId": "serviceMetricsGet",
+    "method": "get",
+    "path": "/service-instances/{id}/metrics",
+    "summary": "A service's usage over a period",
+    "tags": [
+      "services"
+    ],
+    "security": [
+      "bearer"
+    ],
+    "callers": [
+      "session",
+      "token",
+      "acting_as"
+    ],
+    "capability": "services.read",
+    "capabilityFree": false,
+    "serviceScoped": true,
+    "cli": [
+      "metrics"
+    ],
+    "parameters": [
+      {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "type": "uuid",
+        "description": "The service instance's id. Unknown and not readable by the caller answer the same 404."
+      },
+      {
+        "name": "period",
+        "in": "query",
+        "required": false,
+        "type": "1h|24h|7d|30d",
+        "description": "How far back; default `1h`."
+      }
+    ],
+    "body": null,
+    "successStatus": 200,
+    "responseType": "application/json"
+  },
   "consoleTicketCreate": {
     "operationId": "consoleTicketCreate",
     "method": "post",
@@ -8333,6 +8684,6 @@ export const operations = {
   }
 } as const;
 
-export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "domainConnectList" | "domainConnectLink" | "domainConnectRelease" | "domainConnectVerify" | "customDomainList" | "customDomainAttach" | "customDomainAvailability" | "customDomainDetach" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
+export type OperationId = "publicCapabilitiesGet" | "publicIncidentsList" | "publicMaintenancesList" | "publicClientErrorsCreate" | "publicCaptchaConfigGet" | "publicResellerByHostGet" | "publicAssetGet" | "catalogProductList" | "catalogProductGet" | "catalogProductOperatingSystemList" | "authLogin" | "authLoginVerify" | "authRefresh" | "authSessionGet" | "authLogout" | "authPasswordChange" | "authPasswordSignup" | "authPasswordVerify" | "authPasswordForgot" | "authPasswordForgotCurrent" | "authPasswordReset" | "authPasswordSet" | "oauthProviderList" | "oauthSignInStart" | "oauthLinkStart" | "oauthCallback" | "oauthComplete" | "oauthAccountList" | "oauthAccountUnlink" | "meGet" | "meUpdate" | "meOnboardingComplete" | "meAvatarUpload" | "meAvatarDelete" | "meAvatarSourceSet" | "meDiscoveryGet" | "meDiscoveryMark" | "assetGet" | "sudoStatusGet" | "sudoSetup" | "sudoElevate" | "sudoDisable" | "sudoExit" | "sudoTotpEnrollOptions" | "sudoTotpEnroll" | "sudoTotpVerify" | "sudoWebauthnRegisterOptions" | "sudoWebauthnRegister" | "sudoWebauthnAuthenticateOptions" | "sudoWebauthnAuthenticate" | "organizationList" | "organizationCreate" | "organizationGetBySlug" | "organizationGet" | "organizationUpdate" | "organizationDelete" | "organizationBillingCountrySet" | "organizationIconUpload" | "organizationIconDelete" | "organizationStandingGet" | "memberList" | "memberAdd" | "memberUpdate" | "memberRemove" | "invitationList" | "invitationCreate" | "invitationRevoke" | "invitationGet" | "invitationAccept" | "invitationDecline" | "invitationAllowReinvite" | "domainList" | "domainAdd" | "domainCheck" | "organizationAuditList" | "organizationProjectList" | "projectCreate" | "projectGetBySlug" | "projectList" | "projectStatsList" | "projectGet" | "projectUpdate" | "projectDelete" | "projectStatsGet" | "adminUserPermissionsSet" | "meSessionsList" | "meSessionDelete" | "meApiTokenList" | "meApiTokenCreate" | "meApiTokenRevoke" | "meApiTokenCapabilitiesList" | "meDelegationList" | "meDelegationGrant" | "meDelegationRevoke" | "applicationDelegationMint" | "applicationUsersLookup" | "applicationUserByOauthAccount" | "applicationUserGet" | "adminApplicationCreate" | "adminApplicationTokenRotate" | "adminIncidentCreate" | "adminIncidentUpdate" | "adminIncidentResolve" | "adminMaintenanceCreate" | "adminMaintenanceCancel" | "adminResellerCreate" | "adminResellerUpdate" | "adminResellerIconUpload" | "adminResellerOgImageUpload" | "adminCaptchaConfigSet" | "adminCaptchaConfigDelete" | "adminOrganizationWalletSet" | "adminSubscriptionCreate" | "adminSubscriptionSuspend" | "adminSubscriptionResume" | "adminSubscriptionEnd" | "serviceInstanceList" | "serviceInstanceGet" | "serviceInstanceResourceList" | "subscriptionResourceList" | "serviceShareList" | "serviceShareCreate" | "serviceShareDelete" | "serviceOperationList" | "serviceOperationGet" | "vpsReinstall" | "serviceInstancePower" | "gameSubdomainList" | "gameSubdomainCreate" | "gameSubdomainAvailability" | "gameSubdomainRename" | "gameSubdomainDelete" | "domainConnectList" | "domainConnectLink" | "domainConnectRelease" | "domainConnectVerify" | "customDomainList" | "customDomainAttach" | "customDomainAvailability" | "customDomainDetach" | "adminParentDomainList" | "adminParentDomainCreate" | "adminParentDomainDelete" | "externalAccessGet" | "externalAccessAllocationCreate" | "externalAccessLiveGet" | "externalAccessProtectionModesGet" | "externalAccessAllocationDelete" | "externalAccessAllocationHttpDomainSet" | "externalAccessAllocationHttpDomainDelete" | "externalAccessAllocationProtectionModeSet" | "externalAccessDedicatedIpProtectionModeSet" | "gameLiveInfoGet" | "gameRosterGet" | "gameActionRun" | "firewallRuleList" | "firewallRuleCreate" | "firewallRulesReplace" | "firewallRuleUpdate" | "firewallRuleDelete" | "adminServiceExtraSlotsSet" | "importList" | "importStart" | "importGet" | "importCancel" | "backupList" | "backupCreate" | "backupDelete" | "backupRestore" | "scheduleList" | "scheduleCreate" | "scheduleGet" | "scheduleUpdate" | "scheduleDelete" | "serviceMetricsGet" | "consoleTicketCreate" | "shellTicketCreate" | "screenTicketCreate" | "screenHoldRefresh" | "screenHoldRelease" | "sftpGet" | "sftpUpdate" | "sftpRotate" | "fileList" | "fileDelete" | "fileRead" | "fileWrite" | "directoryCreate" | "fileDownloadTicketCreate" | "fileSessionTicketCreate";
 
 export type OperationIndexEntry = (typeof operations)[OperationId];

@@ -56,6 +56,7 @@ const TITLES: Record<ErrorCode, string> = {
   'http-name-refused': 'Host name refused',
   'http-domain-needs-tcp': 'HTTP domain needs a TCP allocation',
   'snapshots-unsupported': 'Snapshots unsupported',
+  'schedule-action-unsupported': 'Schedule action unsupported',
   'backup-not-ready': 'Backup not ready',
   'sftp-not-provisioned': 'SFTP not provisioned',
   'import-host-refused': 'Import host refused',

@@ -66,6 +66,9 @@ export interface TaskPayloads {
   requeue_stranded_operations: PeriodicPayload;
   renew_certificates: PeriodicPayload;
   reconcile_units: PeriodicPayload;
+  run_due_schedules: PeriodicPayload;
+  sample_usage: PeriodicPayload;
+  roll_up_usage: PeriodicPayload;
 }
 
 export type TaskName = keyof TaskPayloads;

@@ -100,6 +100,21 @@ export interface UnitStatus {
   lastError: { generation: number; errors: UnitSignalError[] } | null;
 }
 
+/**
+ * What a unit has used, as the substrate counts it (DECISIONS.md §8 "Usage metrics"): counters are
+ * cumulative since the unit started, gauges as of now; null where this substrate cannot tell.
+ */
+export interface UnitUsage {
+  /** CPU time of all its processes, in nanoseconds. */
+  cpuNanoseconds: number | null;
+  memoryBytes: number | null;
+  /** What its volume holds on disk. */
+  diskBytes: number | null;
+  /** Bytes the unit received and sent over its network. */
+  networkRxBytes: number | null;
+  networkTxBytes: number | null;
+}
+
 /** A snapshot of a volume (a customer's backup): its own id, and the volume it was taken of. */
 export interface SnapshotRef {
   id: string;
@@ -179,6 +194,11 @@ export interface SubstrateDriver {
    * as current, and cheaper where the acknowledgement is a file read through the substrate's API (LXD).
    */
   unitState(unitId: string): Promise<UnitStatus['state']>;
+  /**
+   * What the running unit has used (its volume `volumeId`'s size too); null when it does not run. Cheap
+   * enough to call for every unit every 10 s (the usage sampler).
+   */
+  unitUsage(unitId: string, volumeId: string | null): Promise<UnitUsage | null>;
 
   /**
    * Takes a snapshot of the volume as it is now (the caller stops what writes to it if it wants it

@@ -44,12 +44,21 @@ export async function findBackup(db: Db, volumeId: string, backupId: string): Pr
 
 export async function insertBackup(
   db: Db,
-  backup: { id: string; serviceId: string; volumeId: string; name: string; createdBy: string | null },
+  backup: {
+    id: string;
+    serviceId: string;
+    volumeId: string;
+    name: string;
+    createdBy: string | null;
+    /** The schedule that made it: rotation deletes only a schedule's own backups. */
+    scheduleId?: string | null;
+  },
   now: Date,
 ): Promise<BackupRow> {
   const [row] = await db<BackupRow[]>`
-    insert into service_backups as b (id, service_instance_id, volume_id, name, status, created_by, created_at)
-    values (${backup.id}, ${backup.serviceId}, ${backup.volumeId}, ${backup.name}, 'creating', ${backup.createdBy}, ${now})
+    insert into service_backups as b (id, service_instance_id, volume_id, name, status, created_by, schedule_id, created_at)
+    values (${backup.id}, ${backup.serviceId}, ${backup.volumeId}, ${backup.name}, 'creating', ${backup.createdBy},
+            ${backup.scheduleId ?? null}, ${now})
     returning ${db.unsafe(COLUMNS)}`;
   return row!;
 }
@@ -70,4 +79,21 @@ export async function markDeleted(db: Db, backupId: string, now: Date): Promise<
     where id = ${backupId} and deleted_at is null and status in ('ready', 'failed')
     returning 1`;
   return rows.length > 0;
+}
+
+/**
+ * A schedule's rotation, once its newest backup is ready: its own ready backups beyond its `keep`,
+ * oldest first, deleted as a customer's delete would (the delete_backup job removes the snapshots).
+ * Answers the ids marked; a schedule deleted since keeps what it made.
+ */
+export async function markRotated(db: Db, scheduleId: string, now: Date): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    update service_backups set deleted_at = ${now}
+    where id in (
+      select b.id from service_backups b join service_schedules s on s.id = b.schedule_id
+      where b.schedule_id = ${scheduleId} and b.deleted_at is null and b.status = 'ready' and s.keep is not null
+      order by b.created_at desc, b.id desc
+      offset (select keep from service_schedules where id = ${scheduleId}))
+    returning id`;
+  return rows.map((r) => r.id);
 }

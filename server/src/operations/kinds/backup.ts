@@ -8,6 +8,8 @@ import type { Db } from '../../db/client.js';
 import { flushWorld } from '../../games/block/world-flush.js';
 import type { TaskContext } from '../../jobs/context.js';
 import { SnapshotIntegrityError, type SnapshotInfo, type TransferOptions } from '../../substrate/driver.js';
+import { markRotated } from '../../features/backups/store.js';
+import { enqueue } from '../../jobs/queue.js';
 import { OperationError } from '../errors.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
@@ -17,7 +19,10 @@ import { loadPowerState, startUnits, stopUnits, type PowerState } from './power.
 export type BackupOperationInput = {
   backup_id: string;
   actor: AuditActor;
-  request_id: string;
+  /** Null for a schedule's run: no request asked. */
+  request_id: string | null;
+  /** A schedule's run: once ready, that schedule's oldest backups beyond its `keep` go. */
+  schedule_id?: string;
 };
 
 interface BackupRef {
@@ -118,7 +123,12 @@ export const backup: OperationDefinition<BackupState> = {
       set status = 'ready', size_bytes = ${s.made!.sizeBytes}, sha256 = ${s.made!.sha256}, completed_at = ${now}
       where id = ${s.backup.id} and status = 'creating'
       returning 1`;
-    if (made.length > 0) await auditSuccess(tx, s.input, s.backup, 'backup.created', now);
+    if (made.length === 0) return;
+    await auditSuccess(tx, s.input, s.backup, 'backup.created', now);
+    const scheduleId = (s.input as Partial<BackupOperationInput>).schedule_id;
+    if (scheduleId) {
+      for (const id of await markRotated(tx, scheduleId, now)) await enqueue(tx, 'delete_backup', { backup_id: id });
+    }
   },
   async fail(tx: Db, op, now) {
     await tx`

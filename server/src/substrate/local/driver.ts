@@ -1,6 +1,7 @@
 // The local substrate (SUBSTRATE=local): everything on this machine, no root needed. Volumes are
 // directories, machines and workloads are agent processes, images are small root filesystems. It is
 // real, not a mock: units outlive the control plane and are adopted by the next one.
+import { localUnitUsage } from './usage.js';
 import type { SubstrateDriver } from '../driver.js';
 import { checkMachineAccess, resetMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
@@ -62,6 +63,10 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     unitStatus: (unitId) => units.status(unitId),
     // status.json is a local file: reading it costs next to nothing.
     unitState: async (unitId) => (await units.status(unitId)).state,
+    unitUsage: async (unitId, volumeId) =>
+      (await units.status(unitId)).state === 'running'
+        ? localUnitUsage(unitId, layout.unitDir(unitId), volumeId ? layout.volumeDir(volumeId) : null)
+        : null,
     openConsole: (unitId) => openConsole(layout.unitDir(unitId)),
     openScreen: (unitId) => openScreen(layout.unitDir(unitId)),
     offeredShells,

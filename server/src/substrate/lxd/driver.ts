@@ -4,6 +4,7 @@
 // Names: instances and volumes are `<prefix><id>` in the configured project (instance names must be host
 // names, so an id's other characters become `-`). A contract written before its unit's instance exists is
 // kept under DATA_DIR/lxd/pending/ and pushed into the instance when it is created.
+import { lxdUnitUsage } from './usage.js';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { UnitSignalSpec } from '../../../../generated/unit-signal.js';
@@ -349,6 +350,8 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
     },
 
     unitState: async (unitId) => unitState(unitId, await everyMemberOnline(client)),
+    // The volume is the instance's `volume` disk device (create above), whichever volume it is.
+    unitUsage: (unitId) => lxdUnitUsage(client, instanceName(unitId), 'volume'),
 
     async openConsole(unitId) {
       const name = instanceName(unitId);

@@ -1,0 +1,115 @@
+// All SQL of usage metrics (DECISIONS.md §8 "Usage metrics").
+import type { Db } from '../../db/client.js';
+
+export interface SampleRow {
+  service_instance_id: string;
+  at: Date;
+  cpu_percent: number | null;
+  memory_bytes: number | null;
+  disk_bytes: number | null;
+  network_rx_bps: number | null;
+  network_tx_bps: number | null;
+  cpu_ns: number | null;
+  rx_bytes: number | null;
+  tx_bytes: number | null;
+}
+
+/** Takes the slot for this process; false when another sampler has it. */
+export async function claimSlot(db: Db, at: Date, now: Date): Promise<boolean> {
+  const rows = await db`
+    insert into usage_sample_slots (at, claimed_at) values (${at}, ${now}) on conflict (at) do nothing returning 1`;
+  return rows.length > 0;
+}
+
+/** What the sampler measures: each running unit with its service's plan `cpu` and its volume. */
+export interface SampledUnit {
+  unit_id: string;
+  volume_id: string | null;
+  service_instance_id: string;
+  cpu: number;
+}
+
+export async function sampledUnits(db: Db): Promise<SampledUnit[]> {
+  return db<SampledUnit[]>`
+    select r.id as unit_id, r.volume_id, r.service_instance_id, cp.cpu
+    from service_resources r
+    join service_instances s on s.id = r.service_instance_id
+    join catalog_products cp on cp.id = s.product_id
+    where r.deleted_at is null and r.kind in ('virtual_machine', 'workload') and r.status = 'running'
+      and s.status = 'running'
+    order by r.service_instance_id, r.id`;
+}
+
+/** Each service's latest sample since `since`: the counters the next rates come from. */
+export async function latestSamples(db: Db, since: Date): Promise<Map<string, SampleRow>> {
+  const rows = await db<SampleRow[]>`
+    select distinct on (service_instance_id) * from usage_samples
+    where at >= ${since} order by service_instance_id, at desc`;
+  return new Map(
+    rows.map((r) => [
+      r.service_instance_id,
+      { ...r, cpu_ns: num(r.cpu_ns), rx_bytes: num(r.rx_bytes), tx_bytes: num(r.tx_bytes) },
+    ]),
+  );
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export async function insertSamples(db: Db, rows: SampleRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db`insert into usage_samples ${db(rows)} on conflict do nothing`;
+}
+
+/**
+ * Averages each finished 5-minute step before `until` not rolled up yet (from `since`): a step is
+ * averaged over the samples it holds; a step without any is no row (a gap).
+ */
+export async function rollUp(db: Db, since: Date, until: Date): Promise<number> {
+  const rows = await db`
+    insert into usage_rollups (service_instance_id, at, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps)
+    select service_instance_id, date_bin('5 minutes', at, timestamptz 'epoch'), avg(cpu_percent), avg(memory_bytes),
+           avg(disk_bytes), avg(network_rx_bps), avg(network_tx_bps)
+    from usage_samples where at >= ${since} and at < ${until}
+    group by 1, 2
+    on conflict (service_instance_id, at) do nothing
+    returning 1`;
+  return rows.length;
+}
+
+export async function prune(db: Db, now: Date): Promise<void> {
+  await db`delete from usage_samples where at < ${new Date(now.getTime() - 24 * 3600_000)}`;
+  await db`delete from usage_rollups where at < ${new Date(now.getTime() - 30 * 86400_000)}`;
+  await db`delete from usage_sample_slots where at < ${new Date(now.getTime() - 3600_000)}`;
+}
+
+export interface Point {
+  at: Date;
+  cpu_percent: number | null;
+  memory_bytes: number | null;
+  disk_bytes: number | null;
+  network_rx_bps: number | null;
+  network_tx_bps: number | null;
+}
+
+export async function rawPoints(db: Db, serviceId: string, from: Date): Promise<Point[]> {
+  return db<Point[]>`
+    select at, cpu_percent, memory_bytes::float8 as memory_bytes, disk_bytes::float8 as disk_bytes,
+           network_rx_bps, network_tx_bps
+    from usage_samples where service_instance_id = ${serviceId} and at >= ${from} order by at`;
+}
+
+/** 5-minute steps: the rolled-up ones, and the recent ones not rolled up yet averaged from raw samples. */
+export async function stepPoints(db: Db, serviceId: string, from: Date): Promise<Point[]> {
+  return db<Point[]>`
+    select at, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps
+    from usage_rollups where service_instance_id = ${serviceId} and at >= ${from}
+    union all
+    select date_bin('5 minutes', s.at, timestamptz 'epoch') as at, avg(s.cpu_percent), avg(s.memory_bytes)::float8,
+           avg(s.disk_bytes)::float8, avg(s.network_rx_bps), avg(s.network_tx_bps)
+    from usage_samples s
+    where s.service_instance_id = ${serviceId} and s.at >= ${from}
+      and not exists (select 1 from usage_rollups u where u.service_instance_id = s.service_instance_id
+                      and u.at = date_bin('5 minutes', s.at, timestamptz 'epoch'))
+    group by 1
+    order by at`;
+}

@@ -1,0 +1,121 @@
+// What a local unit uses (DECISIONS.md §8 "Usage metrics"), from what the kernel counts for it: CPU and
+// memory from its cgroups (sandbox/limits.ts: v1 where its controllers are mounted, else v2),
+// disk from its volume directory, network from the host side of its veth. Anything the host does not
+// keep for the unit is null, never guessed: the sampler stores a gap.
+import { lstat, opendir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { UnitUsage } from '../driver.js';
+import { unitVethName } from './sandbox/names.js';
+import { processTreeUsage } from './usage-processes.js';
+import { unitLimitDirs } from './sandbox/limits.js';
+
+const V1_ROOT = '/sys/fs/cgroup';
+
+async function readText(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+async function readNumber(path: string): Promise<number | null> {
+  const text = await readText(path);
+  const n = text === null ? NaN : Number(text.trim());
+  return Number.isFinite(n) ? n : null;
+}
+
+/** `key value` lines (cpu.stat, memory.stat, /proc/<pid>/status with its colons). */
+function field(text: string | null, key: string): number | null {
+  const line = text?.split('\n').find((l) => l.startsWith(`${key} `) || l.startsWith(`${key}:`));
+  const n = line ? Number.parseInt(line.slice(key.length + 1).trim(), 10) : NaN;
+  return Number.isFinite(n) ? n : null;
+}
+
+/** CPU time of the unit's group: v2's cpu.stat, else v1's cpuacct (co-mounted with cpu, or beside it). */
+async function cpuNanoseconds(unitId: string): Promise<number | null> {
+  const dir = unitLimitDirs(unitId).cpu;
+  if (!dir) return null;
+  const usec = field(await readText(join(dir, 'cpu.stat')), 'usage_usec');
+  if (usec !== null) return usec * 1000;
+  return (
+    (await readNumber(join(dir, 'cpuacct.usage'))) ??
+    readNumber(join(V1_ROOT, 'cpuacct', 'svc-units', unitId, 'cpuacct.usage'))
+  );
+}
+
+async function memoryBytes(unitId: string): Promise<number | null> {
+  const dir = unitLimitDirs(unitId).memory;
+  if (!dir) return null;
+  return (await readNumber(join(dir, 'memory.current'))) ?? readNumber(join(dir, 'memory.usage_in_bytes'));
+}
+
+/** Walks are not free: a volume's size is taken again at most once a minute. */
+const DISK_TTL_MS = 60_000;
+/** A volume with more entries than this is not walked every minute: its size is unknown. */
+const DISK_MAX_ENTRIES = 200_000;
+const diskCache = new Map<string, { at: number; bytes: number | null }>();
+
+async function walk(dir: string, budget: { left: number }): Promise<number> {
+  let bytes = 0;
+  const handle = await opendir(dir);
+  for await (const entry of handle) {
+    if (--budget.left < 0) throw new Error('too many entries');
+    const path = join(dir, entry.name);
+    const st = await lstat(path).catch(() => null);
+    if (!st) continue;
+    bytes += st.blocks * 512;
+    if (entry.isDirectory()) bytes += await walk(path, budget);
+  }
+  return bytes;
+}
+
+async function diskBytes(volumeDir: string | null): Promise<number | null> {
+  if (!volumeDir) return null;
+  const cached = diskCache.get(volumeDir);
+  if (cached && Date.now() - cached.at < DISK_TTL_MS) return cached.bytes;
+  const bytes = await walk(volumeDir, { left: DISK_MAX_ENTRIES }).catch(() => null);
+  diskCache.set(volumeDir, { at: Date.now(), bytes });
+  return bytes;
+}
+
+/**
+ * The host side of the veth counts the other way round: what the host receives on it the unit sent.
+ * No interface (a unit started before network namespaces, or a host without them): nulls.
+ */
+async function network(unitId: string): Promise<Pick<UnitUsage, 'networkRxBytes' | 'networkTxBytes'>> {
+  const stats = join('/sys/class/net', unitVethName(unitId), 'statistics');
+  const [hostRx, hostTx] = await Promise.all([
+    readNumber(join(stats, 'rx_bytes')),
+    readNumber(join(stats, 'tx_bytes')),
+  ]);
+  return { networkRxBytes: hostTx, networkTxBytes: hostRx };
+}
+
+/**
+ * The unit's usage; `volumeDir` its volume's directory (null: no disk figure). What its groups do not
+ * count (v1 keeps CPU time in cpuacct, which units are not put in; a host that cannot confine them) is
+ * read from its agent's process tree (usage-processes.ts).
+ */
+export async function localUnitUsage(
+  unitId: string,
+  unitDir: string,
+  volumeDir: string | null,
+): Promise<UnitUsage> {
+  const [cpu, memory, disk, net] = await Promise.all([
+    cpuNanoseconds(unitId),
+    memoryBytes(unitId),
+    diskBytes(volumeDir),
+    network(unitId),
+  ]);
+  if (cpu === null || memory === null) {
+    const tree = await processTreeUsage(unitDir);
+    return {
+      cpuNanoseconds: cpu ?? tree?.cpuNanoseconds ?? null,
+      memoryBytes: memory ?? tree?.memoryBytes ?? null,
+      diskBytes: disk,
+      ...net,
+    };
+  }
+  return { cpuNanoseconds: cpu, memoryBytes: memory, diskBytes: disk, ...net };
+}
