@@ -147,6 +147,24 @@ it('lets a real client join through the edge, and RCON sees and acts on it', asy
   await expect.poll(() => rcon.command('list')).toBe('There are 0 of a max of 20 players online: ');
 }, 120_000);
 
+it("shows players the server's own lines without raw colour codes (DECISIONS.md §8)", async () => {
+  const first = await within('Dana joining', join('Dana'), 60_000);
+  const said: string[] = [];
+  first.on('messagestr', (m) => {
+    said.push(m);
+  });
+  const second = await within('Steve joining', join('Steve'), 60_000);
+  try {
+    // flying-squid announces `&eSteve joined the game.`: the code never reaches the client as text.
+    await expect.poll(() => said).toContain('Steve joined the game.');
+    expect(said.filter((m) => /[&§]/.test(m))).toEqual([]);
+  } finally {
+    second.quit();
+    first.quit();
+  }
+  await expect.poll(() => rcon.command('list')).toBe('There are 0 of a max of 20 players online: ');
+}, 120_000);
+
 it('bans by name, lists the bans, and pardons so the player joins', async () => {
   expect(await rcon.command('ban Mallory griefing')).toBe('Banned Mallory: griefing');
   expect(await rcon.command('banlist players')).toBe(

@@ -14,9 +14,11 @@ import type { Sql } from '../db/client.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
+import { ApiError, internalError } from '../http/errors.js';
 import { FileLayerError } from '../substrate/local/files/index.js';
 import type { OpenedVolumeFile, VolumeFileAccess } from '../substrate/volume-access.js';
 import type { ConnectionLimits } from './limits.js';
+import { fileProblem, refusal, sendProblem } from './problems.js';
 import { redeemTicket, useFileSession, type RedeemedTicket } from './store.js';
 import { verifyTicket, type TicketClaims } from './tickets.js';
 
@@ -33,69 +35,89 @@ export interface FileTransferDeps {
   gatewayId: string;
 }
 
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly text: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(text);
-  }
-}
+const unauthorized = (headers: Record<string, string> = {}) =>
+  refusal(
+    401,
+    'unauthenticated',
+    'The ticket is missing, spent, expired or no longer yours to use.',
+    headers,
+  );
 
 /** Answers the request when it is a file transfer (true); false leaves it to the caller. */
-export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse): boolean {
+export function handleFileTransfer(
+  deps: FileTransferDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+): boolean {
   const url = new URL(req.url ?? '/', 'http://gateway');
   if (url.pathname !== '/download' && url.pathname !== '/files') return false;
   const run = url.pathname === '/download' ? download(deps, req, res, url) : session(deps, req, res, url);
   run.catch((err: unknown) => {
-    if (err instanceof Refusal) return answer(res, err.status, { status: err.text }, err.headers);
-    if (err instanceof FileLayerError) {
-      const status = err.code === 'invalid-path' ? 400 : err.code === 'not-found' || err.code === 'is-a-directory' ? 404 : 409;
-      return answer(res, status, { status: err.code, detail: err.detail });
-    }
+    if (err instanceof ApiError) return sendProblem(res, err);
+    if (err instanceof FileLayerError) return sendProblem(res, fileProblem(err));
     // No path, message or stack in the log: an error of the file system names host paths.
-    deps.log.error({ code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' }, 'file transfer failed');
-    if (res.headersSent) res.destroy();
-    else answer(res, 500, { status: 'internal error' });
+    deps.log.error(
+      { code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' },
+      'file transfer failed',
+    );
+    sendProblem(res, internalError(err));
   });
   return true;
 }
 
 async function download(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method not allowed', { allow: 'GET' });
-  const claim = await verifyTicket(deps.keys, url.searchParams.get('token') ?? '', 'download', deps.clock.now());
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    throw refusal(405, 'method-not-allowed', 'Downloads are GET (or HEAD).', { allow: 'GET' });
+  const claim = await verifyTicket(
+    deps.keys,
+    url.searchParams.get('token') ?? '',
+    'download',
+    deps.clock.now(),
+  );
   const path = claim?.path;
-  if (!claim || path === undefined) throw new Refusal(401, 'unauthorized');
+  if (!claim || path === undefined) throw unauthorized();
   await withSlot(deps, claim, async () => {
     const ticket = await redeemTicket(deps.sql, claim, deps.gatewayId, deps.clock.now());
     // The row's path is the one minted; the signature's must be the same (it is what the caller saw).
-    if (!ticket || ticket.details.path !== path) throw new Refusal(401, 'unauthorized');
+    if (!ticket || ticket.details.path !== path) throw unauthorized();
     await sendFile(res, filesOf(deps, ticket), path, req.method === 'HEAD');
   });
 }
 
 async function session(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
   if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'HEAD') {
-    throw new Refusal(405, 'method not allowed', { allow: 'GET, PUT' });
+    throw refusal(405, 'method-not-allowed', 'A file session takes GET, HEAD and PUT.', {
+      allow: 'GET, PUT',
+    });
   }
   const header = req.headers.authorization ?? '';
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
   const claim = await verifyTicket(deps.keys, token, 'file_session', deps.clock.now());
-  if (!claim) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+  if (!claim) throw unauthorized({ 'www-authenticate': 'Bearer' });
   const path = url.searchParams.get('path');
-  if (path === null) throw new Refusal(400, 'path missing');
+  if (path === null) {
+    throw refusal(400, 'invalid-request', 'The query parameter path is missing.', {}, [
+      { location: 'query', pointer: 'path', message: 'is required' },
+    ]);
+  }
   await withSlot(deps, claim, async () => {
     const ticket = await useFileSession(deps.sql, claim, deps.gatewayId, deps.clock.now());
-    if (!ticket) throw new Refusal(401, 'unauthorized', { 'www-authenticate': 'Bearer' });
+    if (!ticket) throw unauthorized({ 'www-authenticate': 'Bearer' });
     const files = filesOf(deps, ticket);
     if (req.method === 'PUT') await receiveFile(req, res, files, path, Number(ticket.details.volume_bytes));
     else await sendFile(res, files, path, req.method === 'HEAD');
   });
 }
 
-async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () => Promise<void>): Promise<void> {
-  if (!deps.limits.take(claim.userId, claim.resourceId)) throw new Refusal(429, 'too many requests');
+async function withSlot(
+  deps: FileTransferDeps,
+  claim: TicketClaims,
+  work: () => Promise<void>,
+): Promise<void> {
+  if (!deps.limits.take(claim.userId, claim.resourceId))
+    throw refusal(429, 'rate-limited', 'Too many transfers open at once; retry when one ends.', {
+      'retry-after': '1',
+    });
   try {
     await work();
   } finally {
@@ -104,13 +126,24 @@ async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () =>
 }
 
 function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFileAccess {
-  const files = typeof ticket.details.volume_id === 'string' ? deps.substrate.volumeFiles(ticket.details.volume_id) : null;
-  if (!files) throw new Refusal(503, 'files unavailable');
+  const files =
+    typeof ticket.details.volume_id === 'string'
+      ? deps.substrate.volumeFiles(ticket.details.volume_id)
+      : null;
+  if (!files)
+    throw refusal(503, 'service-unavailable', "The volume's files cannot be reached now; retry later.", {
+      'retry-after': '2',
+    });
   return files;
 }
 
 /** Streams the file at `path` as the answer (exported for scripts/bench/transfers.ts). */
-export async function sendFile(res: ServerResponse, files: VolumeFileAccess, path: string, headOnly: boolean): Promise<void> {
+export async function sendFile(
+  res: ServerResponse,
+  files: VolumeFileAccess,
+  path: string,
+  headOnly: boolean,
+): Promise<void> {
   const file = await files.streams.openRead(path);
   try {
     res.writeHead(200, {
@@ -136,7 +169,7 @@ export async function sendFile(res: ServerResponse, files: VolumeFileAccess, pat
 
 /** The file's first `size` bytes, a block at a time (a file cut short meanwhile ends early). */
 async function* chunksOf(file: OpenedVolumeFile, size: number): AsyncGenerator<Buffer> {
-  for (let position = 0; position < size; ) {
+  for (let position = 0; position < size;) {
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
     const read = await file.readAt(buffer, position);
     if (read === 0) return;
@@ -177,7 +210,8 @@ export async function receiveFile(
       if (batched >= CHUNK_BYTES) await flush();
     }
     await flush();
-    if (req.readableAborted || !req.complete) throw new Refusal(400, 'upload cut short');
+    if (req.readableAborted || !req.complete)
+      throw refusal(400, 'invalid-request', 'The upload was cut short.');
     const entry = await pending.commit();
     committed = true;
     answer(res, 201, entry);
@@ -186,13 +220,23 @@ export async function receiveFile(
   }
 }
 
-function tooLarge(room: number): Refusal {
-  return new Refusal(413, `the upload does not fit in the volume (${Math.max(0, room)} bytes free)`, {
-    connection: 'close',
-  });
+function tooLarge(room: number): ApiError {
+  return refusal(
+    413,
+    'payload-too-large',
+    `The upload does not fit in the volume (${Math.max(0, room)} bytes free).`,
+    {
+      connection: 'close',
+    },
+  );
 }
 
-function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;

@@ -4,6 +4,7 @@
 // forwarded), answering in vanilla's formats (./block/vanilla.ts). Its console is flying-squid's own.
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { stripColourCodes } from '../games/colour-codes.js';
 import { GAME_ENV } from '../games/unit-env.js';
 import { startRconServer } from './block/rcon-server.js';
 import { MINECRAFT_VERSION, RCON_PORT } from './block/version.js';
@@ -47,7 +48,13 @@ const serv = flyingSquid.createMCServer({
   version: MINECRAFT_VERSION,
 });
 const vanilla = new VanillaCommands(serv, home, MAX_PLAYERS);
-serv.on('newPlayer', (player) => vanilla.joined(player));
+serv.on('newPlayer', (player) => {
+  // flying-squid writes its own lines with `&` codes (`&eSteve joined the game.`) that a 1.21 client,
+  // sent plain text, shows raw: every line a player is sent goes without them (DECISIONS.md §8).
+  const system = player.system.bind(player);
+  player.system = (message) => system(typeof message === 'string' ? stripColourCodes(message) : message);
+  vanilla.joined(player);
+});
 
 const password = process.env[GAME_ENV.rconPassword];
 if (at && password) startRconServer({ host: at.host, port: RCON_PORT }, password, (c) => vanilla.run(c));
