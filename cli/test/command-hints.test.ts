@@ -27,9 +27,13 @@ export interface Hint {
 /** `svcctl word word` in the code (not in its comments): the command words, up to the first that is not one. */
 export function hintsIn(text: string): Hint[] {
   const code = text.replace(/^\s*(\/\*|\*).*$/gm, '').replace(/(^|\s)\/\/.*$/gm, '');
-  return [...code.matchAll(/(\(|\b(?:run|use|with|see|try) )?(?:npx )?svcctl((?: [a-z][a-z-]*)+)( --help)?/g)].map(
-    (m) => ({ words: m[2]!.trim().split(' '), help: m[3] !== undefined, introduced: m[1] !== undefined }),
-  );
+  return [
+    ...code.matchAll(/(\(|\b(?:run|use|with|see|try) )?(?:npx )?svcctl((?: [a-z][a-z-]*)+)( --help)?/g),
+  ].map((m) => ({
+    words: m[2]!.trim().split(' '),
+    help: m[3] !== undefined,
+    introduced: m[1] !== undefined,
+  }));
 }
 
 /** Whether the hint leads from the root to a command that runs (words after it are its arguments). */

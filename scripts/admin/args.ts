@@ -114,6 +114,7 @@ function unitsCommand(rest: string[]): Command {
   if (args.length !== 1) throw new UsageError('units stop takes --all or one service instance id');
   const [target] = args as [string];
   if (target === '--all') return { kind: 'units-stop', service: null };
-  if (!UUID.test(target)) throw new UsageError(`units stop: "${target}" is not a service instance id (a uuid)`);
+  if (!UUID.test(target))
+    throw new UsageError(`units stop: "${target}" is not a service instance id (a uuid)`);
   return { kind: 'units-stop', service: target.toLowerCase() };
 }

@@ -23,11 +23,14 @@ beforeAll(async () => {
   const orgId = (
     await owner.api.organizationCreate({ body: { name: 'Units', slug: `units-${Date.now().toString(36)}` } })
   ).id;
-  const projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Main', slug: 'main' } }))
-    .id;
-  [first, second] = await Promise.all(
-    ['One', 'Two'].map((name) => provisionService(staff.elevated, { projectId, productSlug: 'web-app', name })),
-  );
+  const projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Main', slug: 'main' } })
+  ).id;
+  [first, second] = (await Promise.all(
+    ['One', 'Two'].map((name) =>
+      provisionService(staff.elevated, { projectId, productSlug: 'web-app', name }),
+    ),
+  )) as [Provisioned, Provisioned];
 }, 180_000);
 afterAll(async () => {
   await app?.close();

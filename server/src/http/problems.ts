@@ -23,20 +23,31 @@ const LOCATIONS: Record<string, ValidationIssue['location']> = {
   header: 'header',
 };
 
-/** `/body/name/0` → body, `/name/0`; `/query/page` → query, `page`. */
+/**
+ * `/body/name/0` → body, `/name/0`; `/query/page` → query, `page`. A path without a location is within
+ * the body: the validator checks a body of a discriminated `oneOf` (a game action's `kind`) with the
+ * branch's own schema, whose paths start at the body.
+ */
 export function toIssue(path: string | undefined, message: string | undefined): ValidationIssue {
   const parts = (path ?? '').replace(/^\.?\/?/, '').split(/[./]/);
-  const location = LOCATIONS[parts[0] ?? ''] ?? 'body';
-  const rest = parts.slice(1);
+  const located = LOCATIONS[parts[0] ?? ''];
+  const location = located ?? 'body';
+  const rest = located ? parts.slice(1) : parts.filter(Boolean);
   const pointer = location === 'body' ? `/${rest.join('/')}`.replace(/\/$/, '') || '/' : rest.join('.');
   return { location, pointer, message: message ?? 'is invalid' };
+}
+
+/** The validator's refusal of a discriminator value no branch takes: about that body field. */
+function unknownBranch(message: string | undefined): ValidationIssue | null {
+  const m = /^'([^']+)' must be equal to one of the allowed values: (.*)\.$/.exec(message ?? '');
+  return m ? { location: 'body', pointer: `/${m[1]!}`, message: `must be one of: ${m[2]!}` } : null;
 }
 
 function fromValidator(err: ValidatorError, route: string): ApiError | null {
   if (typeof err.status !== 'number' || !('errors' in err) || !Array.isArray(err.errors)) return null;
   switch (err.status) {
     case 400: {
-      const errors = err.errors.map((e) => toIssue(e.path, e.message));
+      const errors = err.errors.map((e) => unknownBranch(e.message) ?? toIssue(e.path, e.message));
       return (
         asInvalidPath(route, errors) ??
         new ApiError(400, 'invalid-request', 'The request does not match the API contract.', { errors })
