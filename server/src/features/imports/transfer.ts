@@ -148,6 +148,12 @@ export interface CopyOptions {
   target: VolumeImportAccess;
   cancelled(): boolean;
   onProgress(progress: Progress): void;
+  /**
+   * Racy clean (git's rule): SFTP times are whole seconds, so a same-size file changed on the remote in
+   * the second it was copied reads as complete. A local file whose time is this (the previous import's
+   * start, less 2 s of slack, in epoch seconds) or later is copied again. Null: no previous import.
+   */
+  racyFromSec?: number | null;
 }
 
 /** Copies the tree; answers false when it stopped for a cancel (what was copied stays). */
@@ -168,7 +174,8 @@ export async function copyTree(options: CopyOptions): Promise<boolean> {
       }
       const file = tree.files[next++]!;
       const local = await target.fileInfo(file.path);
-      if (local && local.size === file.size && local.mtimeSec === file.mtimeSec) {
+      const racy = options.racyFromSec != null && file.mtimeSec >= options.racyFromSec;
+      if (local && !racy && local.size === file.size && local.mtimeSec === file.mtimeSec) {
         progress.bytes += file.size;
         progress.files += 1;
         options.onProgress(progress);
