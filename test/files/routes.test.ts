@@ -71,12 +71,9 @@ async function canaryIntact(): Promise<void> {
 /** The volume's tree as names and contents (what a refusal must leave as it was). */
 async function tree(dir = volume, prefix = ''): Promise<string[]> {
   const out: string[] = [];
-  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
+  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
     const full = join(dir, entry.name);
-    if (entry.isDirectory())
-      out.push(`${prefix}${entry.name}/`, ...(await tree(full, `${prefix}${entry.name}/`)));
+    if (entry.isDirectory()) out.push(`${prefix}${entry.name}/`, ...(await tree(full, `${prefix}${entry.name}/`)));
     else if (entry.isSymbolicLink()) out.push(`${prefix}${entry.name} ->`);
     else out.push(`${prefix}${entry.name}=${(await readFile(full)).toString('base64')}`);
   }
@@ -106,22 +103,12 @@ describe('reading and writing', () => {
     expect(written.size_bytes).toBe(Buffer.byteLength('motd=héllo\n'));
     expect(await readFile(join(volume, 'cfg/a/settings.txt'), 'utf8')).toBe('motd=héllo\n');
     const read = await owner.api.fileRead({ path: at(), query: { path: '/cfg/a/settings.txt' } });
-    expect(read).toEqual({
-      path: '/cfg/a/settings.txt',
-      content: 'motd=héllo\n',
-      size_bytes: written.size_bytes,
-    });
+    expect(read).toEqual({ path: '/cfg/a/settings.txt', content: 'motd=héllo\n', size_bytes: written.size_bytes });
     // Through the workload's id: the same volume; any member reads (Billing too).
-    const viaWorkload = await billing.api.fileList({
-      path: at(web, web.primaryResourceId),
-      query: { path: '/cfg//a/' },
-    });
+    const viaWorkload = await billing.api.fileList({ path: at(web, web.primaryResourceId), query: { path: '/cfg//a/' } });
     expect(viaWorkload.path).toBe('/cfg/a');
     expect(viaWorkload.truncated).toBe(false);
-    expect(viaWorkload.entries.map((e) => `${e.kind}:${e.name}`).sort()).toEqual([
-      'directory:b',
-      'file:settings.txt',
-    ]);
+    expect(viaWorkload.entries.map((e) => `${e.kind}:${e.name}`).sort()).toEqual(['directory:b', 'file:settings.txt']);
     // Replaced atomically, its mode kept.
     await writeFile(join(volume, 'cfg/a/run.sh'), 'old', { mode: 0o750 });
     await owner.api.fileWrite({ path: at(), query: { path: '/cfg/a/run.sh' }, body: { content: 'new' } });
@@ -155,15 +142,7 @@ describe('refusals (nothing changes)', () => {
   it('answers 400 invalid-path for .., NUL, relative and system paths on every route', async () => {
     await writeFile(join(volume, 'keep.txt'), 'keep');
     const before = await tree();
-    for (const bad of [
-      '/a/../keep.txt',
-      '/..',
-      'keep.txt',
-      '/a\0b',
-      '/proc/self/environ',
-      '/sys',
-      '//dev/null',
-    ]) {
+    for (const bad of ['/a/../keep.txt', '/..', 'keep.txt', '/a\0b', '/proc/self/environ', '/sys', '//dev/null']) {
       for (const attempt of [
         () => owner.api.fileList({ path: at(), query: { path: bad } }),
         () => owner.api.fileRead({ path: at(), query: { path: bad } }),
@@ -179,10 +158,7 @@ describe('refusals (nothing changes)', () => {
       }
     }
     for (const bad of ['/a/../keep.txt', '/proc/self/environ', '//dev/null', 'keep.txt']) {
-      expect(await outcome(owner.api.fileRead({ path: at(), query: { path: bad } }))).toEqual([
-        400,
-        'invalid-path',
-      ]);
+      expect(await outcome(owner.api.fileRead({ path: at(), query: { path: bad } }))).toEqual([400, 'invalid-path']);
       expect(await outcome(owner.api.directoryCreate({ path: at(), body: { path: bad } }))).toEqual([
         400,
         'invalid-path',
@@ -203,25 +179,20 @@ describe('refusals (nothing changes)', () => {
       422,
       'file-too-large',
     ]);
-    expect((await owner.api.fileRead({ path: at(), query: { path: '/exact.txt' } })).size_bytes).toBe(
-      1024 * 1024,
-    );
+    expect((await owner.api.fileRead({ path: at(), query: { path: '/exact.txt' } })).size_bytes).toBe(1024 * 1024);
     expect(
       await outcome(
-        owner.api.fileWrite({
-          path: at(),
-          query: { path: '/exact.txt' },
-          body: { content: 'é'.repeat(512 * 1024 + 1) },
-        }),
+        owner.api.fileWrite({ path: at(), query: { path: '/exact.txt' }, body: { content: 'é'.repeat(512 * 1024 + 1) } }),
       ),
     ).toEqual([422, 'file-too-large']);
     expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/bin.dat' } }))).toEqual([
       422,
       'file-not-text',
     ]);
-    expect(
-      await outcome(owner.api.fileDelete({ path: at(), query: { path: '/', recursive: true } })),
-    ).toEqual([422, 'mount-root']);
+    expect(await outcome(owner.api.fileDelete({ path: at(), query: { path: '/', recursive: true } }))).toEqual([
+      422,
+      'mount-root',
+    ]);
     expect(await outcome(owner.api.fileDelete({ path: at(), query: { path: '/full' } }))).toEqual([
       409,
       'directory-not-empty',
@@ -230,18 +201,14 @@ describe('refusals (nothing changes)', () => {
       422,
       'is-a-directory',
     ]);
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/nope.txt' } }))).toEqual([
-      404,
-      'not-found',
+    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/nope.txt' } }))).toEqual([404, 'not-found']);
+    expect(
+      await outcome(owner.api.fileWrite({ path: at(), query: { path: '/exact.txt/x' }, body: { content: '' } })),
+    ).toEqual([422, 'not-a-directory']);
+    expect(await outcome(owner.api.directoryCreate({ path: at(), body: { path: '/exact.txt/sub' } }))).toEqual([
+      422,
+      'not-a-directory',
     ]);
-    expect(
-      await outcome(
-        owner.api.fileWrite({ path: at(), query: { path: '/exact.txt/x' }, body: { content: '' } }),
-      ),
-    ).toEqual([422, 'not-a-directory']);
-    expect(
-      await outcome(owner.api.directoryCreate({ path: at(), body: { path: '/exact.txt/sub' } })),
-    ).toEqual([422, 'not-a-directory']);
     expect(await tree()).toEqual(before);
     // A full 1 MiB write of multi-byte text passes (the JSON body is larger than the API's usual limit).
     const entry = await owner.api.fileWrite({
@@ -295,17 +262,15 @@ describe('access', () => {
 
   it('lets a read-only token read but not write (404)', async () => {
     const { secret } = await owner.api.meApiTokenCreate({
-      body: {
-        name: 'reader',
-        authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] },
-      },
+      body: { name: 'reader', authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] } },
     });
     const reader = createClient({ baseUrl: app.baseUrl, token: secret, retries: 0 });
     await writeFile(join(volume, 'r.txt'), 'readable');
     expect((await reader.fileRead({ path: at(), query: { path: '/r.txt' } })).content).toBe('readable');
-    expect(
-      await outcome(reader.fileWrite({ path: at(), query: { path: '/r.txt' }, body: { content: 'no' } })),
-    ).toEqual([404, 'not-found']);
+    expect(await outcome(reader.fileWrite({ path: at(), query: { path: '/r.txt' }, body: { content: 'no' } }))).toEqual([
+      404,
+      'not-found',
+    ]);
     expect(await readFile(join(volume, 'r.txt'), 'utf8')).toBe('readable');
     await rm(join(volume, 'r.txt'));
   });
@@ -319,29 +284,23 @@ describe("Wings' symbolic-link CVEs through the API", () => {
     await symlink(outside, join(volume, 'real', 'escape'));
     // CVE-2023-25152 (write through a link), CVE-2023-25168 (read through one), CVE-2024-27102 (a link
     // as a parent directory), the recursive delete that followed a link.
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/link.txt' } }))).toEqual([
+    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/link.txt' } }))).toEqual([404, 'not-found']);
+    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/linkdir/secret.txt' } }))).toEqual([
       404,
       'not-found',
     ]);
-    expect(await outcome(owner.api.fileRead({ path: at(), query: { path: '/linkdir/secret.txt' } }))).toEqual(
-      [404, 'not-found'],
-    );
-    expect(await outcome(owner.api.fileList({ path: at(), query: { path: '/linkdir' } }))).toEqual([
-      404,
-      'not-found',
-    ]);
+    expect(await outcome(owner.api.fileList({ path: at(), query: { path: '/linkdir' } }))).toEqual([404, 'not-found']);
     expect(await outcome(owner.api.fileList({ path: at(), query: { path: '/real/escape/sub' } }))).toEqual([
       404,
       'not-found',
     ]);
     expect(
-      await outcome(
-        owner.api.fileWrite({ path: at(), query: { path: '/linkdir/new.txt' }, body: { content: 'x' } }),
-      ),
+      await outcome(owner.api.fileWrite({ path: at(), query: { path: '/linkdir/new.txt' }, body: { content: 'x' } })),
     ).toEqual([422, 'not-a-directory']);
-    expect(await outcome(owner.api.directoryCreate({ path: at(), body: { path: '/linkdir/made' } }))).toEqual(
-      [422, 'not-a-directory'],
-    );
+    expect(await outcome(owner.api.directoryCreate({ path: at(), body: { path: '/linkdir/made' } }))).toEqual([
+      422,
+      'not-a-directory',
+    ]);
     expect(
       await outcome(owner.api.fileDownloadTicketCreate({ path: at(), body: { path: '/link.txt' } })),
     ).toEqual([404, 'not-found']);

@@ -29,9 +29,7 @@ beforeAll(async () => {
   staff = await staffMember(app, smtp, 'xfr-staff', ['manage_services']);
   [owner, member] = await Promise.all([signedIn(app, smtp, 'xfr-owner'), signedIn(app, smtp, 'xfr-member')]);
   orgId = (
-    await owner.api.organizationCreate({
-      body: { name: 'Transfers', slug: `xfr-${Date.now().toString(36)}` },
-    })
+    await owner.api.organizationCreate({ body: { name: 'Transfers', slug: `xfr-${Date.now().toString(36)}` } })
   ).id;
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: member.userId, role: 'member' } });
   const projectId = (
@@ -68,10 +66,7 @@ describe('downloads', () => {
     expect(ticket.base_url).toBe(app.config.gatewayPublicUrl);
     expect(new Date(ticket.expires_at).getTime() - app.clock.now().getTime()).toBe(300_000);
     const audit = await auditEntries(app, orgId);
-    expect(audit.at(-1)).toMatchObject({
-      action: 'file.download_ticket_issued',
-      target_id: web.volumeResourceId,
-    });
+    expect(audit.at(-1)).toMatchObject({ action: 'file.download_ticket_issued', target_id: web.volumeResourceId });
     const url = `${ticket.base_url}/download?token=${ticket.token}`;
     const response = await fetch(url);
     expect(response.status).toBe(200);
@@ -90,9 +85,7 @@ describe('downloads', () => {
     const [header, payload, signature] = ticket.token.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as Record<string, unknown>;
     const forged = Buffer.from(JSON.stringify({ ...claims, pth: '/b.txt' })).toString('base64url');
-    expect((await fetch(`${ticket.base_url}/download?token=${header}.${forged}.${signature}`)).status).toBe(
-      401,
-    );
+    expect((await fetch(`${ticket.base_url}/download?token=${header}.${forged}.${signature}`)).status).toBe(401);
     // A download ticket is no file session.
     const asSession = await fetch(`${ticket.base_url}/files?path=/a.txt`, {
       headers: { authorization: `Bearer ${ticket.token}` },
@@ -105,8 +98,7 @@ describe('downloads', () => {
     } finally {
       app.clock.advance(-301_000);
     }
-    const rows =
-      await app.sql`select redeemed_at from gateway_tickets where purpose = 'download' and redeemed_at is null`;
+    const rows = await app.sql`select redeemed_at from gateway_tickets where purpose = 'download' and redeemed_at is null`;
     expect(rows.length).toBeGreaterThan(0);
     // The file swapped for a link out of the volume after the ticket: never followed.
     const swapped = await owner.api.fileDownloadTicketCreate({ path: at(), body: { path: '/a.txt' } });
@@ -135,11 +127,7 @@ describe('file sessions', () => {
     await mkdir(join(volume, 'up'));
     await writeFile(join(volume, 'up', 'big.bin'), 'old', { mode: 0o640 });
     const bytes = randomBytes(5 * 1024 * 1024 + 3);
-    const put = await fetch(`${ticket.base_url}/files?path=/up//big.bin`, {
-      method: 'PUT',
-      headers: auth,
-      body: bytes,
-    });
+    const put = await fetch(`${ticket.base_url}/files?path=/up//big.bin`, { method: 'PUT', headers: auth, body: bytes });
     expect(put.status).toBe(201);
     expect(await put.json()).toMatchObject({ kind: 'file', path: '/up/big.bin', size_bytes: bytes.length });
     expect((await readFile(join(volume, 'up', 'big.bin'))).equals(bytes)).toBe(true);
@@ -147,11 +135,7 @@ describe('file sessions', () => {
     expect(got.status).toBe(200);
     expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
     // Again, and a second file: the session is not spent by use.
-    const small = await fetch(`${ticket.base_url}/files?path=/up/small.txt`, {
-      method: 'PUT',
-      headers: auth,
-      body: 'hi',
-    });
+    const small = await fetch(`${ticket.base_url}/files?path=/up/small.txt`, { method: 'PUT', headers: auth, body: 'hi' });
     expect(small.status).toBe(201);
     expect(await readFile(join(volume, 'up', 'small.txt'), 'utf8')).toBe('hi');
     expect(await leftovers(join(volume, 'up'))).toEqual([]);
@@ -160,17 +144,12 @@ describe('file sessions', () => {
       const r = await fetch(`${ticket.base_url}/files?path=${encodeURIComponent(bad)}`, { headers: auth });
       expect(await problemOf(r)).toMatchObject({ status: 400, code: 'invalid-path' });
     }
-    expect(
-      (await fetch(`${ticket.base_url}/files?path=/missing/x`, { method: 'PUT', headers: auth, body: 'x' }))
-        .status,
-    ).toBe(404);
+    expect((await fetch(`${ticket.base_url}/files?path=/missing/x`, { method: 'PUT', headers: auth, body: 'x' })).status).toBe(404);
     // Without the token, with another scheme, or once the 15 minutes are over: 401.
     expect((await fetch(`${ticket.base_url}/files?path=/up/small.txt`)).status).toBe(401);
     app.clock.advance(900_001);
     try {
-      expect((await fetch(`${ticket.base_url}/files?path=/up/small.txt`, { headers: auth })).status).toBe(
-        401,
-      );
+      expect((await fetch(`${ticket.base_url}/files?path=/up/small.txt`, { headers: auth })).status).toBe(401);
     } finally {
       app.clock.advance(-900_001);
     }
@@ -186,11 +165,7 @@ describe('file sessions', () => {
       [fetch(`${ticket.base_url}/files?path=/nope.txt`, { headers: auth }), 404, 'not-found'],
       [fetch(`${ticket.base_url}/files`, { headers: auth }), 400, 'invalid-request'],
       [fetch(`${ticket.base_url}/files?path=/x`), 401, 'unauthenticated'],
-      [
-        fetch(`${ticket.base_url}/files?path=/x`, { method: 'DELETE', headers: auth }),
-        405,
-        'method-not-allowed',
-      ],
+      [fetch(`${ticket.base_url}/files?path=/x`, { method: 'DELETE', headers: auth }), 405, 'method-not-allowed'],
       [fetch(`${ticket.base_url}/download?token=nope`), 401, 'unauthenticated'],
       [fetch(`${ticket.base_url}/elsewhere`), 404, 'not-found'],
     ];
@@ -217,20 +192,10 @@ describe('file sessions', () => {
     await symlink(join(outside, 'secret.txt'), join(volume, 'ln.txt'));
     await symlink(outside, join(volume, 'lndir'));
     expect((await fetch(`${ticket.base_url}/files?path=/ln.txt`, { headers: auth })).status).toBe(404);
-    expect((await fetch(`${ticket.base_url}/files?path=/lndir/secret.txt`, { headers: auth })).status).toBe(
-      404,
-    );
-    const into = await fetch(`${ticket.base_url}/files?path=/lndir/new.txt`, {
-      method: 'PUT',
-      headers: auth,
-      body: 'x',
-    });
+    expect((await fetch(`${ticket.base_url}/files?path=/lndir/secret.txt`, { headers: auth })).status).toBe(404);
+    const into = await fetch(`${ticket.base_url}/files?path=/lndir/new.txt`, { method: 'PUT', headers: auth, body: 'x' });
     expect(into.status).toBe(404);
-    const over = await fetch(`${ticket.base_url}/files?path=/ln.txt`, {
-      method: 'PUT',
-      headers: auth,
-      body: 'mine',
-    });
+    const over = await fetch(`${ticket.base_url}/files?path=/ln.txt`, { method: 'PUT', headers: auth, body: 'mine' });
     expect(over.status).toBe(201);
     expect(await readFile(join(volume, 'ln.txt'), 'utf8')).toBe('mine');
     await canaryIntact();
@@ -268,8 +233,7 @@ describe('file sessions', () => {
       req.on('close', () => resolve());
     });
     const deadline = Date.now() + 10_000;
-    while ((await leftovers()).length > 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
+    while ((await leftovers()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await leftovers()).toEqual([]);
     expect(await readFile(join(volume, 'kept.txt'), 'utf8')).toBe('kept');
     await rm(join(volume, 'kept.txt'));
@@ -283,11 +247,7 @@ describe('file sessions', () => {
     await owner.api.memberUpdate({ path: { id: orgId, user_id: member.userId }, body: { role: 'billing' } });
     try {
       expect((await fetch(`${ticket.base_url}/files?path=/m.txt`, { headers: auth })).status).toBe(401);
-      const put = await fetch(`${ticket.base_url}/files?path=/m.txt`, {
-        method: 'PUT',
-        headers: auth,
-        body: 'x',
-      });
+      const put = await fetch(`${ticket.base_url}/files?path=/m.txt`, { method: 'PUT', headers: auth, body: 'x' });
       expect(put.status).toBe(401);
       expect(await readFile(join(volume, 'm.txt'), 'utf8')).toBe('m');
     } finally {

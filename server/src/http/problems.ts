@@ -47,6 +47,7 @@ function fromValidator(err: ValidatorError, route: string): ApiError | null {
   if (typeof err.status !== 'number' || !('errors' in err) || !Array.isArray(err.errors)) return null;
   switch (err.status) {
     case 400: {
+      // Unsafe file paths answer one code, whichever layer finds them (file-paths.ts).
       const errors = err.errors.map((e) => unknownBranch(e.message) ?? toIssue(e.path, e.message));
       return (
         asInvalidPath(route, errors) ??
@@ -66,15 +67,7 @@ function fromValidator(err: ValidatorError, route: string): ApiError | null {
         400,
         'invalid-request',
         'The request body is missing or of the wrong type: send JSON (Content-Type: application/json), or multipart/form-data to an upload.',
-        {
-          errors: [
-            {
-              location: 'header',
-              pointer: 'content-type',
-              message: 'is not a media type this operation takes',
-            },
-          ],
-        },
+        { errors: [{ location: 'header', pointer: 'content-type', message: 'is not a media type this operation takes' }] },
       );
     default:
       // A response that breaks the spec, or anything else the validator reports, is our fault.
@@ -83,10 +76,8 @@ function fromValidator(err: ValidatorError, route: string): ApiError | null {
 }
 
 function fromBodyParser(err: { type?: string; status?: number }): ApiError | null {
-  if (err.type === 'entity.parse.failed')
-    return new ApiError(400, 'invalid-request', 'The body is not valid JSON.');
-  if (err.type === 'entity.too.large')
-    return new ApiError(413, 'payload-too-large', 'The request body is too large.');
+  if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid-request', 'The body is not valid JSON.');
+  if (err.type === 'entity.too.large') return new ApiError(413, 'payload-too-large', 'The request body is too large.');
   if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
     return new ApiError(400, 'invalid-request', 'The request body must be UTF-8 JSON.');
   }
@@ -101,12 +92,7 @@ export const scrubCredentials = (s: string): string => s.replace(CREDENTIALS, '[
 // `detail` can quote them), just enough to find the failure by request id.
 export function describeCause(cause: unknown): Record<string, unknown> {
   if (!(cause instanceof Error)) return { name: typeof cause };
-  const e = cause as Error & {
-    code?: unknown;
-    table_name?: unknown;
-    constraint_name?: unknown;
-    errors?: unknown;
-  };
+  const e = cause as Error & { code?: unknown; table_name?: unknown; constraint_name?: unknown; errors?: unknown };
   const out: Record<string, unknown> = { name: e.name, message: scrubCredentials(e.message) };
   if (typeof e.code === 'string') out.code = e.code;
   if (typeof e.table_name === 'string') out.table = e.table_name;
@@ -124,19 +110,14 @@ export function problemHandler(log: Logger) {
     const requestId = (res.locals.requestId as string | undefined) ?? 'unknown';
     // The client cut its own request short (an aborted upload): nothing failed here and nobody is
     // listening. The request log says so as a warning when the connection closes (logging.ts).
-    if (
-      !req.complete &&
-      (req.readableAborted || req.socket.destroyed || (err as { type?: string }).type === 'request.aborted')
-    ) {
+    if (!req.complete && (req.readableAborted || req.socket.destroyed || (err as { type?: string }).type === 'request.aborted')) {
       res.destroy();
       return;
     }
     let apiError =
       err instanceof ApiError
         ? err
-        : (fromBodyParser(err as { type?: string }) ??
-          fromValidator(err as ValidatorError, req.path) ??
-          internalError(err));
+        : (fromBodyParser(err as { type?: string }) ?? fromValidator(err as ValidatorError, req.path) ?? internalError(err));
     // A lost or silent database is the service's state, not a fault of this request (DECISIONS.md §2),
     // wherever the handler let it through.
     if (apiError.code === 'internal-error' && isDatabaseUnavailable(apiError.extra.cause ?? err)) {
