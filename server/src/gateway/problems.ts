@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { ApiError, problemBody, type ErrorCode } from '../http/errors.js';
 import { FILE_LAYER_STATUS } from '../http/file-paths.js';
-import { FileLayerError } from '../substrate/local/files/index.js';
+import type { FileLayerError } from '../substrate/local/files/index.js';
 
 /** A refusal of the gateway's own: its status, the API's code for it, and what went wrong. */
 export const refusal = (
