@@ -123,7 +123,7 @@ it('lets a real client join through the edge, and RCON sees and acts on it', asy
   );
 
   expect(await rcon.command('gamemode creative Alice')).toBe("Set Alice's game mode to Creative Mode");
-  // The server's state; flying-squid 1.12 does not tell a 1.21.4 client its own new mode (README "Games").
+  // The server's state; flying-squid 1.12 does not tell a 1.21.4 client its own new mode (docs/games.md).
   expect(await rcon.command('data get entity Alice playerGameType')).toBe(
     'Alice has the following entity data: 1',
   );
