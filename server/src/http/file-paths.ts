@@ -20,7 +20,7 @@ export const FILE_LAYER_STATUS: Readonly<Record<FileLayerCode, number>> = {
 const FILES_ROUTE = /\/resources\/[^/]+\/files(?:\/|$)/;
 
 /** Whether `issue`, on the route `route` (a template or a URL path), is about a file's path. */
-export function isFilePathIssue(route: string, issue: ValidationIssue): boolean {
+export function isFilePathIssue(route: string, issue: { location: string; pointer: string }): boolean {
   if (!FILES_ROUTE.test(route)) return false;
   return issue.location === 'query'
     ? issue.pointer === 'path'
