@@ -5978,47 +5978,71 @@ export type components = {
         /** @description 1 to 256 characters, no control characters (no line breaks). */
         GameMessage: string;
         GameKickAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "kick";
             name: components["schemas"]["GamePlayerName"];
             reason?: components["schemas"]["GameMessage"];
         };
         GameBanAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "ban";
             name: components["schemas"]["GamePlayerName"];
             reason?: components["schemas"]["GameMessage"];
         };
         GamePardonAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "pardon";
             name: components["schemas"]["GamePlayerName"];
         };
         GameOpAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "op";
             name: components["schemas"]["GamePlayerName"];
         };
         GameDeopAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "deop";
             name: components["schemas"]["GamePlayerName"];
         };
         GameGamemodeAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "gamemode";
             name: components["schemas"]["GamePlayerName"];
             /** @enum {string} */
             mode: "survival" | "creative" | "adventure" | "spectator";
         };
         GameWhisperAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "whisper";
             name: components["schemas"]["GamePlayerName"];
             message: components["schemas"]["GameMessage"];
         };
         GameGiveAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "give";
             name: components["schemas"]["GamePlayerName"];
             /** @description A namespaced item id, such as `minecraft:diamond`. */
@@ -6027,11 +6051,14 @@ export type components = {
             count?: number;
         };
         GameBroadcastAction: {
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             kind: "broadcast";
             message: components["schemas"]["GameMessage"];
         };
-        /** @description One action; the fields each `kind` takes are its own (an unlisted field is 400). */
+        /** @description One action; the fields each `kind` takes are its own (an unlisted field is 400). A refusal names only what is wrong for the `kind` given (an unknown `kind` is refused as such). */
         GameActionRequest: components["schemas"]["GameKickAction"] | components["schemas"]["GameBanAction"] | components["schemas"]["GamePardonAction"] | components["schemas"]["GameOpAction"] | components["schemas"]["GameDeopAction"] | components["schemas"]["GameGamemodeAction"] | components["schemas"]["GameWhisperAction"] | components["schemas"]["GameGiveAction"] | components["schemas"]["GameBroadcastAction"];
         GameActionResult: {
             /** @enum {string} */

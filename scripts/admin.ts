@@ -1,17 +1,18 @@
 // `npm run admin -- grant|revoke --email E --permission P [P ...]`, `npm run admin -- users [--json]`,
 // `npm run admin -- domain-connect public-key`, `npm run admin -- local-ca` (the local CA's certificate,
-// made in DATA_DIR if missing):
+// made in DATA_DIR if missing), `npm run admin -- units stop --all | SERVICE`:
 // the operator command (DECISIONS.md §4 "Operator commands"), run on the server machine with the
 // environment of `npm start`. Exit codes: 0 done (also when nothing needed to change), 1 failure,
 // 2 usage or configuration error.
 import { userInfo } from 'node:os';
 import { localCaCertificatePem } from '../server/src/certificates/local-ca.js';
-import { ConfigError, loadConfig, redactUrl } from '../server/src/config.js';
+import { ConfigError, loadConfig, redactUrl, type Config } from '../server/src/config.js';
 import { parseArgs, USAGE, UsageError, type Command } from './admin/args.js';
 import { AdminError, openDatabase, type AdminDatabase } from './admin/database.js';
 import { describeChange, staffTable } from './admin/format.js';
 import { publicKeyZoneLines } from './admin/domain-connect.js';
 import { changePermissions, listStaff } from './admin/staff.js';
+import { stopUnits } from './admin/units.js';
 
 function operatorName(): string {
   try {
@@ -24,7 +25,9 @@ function operatorName(): string {
 async function run(
   command: Exclude<Command, { kind: 'help' | 'domain-connect-public-key' | 'local-ca' }>,
   db: AdminDatabase,
+  config: Config,
 ): Promise<string> {
+  if (command.kind === 'units-stop') return stopUnits(db.sql, config, command.service);
   if (command.kind === 'users') {
     const staff = await listStaff(db.sql);
     return command.json ? JSON.stringify(staff, null, 2) : staffTable(staff);
@@ -82,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
   let db: AdminDatabase | null = null;
   try {
     db = await openDatabase(config, (line) => process.stderr.write(`admin: ${line}\n`));
-    process.stdout.write(`${await run(command, db)}\n`);
+    process.stdout.write(`${await run(command, db, config)}\n`);
     return 0;
   } catch (err) {
     // Expected failures print their message; anything else too, but never with a stack or a password.

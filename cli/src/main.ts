@@ -76,7 +76,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     words = result.path.slice(1).map((c) => c.name);
     await result.runnable.run({ words, args: result.args, options: result.options, globals: result.globals });
-    return ExitCode.ok;
+    // A command that passes on another program's code (`shell` exits with the shell's) sets exitCode;
+    // bin.ts assigns what this returns, so returning 0 here would overwrite it.
+    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.ok;
   } catch (err) {
     if (err instanceof UsageError) {
       const at = err instanceof CommandLineError ? err.words : words;

@@ -38,7 +38,10 @@ export async function runFilesCat(input: ParsedInput): Promise<void> {
 export async function runFilesGet(input: ParsedInput): Promise<void> {
   const [id, resourceId, path, local] = input.args as [string, string, string, string | undefined];
   const { client, quiet } = await clientFor(input);
-  const ticket = await client.fileDownloadTicketCreate({ path: { id, resource_id: resourceId }, body: { path } });
+  const ticket = await client.fileDownloadTicketCreate({
+    path: { id, resource_id: resourceId },
+    body: { path },
+  });
   const url = new URL(`${ticket.base_url}/download`);
   url.searchParams.set('token', ticket.token);
   const response = await send(url, 'GET', {});
@@ -111,8 +114,9 @@ async function refusal(response: IncomingMessage, path: string): Promise<CliErro
   const body = await text(response).catch(() => '');
   let why = '';
   try {
-    const parsed = JSON.parse(body) as { detail?: string; status?: string };
-    why = parsed.detail ?? parsed.status ?? '';
+    // Problem details (DECISIONS.md §2): the code is what a script or a search matches on.
+    const parsed = JSON.parse(body) as { detail?: string; code?: string };
+    why = [parsed.code, parsed.detail].filter(Boolean).join(': ');
   } catch {
     why = '';
   }
@@ -127,7 +131,8 @@ async function refusal(response: IncomingMessage, path: string): Promise<CliErro
 
 /** A pass-through that draws `[####....] 42% 12.3 MiB` on a terminal's stderr for a large transfer. */
 function bar(total: number, quiet: boolean): Transform {
-  const draw = !quiet && process.stderr.isTTY === true && (!Number.isFinite(total) || total >= SHOW_PROGRESS_FROM);
+  const draw =
+    !quiet && process.stderr.isTTY === true && (!Number.isFinite(total) || total >= SHOW_PROGRESS_FROM);
   let done = 0;
   let shown = -1;
   return new Transform({

@@ -106,8 +106,9 @@ describe('writeStream', () => {
     const { text } = await written(from(ROWS), { format: 'table', batch: 2 });
     expect(text.split('\n')).toEqual([
       'ID  ACTION           NESTED',
-      'a   member.added     {"x":1}',
-      'bb  project.created  {"x":[2,3]}',
+      // Nested values as one-line summaries, never JSON (issue 34).
+      'a   member.added     x=1',
+      'bb  project.created  x=2, 3',
       'ccc  organization.updated.with.a.long.name  -',
       '',
     ]);

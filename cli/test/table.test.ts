@@ -17,7 +17,7 @@ describe('renderTable', () => {
       'an object as key/value lines',
       {
         given: { enabled: false, site_key: null, protected_actions: ['login'] },
-        want: 'enabled:            false\nsite_key:           -\nprotected_actions:  ["login"]\n',
+        want: 'enabled:            false\nsite_key:           -\nprotected_actions:  login\n',
       },
     ],
     [
@@ -33,6 +33,31 @@ describe('renderTable', () => {
     ['a scalar', { given: 'hello', want: 'hello\n' }],
     ['newlines in a cell folded', { given: [{ m: 'one\n  two' }], want: 'M\none two\n' }],
     ['an empty object', { given: {}, want: '(empty)\n' }],
+    [
+      "an answer holding a listing: its other fields, then the listing's entries as rows",
+      {
+        given: { path: '/srv', entries: [{ name: 'a', size: 1 }], truncated: false },
+        want: 'path:       /srv\ntruncated:  false\n\nNAME  SIZE\na     1\n',
+      },
+    ],
+    [
+      'the filled list of objects is the listing; other nested values as counts and summaries',
+      {
+        given: {
+          rules: [{ id: 'r1', ports: [25565, 25566], source: { cidr: '0.0.0.0/0', note: null } }],
+          ips: [],
+          enforcement: { active: true, by: { kind: 'nft' } },
+        },
+        want:
+          'ips:          -\nenforcement:  active=true by=(kind=nft)\n\n' +
+          'ID  PORTS         SOURCE\nr1  25565, 25566  cidr=0.0.0.0/0 note=-\n',
+      },
+    ],
+    ['an empty listing, the only list', { given: { rules: [], max: 10 }, want: 'max:  10\n\n(none)\n' }],
+    [
+      'lists of objects in cells counted, never JSON',
+      { given: [{ id: 1, tags: [{ a: 1 }, { a: 2 }] }], want: 'ID  TAGS\n1   2 items\n' },
+    ],
   ])('%s', (_name, { given, want }) => {
     expect(renderTable(given)).toBe(want);
   });

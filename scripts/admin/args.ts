@@ -1,5 +1,5 @@
 // The operator command's arguments: `grant|revoke --email E --permission P [P ...]`, `users [--json]`,
-// `domain-connect public-key`.
+// `domain-connect public-key`, `local-ca`, `units stop --all|SERVICE`.
 import {
   isSystemPermission,
   SYSTEM_PERMISSIONS,
@@ -11,6 +11,7 @@ export type Command =
   | { kind: 'users'; json: boolean }
   | { kind: 'domain-connect-public-key' }
   | { kind: 'local-ca' }
+  | { kind: 'units-stop'; service: string | null }
   | { kind: 'help' };
 
 /** A mistake in the command line: printed with the usage, exit code 2. */
@@ -27,6 +28,9 @@ export const USAGE = `usage: npm run admin -- <command>
                                             DOMAIN_CONNECT_SIGNING_KEY (no database needed)
   local-ca                                  print the local CA's certificate (PEM), which TLS clients
                                             trust to reach the platform's hosts over HTTPS
+  units stop --all | SERVICE                stop every unit, or those of the service instance SERVICE
+                                            (its id), their programs with them; the next \`npm start\`
+                                            starts again those that should run
 
 permissions: ${SYSTEM_PERMISSIONS.join(', ')}, all
 The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one in DATA_DIR.`;
@@ -34,7 +38,7 @@ The database is the one \`npm start\` uses: DATABASE_URL, else the embedded one 
 export function parseArgs(argv: string[]): Command {
   const [command, ...rest] = argv;
   if (command === undefined)
-    throw new UsageError('a command is required (grant, revoke, users, domain-connect or local-ca)');
+    throw new UsageError('a command is required (grant, revoke, users, domain-connect, local-ca or units)');
   if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help' };
   if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help' };
   if (command === 'users') {
@@ -54,8 +58,11 @@ export function parseArgs(argv: string[]): Command {
     if (rest.length > 0) throw new UsageError(`local-ca takes no arguments, got "${rest[0]}"`);
     return { kind: 'local-ca' };
   }
+  if (command === 'units') return unitsCommand(rest);
   if (command !== 'grant' && command !== 'revoke') {
-    throw new UsageError(`unknown command "${command}" (commands: grant, revoke, users, domain-connect, local-ca)`);
+    throw new UsageError(
+      `unknown command "${command}" (commands: grant, revoke, users, domain-connect, local-ca, units)`,
+    );
   }
 
   let email: string | null = null;
@@ -97,4 +104,17 @@ export function parseArgs(argv: string[]): Command {
     ? [...SYSTEM_PERMISSIONS]
     : SYSTEM_PERMISSIONS.filter((p) => words.includes(p));
   return { kind: command, email, permissions };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function unitsCommand(rest: string[]): Command {
+  const [sub, ...args] = rest;
+  if (sub !== 'stop') throw new UsageError('units takes one subcommand: stop --all | SERVICE');
+  if (args.length !== 1) throw new UsageError('units stop takes --all or one service instance id');
+  const [target] = args as [string];
+  if (target === '--all') return { kind: 'units-stop', service: null };
+  if (!UUID.test(target))
+    throw new UsageError(`units stop: "${target}" is not a service instance id (a uuid)`);
+  return { kind: 'units-stop', service: target.toLowerCase() };
 }

@@ -38,7 +38,7 @@
 //   the units on the member not asked); LXD's bare instance GET alone 53-61/s. Since unitStatus reads the
 //   instance's GET beside status.json (not the listing) while every member is online, a loop of driver
 //   calls on the test cluster (load 12-17, not this bench) gave unitStatus 1.7-1.85x and unitState
-//   2.5-2.8x the old unitStatus (README "The LXD substrate").
+//   2.5-2.8x the old unitStatus (docs/substrate.md).
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -134,7 +134,7 @@ export interface LxdFigures {
 
 /** Why the bench cannot run here, or null. */
 export function lxdUnavailable(): string | null {
-  if (!lxdInstalled()) return 'LXD is not installed (README "The LXD substrate")';
+  if (!lxdInstalled()) return 'LXD is not installed (docs/substrate.md)';
   if (process.getuid?.() !== 0) return 'LXD needs root';
   return null;
 }

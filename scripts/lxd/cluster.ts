@@ -1,7 +1,7 @@
 // A real LXD cluster on this machine, on loopback: daemons each with their own LXD_DIR, the first made a
 // cluster with a `dir` storage pool, the others joining it with a token. Tests run the substrate
 // contract suite against it, and `npm run lxd:cluster` starts one for `SUBSTRATE=lxd npm start`.
-// Needs root and Debian's lxd (see README "The LXD substrate"); VMs need vhost_vsock, so units are
+// Needs root and Debian's lxd (see docs/substrate.md); VMs need vhost_vsock, so units are
 // system containers.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the SDK as npm would publish it and proves the tarball works for a stranger: it installs
 # into an empty project outside the monorepo, typechecks a strict NodeNext consumer (exact types,
-# not `any`), and makes one real request. Not part of the vitest suite: it needs npm and the cache.
+# not `any`), makes one real request, and loads it from CommonJS (require) as well as ESM (import). Not part of the vitest suite: it needs npm and the cache.
 #   usage: sdk/scripts/pack-check.sh        (from anywhere; KEEP=1 keeps the temp dir)
 set -euo pipefail
 
@@ -101,5 +101,20 @@ server.listen(0, '127.0.0.1', async () => {
 });
 JS
 node run.mjs
+
+step "load it from CommonJS too (require(esm) through the exports' default condition, Node 20.19+)"
+mkdir "$work/cjs-consumer"
+ln -s "$work/consumer/node_modules" "$work/cjs-consumer/node_modules"
+cat > "$work/cjs-consumer/package.json" <<'JSON'
+{ "name": "sdk-cjs-consumer", "version": "0.0.0", "private": true }
+JSON
+cat > "$work/cjs-consumer/run.cjs" <<'JS'
+const { createClient, isSvcApiError } = require('@svcplatform/sdk');
+const { operations } = require('@svcplatform/sdk/operations');
+if (typeof createClient !== 'function' || typeof isSvcApiError !== 'function') throw new Error('no createClient');
+if (Object.keys(operations).length < 100) throw new Error('no operations');
+console.log(`require ok on node ${process.version}`);
+JS
+(cd "$work/cjs-consumer" && node --no-warnings run.cjs)
 
 step "pack check passed"

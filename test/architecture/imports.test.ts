@@ -55,6 +55,31 @@ describe('import rules', () => {
     expect(joined).toEqual([]);
   });
 
+  it('the lower floors import nothing of a feature: what both sides share lives below them', () => {
+    // Issue 34: edge/control.ts took its report's type from features/external-access, authz read
+    // sessions through features/auth. (dns/ and secrets/ still reach into features/: not yet moved.)
+    const floors = [
+      'server/src/authz/',
+      'server/src/auth/',
+      'server/src/edge/',
+      'server/src/http/',
+      'server/src/db/',
+      'server/src/substrate/',
+      'server/src/gateway/',
+    ];
+    const violations = [...graph].flatMap(([file, targets]) =>
+      floors.some((f) => file.startsWith(f))
+        ? targets.filter((t) => t.startsWith('server/src/features/')).map((t) => `${file} → ${t}`)
+        : [],
+    );
+    expect(violations).toEqual([]);
+  });
+
+  it("the driver-facing file interface owns its types: it imports no driver's module", () => {
+    const targets = graph.get('server/src/substrate/volume-access.ts') ?? [];
+    expect(targets.filter((t) => /^server\/src\/substrate\/(local|lxd)\//.test(t))).toEqual([]);
+  });
+
   it('server code imports no test, script or CLI code', () => {
     const violations = [...graph].flatMap(([file, targets]) =>
       targets.filter((t) => /^(test|scripts|cli)\//.test(t)).map((t) => `${file} → ${t}`),

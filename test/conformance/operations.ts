@@ -9,6 +9,7 @@ import { handlers } from '../../server/src/handlers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { newAccount } from '../support/auth.js';
 import { inShard } from '../support/shards.js';
+import { isFilePathIssue } from '../../server/src/http/file-paths.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { closedObjectSlots, openObjectSchemas, withFieldAt } from './closed-objects.js';
 import { checkProperty } from './property.js';
@@ -17,6 +18,18 @@ import { createResponseChecker, receive, type Received } from './response-check.
 import type { Schema } from './json-schema.js';
 import { createSchemaValidator } from './schema-validator.js';
 import { apiPrefix, loadSpec, schemaResolver, walkOperations, type WalkedOperation } from './spec-walk.js';
+
+/**
+ * The code a request breaking the contract gets: invalid-request, but invalid-path when what broke is a
+ * file's path on a files route (DECISIONS.md §6, §8: unsafe paths are one code, whichever layer finds them).
+ */
+function contractCode(
+  op: { path: string },
+  errors: { location: string; pointer: string }[] | undefined,
+): string {
+  const aboutPath = errors?.length && errors.every((e) => isFilePathIssue(op.path, e));
+  return aboutPath ? 'invalid-path' : 'invalid-request';
+}
 
 const doc = loadSpec();
 const ops = walkOperations(doc);
@@ -220,7 +233,7 @@ export function conformance(shard: number, shards: number): void {
           // Without credentials a protected operation may answer 401 first; the checks above cover it.
           if (!op.requiresAuth) {
             const { code, errors } = problemOf(res);
-            if (res.status !== 400 || code !== 'invalid-request') {
+            if (res.status !== 400 || code !== contractCode(op, errors)) {
               problems.push(`want 400 invalid-request, got ${show(res)}`);
             } else if (errors && !errors.some((e) => e.location === location)) {
               problems.push(`no errors[] entry in ${location}: ${show(res)}`);
@@ -256,8 +269,8 @@ export function conformance(shard: number, shards: number): void {
           const res = await call(op, input, signedIn);
           const problems = checker.violations(op, res);
           const { code, errors } = problemOf(res);
-          if (res.status !== 400 || code !== 'invalid-request') {
-            problems.push(`want 400 invalid-request, got ${show(res)}`);
+          if (res.status !== 400 || code !== contractCode(op, errors)) {
+            problems.push(`want 400 ${contractCode(op, errors)}, got ${show(res)}`);
           } else if (errors && !errors.some((e) => e.location === location)) {
             problems.push(`no errors[] entry in ${location}: ${show(res)}`);
           }

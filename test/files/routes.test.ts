@@ -152,12 +152,9 @@ describe('refusals (nothing changes)', () => {
         () => owner.api.fileDownloadTicketCreate({ path: at(), body: { path: bad } }),
       ]) {
         const got = await outcome(attempt());
-        // A NUL byte in a query string is refused before any route (invalid-field-value); the spec's
-        // pattern refuses a relative path in a body (invalid-request); the rest are the file layer's.
-        expect(got, `${JSON.stringify(bad)} ${String(attempt)}`).toEqual([
-          400,
-          expect.stringMatching(/^invalid-(path|request|field-value)$/),
-        ]);
+        // One code whichever layer refuses: the NUL check every request passes, the spec's pattern
+        // (a relative path in a body) or the file layer (DECISIONS.md §6, §8).
+        expect(got, `${JSON.stringify(bad)} ${String(attempt)}`).toEqual([400, 'invalid-path']);
       }
     }
     for (const bad of ['/a/../keep.txt', '/proc/self/environ', '//dev/null', 'keep.txt']) {

@@ -112,6 +112,12 @@ describe('downloads', () => {
   });
 });
 
+/** The answer's problem details, checked to be sent as application/problem+json. */
+async function problemOf(response: Response): Promise<Record<string, unknown>> {
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  return (await response.json()) as Record<string, unknown>;
+}
+
 describe('file sessions', () => {
   it('uploads and downloads any number of files for 15 minutes, replacing atomically', async () => {
     const ticket = await owner.api.fileSessionTicketCreate({ path: at() });
@@ -134,9 +140,9 @@ describe('file sessions', () => {
     expect(await readFile(join(volume, 'up', 'small.txt'), 'utf8')).toBe('hi');
     expect(await leftovers(join(volume, 'up'))).toEqual([]);
     // Paths follow the file layer's rules.
-    for (const bad of ['/up/../x', '/proc/self/environ', 'relative']) {
+    for (const bad of ['/up/../x', '/proc/self/environ', 'relative', '/a\0b']) {
       const r = await fetch(`${ticket.base_url}/files?path=${encodeURIComponent(bad)}`, { headers: auth });
-      expect(r.status).toBe(400);
+      expect(await problemOf(r)).toMatchObject({ status: 400, code: 'invalid-path' });
     }
     expect((await fetch(`${ticket.base_url}/files?path=/missing/x`, { method: 'PUT', headers: auth, body: 'x' })).status).toBe(404);
     // Without the token, with another scheme, or once the 15 minutes are over: 401.
@@ -148,6 +154,36 @@ describe('file sessions', () => {
       app.clock.advance(-900_001);
     }
     await rm(join(volume, 'up'), { recursive: true });
+  });
+
+  it("answers in the API's error format, with the API's statuses (DECISIONS.md §2, §8)", async () => {
+    const ticket = await owner.api.fileSessionTicketCreate({ path: at() });
+    const auth = { authorization: `Bearer ${ticket.token}` };
+    await mkdir(join(volume, 'adir'));
+    const cases: [Promise<Response>, number, string][] = [
+      [fetch(`${ticket.base_url}/files?path=/adir`, { headers: auth }), 422, 'is-a-directory'],
+      [fetch(`${ticket.base_url}/files?path=/nope.txt`, { headers: auth }), 404, 'not-found'],
+      [fetch(`${ticket.base_url}/files`, { headers: auth }), 400, 'invalid-request'],
+      [fetch(`${ticket.base_url}/files?path=/x`), 401, 'unauthenticated'],
+      [fetch(`${ticket.base_url}/files?path=/x`, { method: 'DELETE', headers: auth }), 405, 'method-not-allowed'],
+      [fetch(`${ticket.base_url}/download?token=nope`), 401, 'unauthenticated'],
+      [fetch(`${ticket.base_url}/elsewhere`), 404, 'not-found'],
+    ];
+    for (const [request, status, code] of cases) {
+      const response = await request;
+      expect(await problemOf(response), `${status} ${code}`).toEqual({
+        type: `/docs/errors#${code}`,
+        title: expect.any(String),
+        status,
+        detail: expect.any(String),
+        code,
+        request_id: response.headers.get('x-request-id'),
+        ...(code === 'invalid-request'
+          ? { errors: [{ location: 'query', pointer: 'path', message: 'is required' }] }
+          : {}),
+      });
+    }
+    await rm(join(volume, 'adir'), { recursive: true });
   });
 
   it('replaces a link with the upload, never writing through it', async () => {

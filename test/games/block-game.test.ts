@@ -123,7 +123,7 @@ it('lets a real client join through the edge, and RCON sees and acts on it', asy
   );
 
   expect(await rcon.command('gamemode creative Alice')).toBe("Set Alice's game mode to Creative Mode");
-  // The server's state; flying-squid 1.12 does not tell a 1.21.4 client its own new mode (README "Games").
+  // The server's state; flying-squid 1.12 does not tell a 1.21.4 client its own new mode (docs/games.md).
   expect(await rcon.command('data get entity Alice playerGameType')).toBe(
     'Alice has the following entity data: 1',
   );
@@ -144,6 +144,24 @@ it('lets a real client join through the edge, and RCON sees and acts on it', asy
   const kicked = new Promise<unknown>((resolve) => bot.once('kicked', resolve));
   expect(await rcon.command('kick Alice too loud')).toBe('Kicked Alice: too loud');
   expect(JSON.stringify(await within('the kick', kicked))).toContain('too loud');
+  await expect.poll(() => rcon.command('list')).toBe('There are 0 of a max of 20 players online: ');
+}, 120_000);
+
+it("shows players the server's own lines without raw colour codes (DECISIONS.md §8)", async () => {
+  const first = await within('Dana joining', join('Dana'), 60_000);
+  const said: string[] = [];
+  first.on('messagestr', (m) => {
+    said.push(m);
+  });
+  const second = await within('Steve joining', join('Steve'), 60_000);
+  try {
+    // flying-squid announces `&eSteve joined the game.`: the code never reaches the client as text.
+    await expect.poll(() => said).toContain('Steve joined the game.');
+    expect(said.filter((m) => /[&§]/.test(m))).toEqual([]);
+  } finally {
+    second.quit();
+    first.quit();
+  }
   await expect.poll(() => rcon.command('list')).toBe('There are 0 of a max of 20 players online: ');
 }, 120_000);
 

@@ -12,7 +12,7 @@ import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
-import { outcome } from '../support/refusal.js';
+import { outcome, refusal } from '../support/refusal.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { startRconPeer, type PeerBehaviour } from './rcon-peer.js';
@@ -228,6 +228,17 @@ describe('refusals', () => {
     expect(res.status).toBe(400);
     expect((await auditEntries(app, orgId)).length).toBe(audits);
     expect(await roster(owner)).toEqual(before);
+  });
+
+  it("names only what is wrong for the kind given, not every other kind's fields (issue 34)", async () => {
+    const bad = await refusal(act(owner, { kind: 'op', name: 'bad name!' }));
+    expect(bad.code).toBe('invalid-request');
+    expect(bad.errors.length).toBeGreaterThan(0);
+    expect(bad.errors.map((e) => e.pointer)).toEqual(bad.errors.map(() => '/name'));
+    const extra = await refusal(act(owner, { kind: 'broadcast', message: 'hi', name: 'Alice' } as Action));
+    expect(extra.errors).toEqual([expect.objectContaining({ location: 'body' })]);
+    const unknown = await refusal(act(owner, { kind: 'dance', name: 'Alice' } as unknown as Action));
+    expect(unknown.errors).toEqual([expect.objectContaining({ pointer: '/kind' })]);
   });
 
   it('answers a Member, a stranger, a product without a console and an unknown id with the same 404', async () => {

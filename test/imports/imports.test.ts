@@ -69,6 +69,8 @@ beforeAll(async () => {
   await writeFile(join(remoteDir, 'site/empty.txt'), '');
   await mkdir(join(remoteDir, 'site/empty-dir'));
   await utimes(join(remoteDir, 'site/index.html'), 1_600_000_000, 1_600_000_000);
+  // Written long before any import: a later import may trust its size and time (not racily clean).
+  await utimes(join(remoteDir, 'site/assets/img/big.bin'), 1_650_000_000, 1_650_000_000);
   // A link on the remote is not followed: it would have led outside the copied tree.
   await writeFile(join(remoteDir, 'secret.txt'), 'outside');
   await symlink('../secret.txt', join(remoteDir, 'site/link-out'));
@@ -178,6 +180,24 @@ describe('copying', () => {
     const { imports } = await owner.api.importList({ path: { id: site.serviceInstanceId } });
     expect(imports[0]!.id).toBe(done.id);
     expect(imports.length).toBe(2);
+  });
+
+  it('copies again a same-size file changed in the second the previous import started (racy clean)', async () => {
+    // The remote writes it now, by the platform's clock: within 2 s of the next import's start.
+    const now = Math.floor(app.clock.now().getTime() / 1000) + 1;
+    await writeFile(join(remoteDir, 'site/racy.txt'), 'aaaa');
+    await utimes(join(remoteDir, 'site/racy.txt'), now, now);
+    expect(await imported({})).toMatchObject({ status: 'succeeded' });
+    expect(await readFile(volume(site, 'racy.txt'), 'utf8')).toBe('aaaa');
+    // Changed again within the same second: the same size, the same whole-second time on the remote.
+    await writeFile(join(remoteDir, 'site/racy.txt'), 'bbbb');
+    await utimes(join(remoteDir, 'site/racy.txt'), now, now);
+    const before = await stat(volume(site, 'assets/img/big.bin'));
+    expect(await imported({})).toMatchObject({ status: 'succeeded' });
+    expect(await readFile(volume(site, 'racy.txt'), 'utf8')).toBe('bbbb');
+    // A file whose time is well before the previous import is still trusted: never written again.
+    expect((await stat(volume(site, 'assets/img/big.bin'))).ino).toBe(before.ino);
+    await rm(join(remoteDir, 'site/racy.txt'));
   });
 
   it('imports from OpenSSH sshd by a name resolved once through DNS_SERVERS', async () => {

@@ -103,7 +103,7 @@ describe('stop, start, restart', () => {
     expect((await app.substrate!.unitStatus(web.primaryResourceId)).state).toBe('stopped');
     expect(await statuses()).toEqual({
       service: 'stopped',
-      resources: { workload: 'stopped', volume: 'running' },
+      resources: { workload: 'stopped', volume: 'stopped' },
     });
 
     // The platform keeps it stopped: the periodic reconcile does not start it again.
@@ -113,7 +113,7 @@ describe('stop, start, restart', () => {
     await powered(owner, 'stop');
     expect(await statuses()).toEqual({
       service: 'stopped',
-      resources: { workload: 'stopped', volume: 'running' },
+      resources: { workload: 'stopped', volume: 'stopped' },
     });
   });
 
@@ -225,7 +225,7 @@ describe('refused, changing nothing', () => {
     await app.worker!.runDue();
     expect(await statuses(s)).toEqual({
       service: 'stopped',
-      resources: { workload: 'stopped', volume: 'running' },
+      resources: { workload: 'stopped', volume: 'stopped' },
     });
     expect((await app.substrate!.unitStatus(s.primaryResourceId)).state).toBe('stopped');
   });

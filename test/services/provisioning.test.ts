@@ -161,6 +161,15 @@ describe('provisioning a VPS', () => {
     ).toBe('succeeded');
   });
 
+  it("leaves colour codes out of a name's slug (DECISIONS.md §8)", async () => {
+    const quake = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: '^1Rocket ^7Arena' });
+    const minecraft = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: '§aGreen &eHills' });
+    const slugs = await Promise.all(
+      [quake, minecraft].map(async (p) => (await owner.api.serviceInstanceGet({ path: { id: p.serviceInstanceId } })).slug),
+    );
+    expect(slugs).toEqual(['rocket-arena', 'green-hills']);
+  });
+
   it('provisions a workload product without an image', async () => {
     const web = await provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Site' });
     const list = await owner.api.serviceInstanceResourceList({ path: { id: web.serviceInstanceId } });
@@ -311,14 +320,14 @@ describe('suspend, resume, end', () => {
     expect((await owner.api.serviceInstanceGet({ path: { id: s.serviceInstanceId } })).status).toBe(
       'suspended',
     );
-    // The resources say what the units do now (issue 17, defect 6).
+    // The resources say what the units do now (issue 17, defect 6), the volume with its unit (§8).
     const statuses = async () =>
       Object.fromEntries(
         (await owner.api.serviceInstanceResourceList({ path: { id: s.serviceInstanceId } })).resources.map(
           (r) => [r.kind, r.status],
         ),
       );
-    expect(await statuses()).toEqual({ virtual_machine: 'stopped', volume: 'running' });
+    expect(await statuses()).toEqual({ virtual_machine: 'stopped', volume: 'stopped' });
     expect(
       await outcome(
         owner.api.vpsReinstall({

@@ -92,6 +92,7 @@ import type * as RunGames from '../run-games.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
+import { fileWriteOverride } from './file-write-command.js';
 import { NON_INTERACTIVE, option, secretOptions } from './sign-in-commands.js';
 
 export interface OperationOverride {
@@ -1017,6 +1018,8 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       (m, _op, input) => m.runScreen(input),
     ),
   },
+
+  fileWrite: fileWriteOverride,
 
   fileRead: {
     term: (word) => `${word} <SERVICE_ID> <RESOURCE_ID> <PATH>`,

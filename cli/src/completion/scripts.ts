@@ -35,16 +35,22 @@ export function completionScript(shell: Shell, table: string, version: string): 
   switch (shell) {
     case 'bash':
       return `${header('bash', version, [
-        'this shell:      source <(svcctl completion bash)',
+        'this shell:      source <(svcctl completion bash)   (completes `svcctl` and `npx svcctl`)',
         'every new shell: svcctl completion bash > ~/.local/share/bash-completion/completions/svcctl',
         '                 (or add the source line to ~/.bashrc)',
       ])}
 ${heredocTable(table)}
 _svcctl() {
   local -a words=()
-  local i word n=0 glue=0
+  local i word n=0 glue=0 first=1
+  # \`npx svcctl ...\`, as the README types it: the words after svcctl. Whatever else npx runs is not
+  # ours: no candidates, so bash's default (file names) applies.
+  if [[ \${COMP_WORDS[0]##*/} == npx ]]; then
+    [[ $COMP_CWORD -ge 2 && \${COMP_WORDS[1]} == svcctl ]] || return 0
+    first=2
+  fi
   # COMP_WORDBREAKS splits --flag=value at "=": the pieces are joined again.
-  for ((i = 1; i <= COMP_CWORD; i++)); do
+  for ((i = first; i <= COMP_CWORD; i++)); do
     word=\${COMP_WORDS[i]}
     if ((glue)); then words[n-1]+=$word; glue=0; continue; fi
     if [[ $word == "=" && $n -gt 0 && \${words[n-1]} == -* ]]; then words[n-1]+="="; glue=1; continue; fi
@@ -59,7 +65,7 @@ _svcctl() {
     COMPREPLY+=("\${line#"$prefix"}")
   done < <({ printf '%s\\n' "\${words[@]}"; _svcctl_table; } | awk -v n="$n" ${engineInSingleQuotes()})
 }
-complete -o default -F _svcctl svcctl
+complete -o default -F _svcctl svcctl npx
 `;
     case 'zsh':
       return `#compdef svcctl
@@ -70,9 +76,13 @@ ${header('zsh', version, [
 ${heredocTable(table)}
 _svcctl() {
   local -a lines cands descs
-  local cur=\${words[CURRENT]} prefix="" line w d
+  local cur=\${words[CURRENT]} prefix="" line w d first=2
+  # \`npx svcctl ...\`: the words after svcctl; whatever else npx runs, file names.
+  if [[ \${words[1]:t} == npx ]]; then
+    if [[ $CURRENT -ge 3 && \${words[2]} == svcctl ]]; then first=3; else _files; return; fi
+  fi
   [[ $cur == -*=* ]] && prefix=\${cur%%=*}=
-  lines=("\${(@f)$({ print -rl -- "\${(@)words[2,CURRENT]}"; _svcctl_table } | awk -v n=$((CURRENT - 1)) ${engineInSingleQuotes()})}")
+  lines=("\${(@f)$({ print -rl -- "\${(@)words[first,CURRENT]}"; _svcctl_table } | awk -v n=$((CURRENT - first + 1)) ${engineInSingleQuotes()})}")
   for line in "\${lines[@]}"; do
     [[ -z $line ]] && continue
     w=\${line%%$'\\t'*}
@@ -91,7 +101,7 @@ _svcctl() {
 if [[ "\${funcstack[1]}" == _svcctl ]]; then
   _svcctl "$@"
 else
-  compdef _svcctl svcctl
+  compdef _svcctl svcctl npx
 fi
 `;
     case 'fish': {
@@ -104,6 +114,10 @@ set -g __svcctl_table \\
 ${rows.map((row) => `  ${fishQuote(row)}`).join(' \\\n')}
 function __svcctl_complete
     set -l words (commandline -opc) (commandline -ct)
+    # \`npx svcctl ...\`: the words after svcctl.
+    if test (basename -- $words[1]) = npx
+        set -e words[1]
+    end
     set -e words[1]
     set -l out (begin; printf '%s\\n' $words; printf '%s\\n' $__svcctl_table; end | awk -v n=(count $words) ${fishQuote(ENGINE)})
     if test (count $out) -eq 0
@@ -113,6 +127,7 @@ function __svcctl_complete
     end
 end
 complete -c svcctl -f -a '(__svcctl_complete)'
+complete -c npx -n 'test (count (commandline -opc)) -ge 2; and test (commandline -opc)[2] = svcctl' -f -a '(__svcctl_complete)'
 `;
     }
   }

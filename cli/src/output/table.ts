@@ -1,5 +1,7 @@
-// The human format: lists as aligned columns, objects as aligned key/value lines. Nested values are
-// shown as compact JSON; anyone who needs them whole uses -o json or -o yaml.
+// The human format: lists as aligned columns, objects as aligned key/value lines. An object holding a
+// listing (`files ls`'s entries, `ports list`'s allocations, `firewall list`'s rules) shows its other
+// fields as key/value lines and the listing's entries as the table's rows. Any other nested value is a
+// count or a one-line summary, never JSON: anyone who needs it whole uses -o json or -o yaml.
 
 const MAX_CELL = 60;
 
@@ -26,8 +28,27 @@ export function renderTable(value: unknown, columns?: readonly Column[]): string
     }
     return value.map((v) => cell(v, Infinity)).join('\n') + '\n';
   }
-  if (isRecord(value)) return keyValues(value);
+  if (isRecord(value)) {
+    const listing = listingOf(value);
+    if (listing === undefined) return keyValues(value);
+    const { [listing]: rows, ...rest } = value;
+    const head = Object.keys(rest).length > 0 ? `${keyValues(rest)}\n` : '';
+    return `${head}${renderTable(rows, columns)}`;
+  }
   return `${cell(value, Infinity)}\n`;
+}
+
+/**
+ * The field of an answer that is its listing: its one list of objects (an empty list counts when it
+ * is the only list; a non-empty one wins over empty ones). None when that is not clear.
+ */
+function listingOf(obj: Record<string, unknown>): string | undefined {
+  const lists = Object.keys(obj).filter((k) => Array.isArray(obj[k]));
+  const ofRecords = lists.filter((k) => (obj[k] as unknown[]).every(isRecord));
+  const filled = ofRecords.filter((k) => (obj[k] as unknown[]).length > 0);
+  if (filled.length === 1) return filled[0];
+  if (filled.length === 0 && lists.length === 1 && ofRecords.length === 1) return lists[0];
+  return undefined;
 }
 
 /** Every key of the rows, in first-seen order, as a column. */
@@ -73,8 +94,27 @@ function cell(v: unknown, max: number): string {
   if (v === null || v === undefined) s = '-';
   else if (typeof v === 'string') s = v.replace(/\s*\n\s*/g, ' ');
   else if (typeof v === 'number' || typeof v === 'boolean') s = String(v);
-  else s = JSON.stringify(v);
+  else s = summary(v);
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/**
+ * A nested value in one line: a list of scalars joined, a list of objects counted, an object's scalar
+ * fields as `key=value` (its own nested values counted in turn).
+ */
+function summary(v: unknown): string {
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '-';
+    if (v.every((x) => !isRecord(x) && !Array.isArray(x))) return v.map((x) => cell(x, Infinity)).join(', ');
+    return `${v.length} ${v.length === 1 ? 'item' : 'items'}`;
+  }
+  if (isRecord(v)) {
+    const parts = Object.entries(v).map(([k, x]) =>
+      isRecord(x) ? `${k}=(${summary(x)})` : `${k}=${cell(x, Infinity)}`,
+    );
+    return parts.length > 0 ? parts.join(' ') : '-';
+  }
+  return String(v);
 }
 
 function pad(s: string, width: number): string {

@@ -34,6 +34,8 @@ function bashComplete(cases: readonly (readonly string[])[]): string[][] {
     `source ${quote(scripts.bash!)}`,
     // What readline does: the words of the line, the cursor's index, then the registered function.
     'fn=$(complete -p svcctl | sed -E "s/.*-F ([^ ]+).*/\\1/")',
+    // `npx svcctl` is completed by the same function.
+    '[[ $(complete -p npx) == *"-F $fn "* ]] || echo "npx is not completed" >&2',
     ...cases.map(
       (words) =>
         `COMP_WORDS=(${words.map(quote).join(' ')}); COMP_CWORD=${words.length - 1}; COMPREPLY=(); "$fn"; printf '%s\\n' "\${COMPREPLY[@]}" "<end>"`,
@@ -70,6 +72,9 @@ describe('bash', () => {
     ['the shells', ['svcctl', 'completion', ''], ['bash', 'zsh', 'fish']],
     ['nothing after --, so files', ['svcctl', 'api', '--', '-'], []],
     ['nothing for a file argument, so files', ['svcctl', 'me', 'avatar', 'set', ''], []],
+    ['npx svcctl, as the README types it', ['npx', 'svcctl', 'or'], ['orgs']],
+    ["npx svcctl's flag values", ['npx', 'svcctl', '-o', ''], ['table', 'json', 'yaml']],
+    ['npx running something else: nothing of ours', ['npx', 'prettier', 'or'], []],
   ])('%s', (_name, words, want) => {
     expect(bashComplete([words])[0]).toEqual(want);
   });
@@ -106,6 +111,7 @@ describe.skipIf(!has('fish'))('fish', () => {
     expect(fish('svcctl -o ')).toEqual(['json', 'table', 'yaml']);
     expect(fish('svcctl --output-format=ya')).toEqual(['--output-format=yaml']);
     expect(fish('svcctl members add ORG --ro').map((l) => l.split('\t')[0])).toEqual(['--role']);
+    expect(fish('npx svcctl operations ').map((l) => l.split('\t')[0])).toEqual(['list', 'show', 'wait']);
   });
 
   it('falls back to file names where it knows nothing', () => {
@@ -125,13 +131,15 @@ describe.skipIf(!has('zsh'))('zsh', () => {
       t svcctl or
       t svcctl --output-format=ya
       t svcctl me avatar set ""
+      t npx svcctl or
     `;
     const r = spawnSync('zsh', ['-f', '-c', program], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
-    expect(r.stdout.split('<end>\n').slice(0, 3)).toEqual([
+    expect(r.stdout.split('<end>\n').slice(0, 4)).toEqual([
       expect.stringMatching(/^-l -d descs -a cands\norgs\norgs {2}-- list, create, [^\n]+\n$/),
       '(compset -P *=)\n-l -d descs -a cands\nyaml\nyaml\n',
       '(files)\n',
+      expect.stringMatching(/^-l -d descs -a cands\norgs\norgs {2}-- list, create, [^\n]+\n$/),
     ]);
   });
 });

@@ -6,7 +6,7 @@
 import { AccessTokenError, verifyAccessToken } from '../auth/crypto/access-tokens.js';
 import { keyedDigest, parseApplicationToken, parsePersonalApiToken, safeEqual } from '../auth/crypto/tokens.js';
 import type { Db } from '../db/client.js';
-import { findLiveSession } from '../features/auth/store.js';
+import { findLiveSession } from '../auth/sessions.js';
 import { bearerToken, unauthenticated } from '../http/authenticate.js';
 import { forbidden, invalidFieldValue } from '../http/errors.js';
 import type { RequestContext } from '../http/handler.js';

@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EdgeReport } from '../features/external-access/live.js';
+import type { EdgeReport } from './report.js';
 
 export interface Control {
   url: string;

@@ -5,7 +5,6 @@
 // minutes). Files are opened through the confined file layer's streams (no link followed, nothing
 // outside the volume); an upload goes to a temporary file in its directory and is renamed over P only
 // once complete and within the volume's size.
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,11 +14,12 @@ import type { Sql } from '../db/client.js';
 import type { Clock } from '../clock.js';
 import type { KeyRing } from '../auth/crypto/signing-keys.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
+import { ApiError, internalError } from '../http/errors.js';
 import { FileLayerError } from '../substrate/local/files/index.js';
 import { isStorageFull, STORAGE_FULL_DETAIL } from '../substrate/storage-full.js';
-import type { ErrorCode } from '../http/errors.js';
 import type { OpenedVolumeFile, VolumeFileAccess } from '../substrate/volume-access.js';
 import type { ConnectionLimits } from './limits.js';
+import { fileProblem, refusal, sendProblem } from './problems.js';
 import { redeemTicket, useFileSession, type RedeemedTicket } from './store.js';
 import { verifyTicket, type TicketClaims } from './tickets.js';
 
@@ -38,40 +38,36 @@ export interface FileTransferDeps {
   inflight: Set<Promise<void>>;
 }
 
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    readonly text: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(text);
-  }
-}
+const unauthorized = (headers: Record<string, string> = {}) =>
+  refusal(
+    401,
+    'unauthenticated',
+    'The ticket is missing, spent, expired or no longer yours to use.',
+    headers,
+  );
 
-const FILE_LAYER_STATUS: Partial<Record<FileLayerError['code'], number>> = {
-  'invalid-path': 400,
-  'not-found': 404,
-  'is-a-directory': 404,
-};
 
 /** Answers the request when it is a file transfer (true); false leaves it to the caller. */
-export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse): boolean {
+export function handleFileTransfer(
+  deps: FileTransferDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+): boolean {
   const url = new URL(req.url ?? '/', 'http://gateway');
   if (url.pathname !== '/download' && url.pathname !== '/files') return false;
   const run = url.pathname === '/download' ? download(deps, req, res, url) : session(deps, req, res, url);
   const settled = run.catch((err: unknown) => {
-    if (err instanceof Refusal) return problem(req, res, err.status, err.code, err.text, err.headers);
-    if (err instanceof FileLayerError) {
-      const status = FILE_LAYER_STATUS[err.code] ?? 409;
-      return problem(req, res, status, status === 404 ? 'not-found' : err.code, err.detail);
-    }
+    if (err instanceof ApiError) return sendProblem(res, err);
+    if (err instanceof FileLayerError) return sendProblem(res, fileProblem(err));
     // The upload's temporary file is gone already (receiveFile discards it): nothing partial stays.
-    if (isStorageFull(err)) return problem(req, res, 507, 'insufficient-storage', STORAGE_FULL_DETAIL, { connection: 'close' });
+    if (isStorageFull(err))
+      return sendProblem(res, refusal(507, 'insufficient-storage', STORAGE_FULL_DETAIL, { connection: 'close' }));
     // No path, message or stack in the log: an error of the file system names host paths.
-    deps.log.error({ code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' }, 'file transfer failed');
-    if (res.headersSent) res.destroy();
-    else problem(req, res, 500, 'internal-error', 'An unexpected error occurred.');
+    deps.log.error(
+      { code: (err as NodeJS.ErrnoException | null)?.code ?? 'unknown' },
+      'file transfer failed',
+    );
+    sendProblem(res, internalError(err));
   });
   deps.inflight.add(settled);
   void settled.finally(() => deps.inflight.delete(settled));
@@ -79,8 +75,14 @@ export function handleFileTransfer(deps: FileTransferDeps, req: IncomingMessage,
 }
 
 async function download(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new Refusal(405, 'method-not-allowed', 'Only GET downloads.', { allow: 'GET' });
-  const claim = await verifyTicket(deps.keys, url.searchParams.get('token') ?? '', 'download', deps.clock.now());
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    throw refusal(405, 'method-not-allowed', 'Downloads are GET (or HEAD).', { allow: 'GET' });
+  const claim = await verifyTicket(
+    deps.keys,
+    url.searchParams.get('token') ?? '',
+    'download',
+    deps.clock.now(),
+  );
   const path = claim?.path;
   if (!claim || path === undefined) throw unauthorized();
   await withSlot(deps, claim, async () => {
@@ -93,14 +95,20 @@ async function download(deps: FileTransferDeps, req: IncomingMessage, res: Serve
 
 async function session(deps: FileTransferDeps, req: IncomingMessage, res: ServerResponse, url: URL) {
   if (req.method !== 'GET' && req.method !== 'PUT' && req.method !== 'HEAD') {
-    throw new Refusal(405, 'method-not-allowed', 'A file session takes GET and PUT.', { allow: 'GET, PUT' });
+    throw refusal(405, 'method-not-allowed', 'A file session takes GET, HEAD and PUT.', {
+      allow: 'GET, PUT',
+    });
   }
   const header = req.headers.authorization ?? '';
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
   const claim = await verifyTicket(deps.keys, token, 'file_session', deps.clock.now());
   if (!claim) throw unauthorized({ 'www-authenticate': 'Bearer' });
   const path = url.searchParams.get('path');
-  if (path === null) throw new Refusal(400, 'invalid-request', 'The query parameter path is missing.');
+  if (path === null) {
+    throw refusal(400, 'invalid-request', 'The query parameter path is missing.', {}, [
+      { location: 'query', pointer: 'path', message: 'is required' },
+    ]);
+  }
   await withSlot(deps, claim, async () => {
     const ticket = await useFileSession(deps.sql, claim, deps.gatewayId, deps.clock.now());
     if (!ticket) throw unauthorized({ 'www-authenticate': 'Bearer' });
@@ -110,8 +118,15 @@ async function session(deps: FileTransferDeps, req: IncomingMessage, res: Server
   });
 }
 
-async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () => Promise<void>): Promise<void> {
-  if (!deps.limits.take(claim.userId, claim.resourceId)) throw new Refusal(429, 'rate-limited', 'Too many transfers at once; retry later.', { 'retry-after': '1' });
+async function withSlot(
+  deps: FileTransferDeps,
+  claim: TicketClaims,
+  work: () => Promise<void>,
+): Promise<void> {
+  if (!deps.limits.take(claim.userId, claim.resourceId))
+    throw refusal(429, 'rate-limited', 'Too many transfers open at once; retry when one ends.', {
+      'retry-after': '1',
+    });
   try {
     await work();
   } finally {
@@ -120,13 +135,24 @@ async function withSlot(deps: FileTransferDeps, claim: TicketClaims, work: () =>
 }
 
 function filesOf(deps: FileTransferDeps, ticket: RedeemedTicket): VolumeFileAccess {
-  const files = typeof ticket.details.volume_id === 'string' ? deps.substrate.volumeFiles(ticket.details.volume_id) : null;
-  if (!files) throw new Refusal(503, 'service-unavailable', 'The volume cannot be reached now.', { 'retry-after': '2' });
+  const files =
+    typeof ticket.details.volume_id === 'string'
+      ? deps.substrate.volumeFiles(ticket.details.volume_id)
+      : null;
+  if (!files)
+    throw refusal(503, 'service-unavailable', "The volume's files cannot be reached now; retry later.", {
+      'retry-after': '2',
+    });
   return files;
 }
 
 /** Streams the file at `path` as the answer (exported for scripts/bench/transfers.ts). */
-export async function sendFile(res: ServerResponse, files: VolumeFileAccess, path: string, headOnly: boolean): Promise<void> {
+export async function sendFile(
+  res: ServerResponse,
+  files: VolumeFileAccess,
+  path: string,
+  headOnly: boolean,
+): Promise<void> {
   const file = await files.streams.openRead(path);
   try {
     res.writeHead(200, {
@@ -152,7 +178,7 @@ export async function sendFile(res: ServerResponse, files: VolumeFileAccess, pat
 
 /** The file's first `size` bytes, a block at a time (a file cut short meanwhile ends early). */
 async function* chunksOf(file: OpenedVolumeFile, size: number): AsyncGenerator<Buffer> {
-  for (let position = 0; position < size; ) {
+  for (let position = 0; position < size;) {
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
     const read = await file.readAt(buffer, position);
     if (read === 0) return;
@@ -193,7 +219,8 @@ export async function receiveFile(
       if (batched >= CHUNK_BYTES) await flush();
     }
     await flush();
-    if (req.readableAborted || !req.complete) throw new Refusal(400, 'invalid-request', 'The upload was cut short.');
+    if (req.readableAborted || !req.complete)
+      throw refusal(400, 'invalid-request', 'The upload was cut short.');
     const entry = await pending.commit();
     committed = true;
     answer(res, 201, entry);
@@ -202,38 +229,23 @@ export async function receiveFile(
   }
 }
 
-function tooLarge(room: number): Refusal {
-  return new Refusal(413, 'payload-too-large', `The upload does not fit in the volume (${Math.max(0, room)} bytes free).`, {
-    connection: 'close',
-  });
+function tooLarge(room: number): ApiError {
+  return refusal(
+    413,
+    'payload-too-large',
+    `The upload does not fit in the volume (${Math.max(0, room)} bytes free).`,
+    {
+      connection: 'close',
+    },
+  );
 }
 
-function unauthorized(headers: Record<string, string> = {}): Refusal {
-  return new Refusal(401, 'unauthenticated', 'The token is unknown, expired or no longer allowed.', headers);
-}
-
-const TITLES: Partial<Record<ErrorCode, string>> = {
-  'insufficient-storage': 'Insufficient storage',
-  'payload-too-large': 'Payload too large',
-  'internal-error': 'Internal error',
-};
-
-/** A refusal as problem+json, as the API answers (DECISIONS.md §2), with the request's id. */
-function problem(
-  req: IncomingMessage,
+function answer(
   res: ServerResponse,
   status: number,
-  code: ErrorCode,
-  detail: string,
+  body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const incoming = req.headers['x-request-id'];
-  const requestId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-  const body = { type: `/docs/errors#${code}`, title: TITLES[code] ?? code, status, detail, code, request_id: requestId };
-  answer(res, status, body, { 'content-type': 'application/problem+json', 'x-request-id': requestId, ...headers });
-}
-
-function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.destroy();
     return;

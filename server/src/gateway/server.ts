@@ -24,6 +24,7 @@ import { bridgeScreen } from './screen-bridge.js';
 import { bridgeShell, PTY_SUBPROTOCOL, sizeOf } from './shell-bridge.js';
 import { handleFileTransfer } from './file-transfers.js';
 import { SWEEP_EVERY_MS, sweepUploadLeftovers } from './upload-leftovers.js';
+import { refusal, sendProblem } from './problems.js';
 import { ConnectionLimits } from './limits.js';
 import { originChecker } from './origin.js';
 import {
@@ -184,7 +185,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return;
     }
     if (!closing && handleFileTransfer(transfers, req, res)) return;
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'not found' }));
+    sendProblem(res, refusal(404, 'not-found', 'No such route.'));
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

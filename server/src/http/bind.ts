@@ -9,6 +9,7 @@ import { authorize, type OperationRule } from '../authz/authorize.js';
 import { resolveCredential } from '../authz/credentials.js';
 import { holdsAnySystemPermission } from '../authz/staff.js';
 import { invalidFieldValue } from './errors.js';
+import { asInvalidPath } from './file-paths.js';
 import type { CallerKind, Deps, Handler, Handlers, RequestContext, UserAuth } from './handler.js';
 import type { Sql, TransactionSql } from '../db/client.js';
 import { claimedContext, claimsOwnKey, idempotent } from '../operations/idempotency.js';
@@ -90,13 +91,15 @@ function nulPointer(value: unknown, pointer = ''): string | null {
 }
 
 /** PostgreSQL text cannot store U+0000: a request that holds one anywhere is refused. */
-function refuseNul(location: 'path' | 'query' | 'body', value: unknown): void {
+function refuseNul(route: string, location: 'path' | 'query' | 'body', value: unknown): void {
   if (!hasNul(value)) return;
   const hit = nulPointer(value)!;
   const pointer = location === 'body' ? hit : hit.slice(1);
-  throw invalidFieldValue('Text must not contain the NUL character (U+0000).', [
-    { location, pointer, message: 'contains U+0000' },
-  ]);
+  const issues = [{ location, pointer, message: 'contains U+0000' }];
+  throw (
+    asInvalidPath(route, issues) ??
+    invalidFieldValue('Text must not contain the NUL character (U+0000).', issues)
+  );
 }
 
 interface Bound {
@@ -216,9 +219,9 @@ export function bindOperations(
   ): Promise<void> {
     res.locals.routeTemplate = bound.path;
     const ctx = new HttpContext(deps, req, res.locals.requestId as string);
-    refuseNul('path', params);
-    refuseNul('query', req.query);
-    refuseNul('body', req.body);
+    refuseNul(bound.path, 'path', params);
+    refuseNul(bound.path, 'query', req.query);
+    refuseNul(bound.path, 'body', req.body);
     let auth = null;
     if (bound.rule) {
       const credential = await resolveCredential(ctx);

@@ -3,6 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from '../db/client.js';
+import { asInvalidPath } from './file-paths.js';
 import { ApiError, internalError, problemBody, serviceUnavailable, type ValidationIssue } from './errors.js';
 
 interface ValidatorError {
@@ -22,22 +23,37 @@ const LOCATIONS: Record<string, ValidationIssue['location']> = {
   header: 'header',
 };
 
-/** `/body/name/0` → body, `/name/0`; `/query/page` → query, `page`. */
+/**
+ * `/body/name/0` → body, `/name/0`; `/query/page` → query, `page`. A path without a location is within
+ * the body: the validator checks a body of a discriminated `oneOf` (a game action's `kind`) with the
+ * branch's own schema, whose paths start at the body.
+ */
 export function toIssue(path: string | undefined, message: string | undefined): ValidationIssue {
   const parts = (path ?? '').replace(/^\.?\/?/, '').split(/[./]/);
-  const location = LOCATIONS[parts[0] ?? ''] ?? 'body';
-  const rest = parts.slice(1);
+  const located = LOCATIONS[parts[0] ?? ''];
+  const location = located ?? 'body';
+  const rest = located ? parts.slice(1) : parts.filter(Boolean);
   const pointer = location === 'body' ? `/${rest.join('/')}`.replace(/\/$/, '') || '/' : rest.join('.');
   return { location, pointer, message: message ?? 'is invalid' };
 }
 
-function fromValidator(err: ValidatorError): ApiError | null {
+/** The validator's refusal of a discriminator value no branch takes: about that body field. */
+function unknownBranch(message: string | undefined): ValidationIssue | null {
+  const m = /^'([^']+)' must be equal to one of the allowed values: (.*)\.$/.exec(message ?? '');
+  return m ? { location: 'body', pointer: `/${m[1]!}`, message: `must be one of: ${m[2]!}` } : null;
+}
+
+function fromValidator(err: ValidatorError, route: string): ApiError | null {
   if (typeof err.status !== 'number' || !('errors' in err) || !Array.isArray(err.errors)) return null;
   switch (err.status) {
-    case 400:
-      return new ApiError(400, 'invalid-request', 'The request does not match the API contract.', {
-        errors: err.errors.map((e) => toIssue(e.path, e.message)),
-      });
+    case 400: {
+      // Unsafe file paths answer one code, whichever layer finds them (file-paths.ts).
+      const errors = err.errors.map((e) => unknownBranch(e.message) ?? toIssue(e.path, e.message));
+      return (
+        asInvalidPath(route, errors) ??
+        new ApiError(400, 'invalid-request', 'The request does not match the API contract.', { errors })
+      );
+    }
     case 404:
       return new ApiError(404, 'not-found', 'No such route.');
     case 405:
@@ -101,7 +117,7 @@ export function problemHandler(log: Logger) {
     let apiError =
       err instanceof ApiError
         ? err
-        : (fromBodyParser(err as { type?: string }) ?? fromValidator(err as ValidatorError) ?? internalError(err));
+        : (fromBodyParser(err as { type?: string }) ?? fromValidator(err as ValidatorError, req.path) ?? internalError(err));
     // A lost or silent database is the service's state, not a fault of this request (DECISIONS.md §2),
     // wherever the handler let it through.
     if (apiError.code === 'internal-error' && isDatabaseUnavailable(apiError.extra.cause ?? err)) {

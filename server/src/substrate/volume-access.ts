@@ -3,16 +3,67 @@
 // (local/files/, the local substrate and an LXD member whose volumes are here) or inside an LXD cluster
 // over an exec stream (lxd/volume-client.ts). Both answer the layer's refusals as FileLayerError.
 import type { Stats } from 'node:fs';
-import type {
-  Attributes,
-  FileContent,
-  FileEntry,
-  IncomingFile,
-  Listing,
-  LocalFileInfo,
-  OpenMode,
-} from './local/files/index.js';
-import type { VolumeTreeEntry } from './local/files/import-target.js';
+
+// The file layer's shapes, owned here so every driver (local/files/, lxd/volume-client.ts) implements this
+// interface without importing another driver's.
+
+export interface FileEntry {
+  kind: 'file' | 'directory';
+  name: string;
+  path: string;
+  modified_at: string | null;
+  size_bytes: number | null;
+}
+
+export interface Listing {
+  path: string;
+  entries: FileEntry[];
+  truncated: boolean;
+}
+
+export interface FileContent {
+  path: string;
+  content: string;
+  size_bytes: number;
+}
+
+export interface OpenMode {
+  read: boolean;
+  write: boolean;
+  append?: boolean;
+  create?: boolean;
+  truncate?: boolean;
+  exclusive?: boolean;
+  /** The mode a created file gets, less the process umask (as open(2) does); default 0644. */
+  createMode?: number;
+}
+
+export interface Attributes {
+  mode?: number;
+  size?: number;
+  atime?: number | Date;
+  mtime?: number | Date;
+}
+
+export interface LocalFileInfo {
+  size: number;
+  /** Whole seconds, as SFTP carries them. */
+  mtimeSec: number;
+}
+
+export interface IncomingFile {
+  /** Writes `bytes` at `position` (chunks may arrive out of order). */
+  write(bytes: Buffer, position: number): Promise<void>;
+  /** Sets the modification time, and renames the file over its name. */
+  commit(mtimeSec: number): Promise<void>;
+  /** Removes the temporary file; the name keeps what it had. */
+  abort(): Promise<void>;
+}
+
+export interface VolumeTreeEntry {
+  path: string;
+  kind: 'file' | 'directory' | 'other';
+}
 
 /** What SFTP shows of an entry: node's Stats carries all of it. */
 export type FileStats = Pick<

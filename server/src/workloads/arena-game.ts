@@ -9,12 +9,11 @@ import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { access, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { GAME_LIBRARY, IOQ3DED } from '../games/arena/install.js';
 import { tinyMap } from '../games/arena/tiny-map.js';
 import { GAME_ENV } from '../games/unit-env.js';
 import { listenAddress, logLine, runConsole } from './console-loop.js';
 
-const IOQ3DED = '/usr/lib/ioquake3/ioq3ded';
-const GAME_LIBRARY = '/usr/lib/ioquake3/baseq3/qagamex86_64.so';
 const GAME_DIR = 'arena';
 
 /** A console value ioquake3 accepts in an info string and cannot break out of its quotes with. */

@@ -5,6 +5,7 @@
 // The world lives on the volume in world/ (DECISIONS.md §8), saved as ./block/world-save.ts says.
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { stripColourCodes } from '../games/colour-codes.js';
 import { GAME_ENV } from '../games/unit-env.js';
 import { startRconServer } from './block/rcon-server.js';
 import { MINECRAFT_VERSION, RCON_PORT } from './block/version.js';
@@ -54,7 +55,13 @@ const serv = flyingSquid.createMCServer({
   version: MINECRAFT_VERSION,
 });
 const vanilla = new VanillaCommands(serv, home, MAX_PLAYERS);
-serv.on('newPlayer', (player) => vanilla.joined(player));
+serv.on('newPlayer', (player) => {
+  // flying-squid writes its own lines with `&` codes (`&eSteve joined the game.`) that a 1.21 client,
+  // sent plain text, shows raw: every line a player is sent goes without them (DECISIONS.md §8).
+  const system = player.system.bind(player);
+  player.system = (message) => system(typeof message === 'string' ? stripColourCodes(message) : message);
+  vanilla.joined(player);
+});
 // Only players past their login have a UUID, the name of their playerdata file.
 const saver = new WorldSaver(() => serv.players.filter((p) => p.uuid) as unknown as PlayerSaver[]);
 const world = new WorldCommands(serv, saver);

@@ -6,6 +6,7 @@ import type { Db } from '../../db/client.js';
 import { addressSpaceOf, unitAddressCandidates } from '../../substrate/local/address.js';
 import type { ProductRow } from '../catalog/store.js';
 import type { SubscriptionStatus } from '../services/store.js';
+import { stripColourCodes } from '../../games/colour-codes.js';
 
 export interface ProjectRef {
   id: string;
@@ -29,9 +30,10 @@ export async function holdProject(db: Db, projectId: string): Promise<ProjectRef
   return row;
 }
 
+/** Colour codes go first: `^1Rocket ^7Arena` is `rocket-arena`, not `1rocket-7arena`. */
 function slugBase(name: string): string {
   return (
-    name
+    stripColourCodes(name)
       .normalize('NFKD')
       .replace(/[\u0300-\u036f]/g, '')
       .toLowerCase()

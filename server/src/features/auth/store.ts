@@ -1,6 +1,10 @@
 // All SQL of sign-in, sessions and passwords.
 import { randomUUID } from 'node:crypto';
+import type { SessionRow } from '../../auth/sessions.js';
 import type { Db } from '../../db/client.js';
+
+// Below the feature (authz reads them for every request); kept reachable here for the feature's own code.
+export { findLiveSession, type SessionRow } from '../../auth/sessions.js';
 
 export interface UserRow {
   id: string;
@@ -9,20 +13,6 @@ export interface UserRow {
   password_hash: string | null;
   name: string;
   language: string;
-}
-
-export interface SessionRow {
-  id: string;
-  user_id: string;
-  created_at: Date;
-  last_used_at: Date;
-  absolute_expires_at: Date;
-  idle_expires_at: Date;
-  user_agent: string | null;
-  ip: string | null;
-  revoked_at: Date | null;
-  /** Moved on by leaving elevation: elevated tokens of an earlier epoch are no longer elevated. */
-  elevation_epoch: number;
 }
 
 export interface RefreshTokenRow {
@@ -171,16 +161,6 @@ export async function revokeUserSessions(
   await db`
     update sessions set revoked_at = ${now}, revoked_reason = ${reason}
     where user_id = ${userId} and revoked_at is null and id is distinct from ${keepSessionId}`;
-}
-
-/** A session that may still be used: not revoked, not past its absolute or idle lifetime. */
-export async function findLiveSession(db: Db, id: string, now: Date): Promise<SessionRow | undefined> {
-  const [row] = await db<SessionRow[]>`
-    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at,
-           elevation_epoch
-    from sessions
-    where id = ${id} and revoked_at is null and absolute_expires_at > ${now} and idle_expires_at > ${now}`;
-  return row;
 }
 
 export async function listLiveSessions(db: Db, userId: string, now: Date): Promise<SessionRow[]> {

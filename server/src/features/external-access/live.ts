@@ -1,19 +1,12 @@
 // The live state of a service's allocations: asked of every live edge (their `control_url`, GET /state)
 // at once, each within about a second. What an edge does not confirm is left out and marks the answer
 // degraded: an omitted allocation is unknown, never healthy (document 2 §4 "Live state").
+import type { EdgeReport, LiveState } from '../../edge/report.js';
 import type { AllocationRow, EdgeRow } from './store.js';
 
 export const EDGE_TIMEOUT_MS = 1_000;
 
-type LiveState = 'normal' | 'pressure' | 'attack';
 const SEVERITY: Record<LiveState, number> = { normal: 0, pressure: 1, attack: 2 };
-
-/** What an edge's control listener answers (server/src/edge/control.ts). */
-export interface EdgeReport {
-  edge_id: string;
-  applied_generation: number;
-  allocations: Record<string, LiveState>;
-}
 
 async function askEdge(edge: EdgeRow, timeoutMs: number): Promise<EdgeReport | null> {
   try {

@@ -75,7 +75,7 @@ export const importHandlers: AreaHandlers<'importList' | 'importStart' | 'import
       if (access.service.status !== 'stopped') {
         throw conflict(
           'service-running',
-          `The service is ${access.service.status}; stop it before importing (svcctl services power ${access.service.id} stop).`,
+          `The service is ${access.service.status}; stop it before importing (svcctl power stop ${access.service.id}).`,
         );
       }
       const volumeId = await store.volumeOf(tx, access.service.id);

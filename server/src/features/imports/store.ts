@@ -93,6 +93,16 @@ export async function insertImport(
   return inserted!;
 }
 
+/** When the volume's import before `row` started (null for its first): the copy's racy-clean line. */
+export async function previousImportStart(db: Db, row: ImportRow): Promise<Date | null> {
+  const [prev] = await db<{ created_at: Date }[]>`
+    select created_at from service_imports
+    where volume_id = ${row.volume_id} and id <> ${row.id}
+      and (created_at, id) < (${row.created_at}, ${row.id})
+    order by created_at desc, id desc limit 1`;
+  return prev?.created_at ?? null;
+}
+
 export async function requestCancel(db: Db, importId: string, now: Date): Promise<ImportRow> {
   const [row] = await db<ImportRow[]>`
     update service_imports i set cancel_requested = true, updated_at = ${now}

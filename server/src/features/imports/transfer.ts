@@ -116,6 +116,12 @@ export interface CopyOptions {
   target: VolumeImportAccess;
   guard: RemoteGuard;
   onProgress(progress: Progress): void;
+  /**
+   * Racy clean (git's rule): SFTP times are whole seconds, so a same-size file changed on the remote in
+   * the second it was copied reads as complete. A local file whose time is this (the previous import's
+   * start, less 2 s of slack, in epoch seconds) or later is copied again. Null: no previous import.
+   */
+  racyFromSec?: number | null;
 }
 
 /** Copies the tree; a stop (cancel, stall) throws ImportStopped, leaving what was complete. */
@@ -133,7 +139,8 @@ export async function copyTree(options: CopyOptions): Promise<void> {
       const file = tree.files[next++]!;
       const path = file.path;
       const local = await target.fileInfo(path);
-      if (local && local.size === file.size && local.mtimeSec === file.mtimeSec) {
+      const racy = options.racyFromSec != null && file.mtimeSec >= options.racyFromSec;
+      if (local && !racy && local.size === file.size && local.mtimeSec === file.mtimeSec) {
         progress.bytes += file.size;
         progress.files += 1;
         options.onProgress(progress);

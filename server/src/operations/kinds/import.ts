@@ -20,6 +20,9 @@ import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
 import { loadPowerState, startUnits, stopUnits, type PowerState } from './power.js';
 
+/** A remote clock a little behind ours still counts a file changed in the previous import's second. */
+const RACY_SLACK_SEC = 2;
+
 interface ImportState {
   power: PowerState;
   row: store.ImportRow;
@@ -116,11 +119,13 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
       tree.files.length,
       ctx.clock.now(),
     );
+    const previous = await store.previousImportStart(ctx.sql, s.row);
     await copyTree({
       sftp: remote.sftp,
       tree,
       target,
       guard,
+      racyFromSec: previous ? Math.floor(previous.getTime() / 1000) - RACY_SLACK_SEC : null,
       onProgress: (p) => {
         latest = p;
         report(p);

@@ -203,7 +203,7 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
    * Whether the unit runs. `direct`: every member is online, so the instance's own GET answers at once
    * (one member's answer); otherwise the cluster's listing, which answers at once for an instance whose
    * member is down (status `Error`), where a direct read would wait ~10 s and fail. The listing asks every
-   * member: it costs two to four times the GET (README "The LXD substrate", the bench's figures).
+   * member: it costs two to four times the GET (docs/substrate.md, the bench's figures).
    */
   async function unitState(unitId: string, direct: boolean): Promise<UnitStatus['state']> {
     const name = instanceName(unitId);

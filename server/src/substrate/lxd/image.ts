@@ -1,5 +1,6 @@
 // The image every unit of the LXD substrate starts from, built on this machine (never downloaded): a
-// busybox-static root filesystem, this machine's Node.js with the libraries it links, and the unit agent
+// busybox-static root filesystem, this machine's Node.js with the libraries it links, the products' native
+// programs where this machine has them (image-programs.ts: ioq3ded), and the unit agent
 // and the catalog's workload programs bundled by esbuild. Its PID 1 is a small supervisor that runs the
 // agent, again when it dies, and stops it (so its workload) when LXD stops the instance.
 //
@@ -16,6 +17,7 @@ import { MINECRAFT_VERSION } from '../../workloads/block/version.js';
 import { isConflict, type LxdClient } from './client.js';
 import { cachedBuild } from '../../process/build-cache.js';
 import { bundleFlyingSquid, FLYING_SQUID_EXTERNAL } from './image-flying-squid.js';
+import { programFiles } from './image-programs.js';
 import { runtimeModuleFiles } from './image-modules.js';
 import { UNIT_ROOT } from './paths.js';
 
@@ -85,10 +87,11 @@ export interface UnitImage {
 
 /** Makes sure the cluster has the unit image; answers its alias. `workDir` holds the build. */
 export async function ensureUnitImage(client: LxdClient, workDir: string): Promise<UnitImage> {
-  const [bundles, squid, modules] = await Promise.all([
+  const [bundles, squid, modules, programs] = await Promise.all([
     bundlePrograms(BUNDLE_CACHE),
     bundleFlyingSquid(FLYING_SQUID_IN_IMAGE, BUNDLE_CACHE, LOCKFILE),
     runtimeModuleFiles(REPO, FLYING_SQUID_EXTERNAL, MINECRAFT_VERSION),
+    programFiles(),
   ]);
   bundles.set(squid.path, squid.text);
   const digest = createHash('sha256');
@@ -102,6 +105,8 @@ export async function ensureUnitImage(client: LxdClient, workDir: string): Promi
     batch.forEach((file, j) => digest.update(file).update(contents[j]!));
   }
   digest.update(`${process.version} ${(await stat(process.execPath)).size} ${(await stat(BUSYBOX)).size}`);
+  // An installed, upgraded or removed product program makes a new image.
+  for (const file of programs) digest.update(`${file} ${(await stat(file)).size}`);
   const alias = `svc-unit-${digest.digest('hex').slice(0, 16)}`;
   if (await client.find(`/1.0/images/aliases/${alias}`)) return { alias };
 
@@ -109,7 +114,7 @@ export async function ensureUnitImage(client: LxdClient, workDir: string): Promi
   const staging = await mkdtemp(join(workDir, 'image-'));
   try {
     const tarball = join(staging, 'image.tar');
-    await stageRootfs(join(staging, 'rootfs'), bundles, modules);
+    await stageRootfs(join(staging, 'rootfs'), bundles, modules, programs);
     await writeFile(
       join(staging, 'metadata.yaml'),
       `architecture: x86_64\ncreation_date: ${Math.floor(Date.now() / 1000)}\nproperties:\n  description: svc unit ${alias}\n  os: busybox\n`,
@@ -183,7 +188,12 @@ async function bundlePrograms(cacheDir: string): Promise<Map<string, string>> {
   return new Map(files.map((f) => [f.path, f.text]));
 }
 
-async function stageRootfs(root: string, bundles: Map<string, string>, modules: string[]): Promise<void> {
+async function stageRootfs(
+  root: string,
+  bundles: Map<string, string>,
+  modules: string[],
+  programs: readonly string[],
+): Promise<void> {
   for (const dir of ['bin', 'sbin', 'usr/bin', 'etc', 'dev', 'proc', 'sys', 'tmp', 'root', 'run', UNIT_ROOT.slice(1)])
     await mkdir(join(root, dir), { recursive: true });
   await chmod(join(root, 'tmp'), 0o1777);
@@ -198,6 +208,10 @@ async function stageRootfs(root: string, bundles: Map<string, string>, modules: 
     const target = join(root, lib);
     await mkdir(dirname(target), { recursive: true });
     await copyFile(lib, target);
+  }
+  for (const file of programs) {
+    await mkdir(join(root, dirname(file)), { recursive: true });
+    await copyFile(file, join(root, file));
   }
   for (const [path, code] of bundles) {
     await mkdir(join(root, dirname(path)), { recursive: true });

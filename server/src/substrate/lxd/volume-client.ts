@@ -11,9 +11,7 @@ import type {
   Listing,
   LocalFileInfo,
   OpenMode,
-} from '../local/files/index.js';
-import type { VolumeTreeEntry } from '../local/files/import-target.js';
-import type {
+  VolumeTreeEntry,
   FileStats,
   NamedFileStats,
   OpenedVolumeFile,

@@ -18,6 +18,8 @@ export interface SquidPlayer {
   position: { x: number; y: number; z: number };
   kick(reason?: string): void;
   chat(message: string): void;
+  /** What `chat` sends through on 1.19+ (signed chat): every line a player is sent. */
+  system(message: unknown): void;
   setGameMode(mode: number): void;
 }
 

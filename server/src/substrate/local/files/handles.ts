@@ -9,32 +9,17 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { VolumeHandleAccess } from '../../volume-access.js';
+import type { OpenMode, Attributes } from '../../volume-access.js';
+// The driver-facing interface owns these; re-exported for the file layer's own users.
+export type { OpenMode, Attributes } from '../../volume-access.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
 /** Linux's O_PATH, which Node does not export. */
 const O_PATH = 0o10000000;
 
-export interface OpenMode {
-  read: boolean;
-  write: boolean;
-  append?: boolean;
-  create?: boolean;
-  truncate?: boolean;
-  exclusive?: boolean;
-  /** The mode a created file gets, less the process umask (as open(2) does); default 0644. */
-  createMode?: number;
-}
-
 export interface NamedStats {
   name: string;
   stats: Stats;
-}
-
-export interface Attributes {
-  mode?: number;
-  size?: number;
-  atime?: number | Date;
-  mtime?: number | Date;
 }
 
 export class VolumeHandles implements VolumeHandleAccess {

@@ -12,30 +12,13 @@ import { parseVolumePath } from './path.js';
 import { VolumeFiles } from './volume-files.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { VolumeImportAccess } from '../../volume-access.js';
+import type { LocalFileInfo, IncomingFile, VolumeTreeEntry } from '../../volume-access.js';
+// The driver-facing interface owns these; re-exported for the file layer's own users.
+export type { LocalFileInfo, IncomingFile, VolumeTreeEntry } from '../../volume-access.js';
 
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_DIRECTORY } = constants;
 /** Temporary files of an import; a delete_extraneous pass never counts them as the customer's. */
 export const IMPORT_TEMP_PREFIX = '.svc-import-';
-
-export interface LocalFileInfo {
-  size: number;
-  /** Whole seconds, as SFTP carries them. */
-  mtimeSec: number;
-}
-
-export interface IncomingFile {
-  /** Writes `bytes` at `position` (chunks may arrive out of order). */
-  write(bytes: Buffer, position: number): Promise<void>;
-  /** Sets the modification time, and renames the file over its name. */
-  commit(mtimeSec: number): Promise<void>;
-  /** Removes the temporary file; the name keeps what it had. */
-  abort(): Promise<void>;
-}
-
-export interface VolumeTreeEntry {
-  path: string;
-  kind: 'file' | 'directory' | 'other';
-}
 
 export class VolumeImportTarget implements VolumeImportAccess {
   private readonly files: VolumeFiles;

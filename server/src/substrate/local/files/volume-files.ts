@@ -15,6 +15,9 @@ import { VolumeHandles } from './handles.js';
 import { VolumeStreams } from './streams.js';
 import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
 import type { VolumeFileAccess } from '../../volume-access.js';
+import type { FileEntry, Listing, FileContent } from '../../volume-access.js';
+// The driver-facing interface owns these; re-exported for the file layer's own users.
+export type { FileEntry, Listing, FileContent } from '../../volume-access.js';
 
 // libuv opens every descriptor close-on-exec already.
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
@@ -25,26 +28,6 @@ const O_PATH = 0o10000000;
 export const MAX_FILE_BYTES = 1024 * 1024;
 /** A listing stops here and says `truncated`. */
 export const MAX_LIST_ENTRIES = 1000;
-
-export interface FileEntry {
-  kind: 'file' | 'directory';
-  name: string;
-  path: string;
-  modified_at: string | null;
-  size_bytes: number | null;
-}
-
-export interface Listing {
-  path: string;
-  entries: FileEntry[];
-  truncated: boolean;
-}
-
-export interface FileContent {
-  path: string;
-  content: string;
-  size_bytes: number;
-}
 
 export class VolumeFiles implements VolumeFileAccess {
   /** Reads and writes of any size, for transfers (streams.ts). */
