@@ -129,9 +129,13 @@ async function requests(port: number, seconds: number): Promise<number> {
 
 /** The edge's forwarder in a process of its own, to the program's ports at `address`. */
 async function edge(address: string): Promise<{ proc: ChildProcess; sink: number; http: number }> {
-  const proc = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--edge', address], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), '--edge', address],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const [line] = (await once(createInterface({ input: proc.stdout! }), 'line')) as [string];
   const [sink, http] = line.split(' ').map(Number) as [number, number];
   return { proc, sink, http };

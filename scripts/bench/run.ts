@@ -20,7 +20,7 @@
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
-//                    [--skip-edge] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
+//                    [--skip-edge] [--skip-confinement] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
 //                    [--skip-lxd] [--skip-validator-cold] [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
@@ -89,6 +89,7 @@ const { values: args } = parseArgs({
     'skip-me': { type: 'boolean', default: false },
     'skip-services': { type: 'boolean', default: false },
     'skip-edge': { type: 'boolean', default: false },
+    'skip-confinement': { type: 'boolean', default: false },
     'skip-dns': { type: 'boolean', default: false },
     'skip-games': { type: 'boolean', default: false },
     'skip-imports': { type: 'boolean', default: false },
@@ -467,6 +468,7 @@ async function main(): Promise<number> {
   if (!args['skip-elevation-cost'] && !quick) await elevationCost();
   if (!args['skip-services'] && !quick) await services();
   if (!args['skip-edge'] && !quick) await edgeSection();
+  if (!args['skip-confinement'] && !quick) await confinementSection();
   if (!args['skip-dns'] && !quick) await dnsSection();
   if (!args['skip-games'] && !quick) await gamesSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
@@ -890,6 +892,26 @@ async function lxdSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('lxd (not measured)');
+  }
+}
+
+/** scripts/bench/confinement.ts: a confined unit against the same program unconfined (floor 0.8). */
+async function confinementSection(): Promise<void> {
+  lines.push('Confinement of a unit (the same program unconfined as the baseline)');
+  try {
+    const { confinementUnavailable, describeConfinement, measureConfinement } =
+      await import('./confinement.js');
+    const problem = confinementUnavailable();
+    if (problem) {
+      lines.push(`  not measured: ${problem}`);
+      return;
+    }
+    const report = describeConfinement(await measureConfinement());
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('confinement (not measured)');
   }
 }
 
