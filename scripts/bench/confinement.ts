@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { forwardTcp } from '../../server/src/edge/forward-tcp.js';
+import { throughput } from './edge.js';
 import {
   confinementProblem,
   prepareUnit,
@@ -33,7 +34,6 @@ const PORTS = { sink: 7001, http: 7002 };
 const HOST_ADDRESS = '127.64.0.251';
 const UNIT_ADDRESS = '100.127.253.1';
 const UNIT_ID = '0b0c0000-0000-4000-8000-00000000be01';
-const CHUNK = Buffer.alloc(64 * 1024, 7);
 
 // The unit's program: a sink and a small HTTP server on its address.
 const PROGRAM = `
@@ -108,20 +108,6 @@ async function start(volume: string, confined: boolean): Promise<{ stop: () => P
   };
 }
 
-async function stream(port: number, ms: number): Promise<number> {
-  const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
-  await once(socket, 'connect');
-  let sent = 0;
-  const started = performance.now();
-  while (performance.now() - started < ms) {
-    if (!socket.write(CHUNK)) await once(socket, 'drain');
-    sent += CHUNK.length;
-  }
-  socket.end();
-  await once(socket, 'close');
-  return sent / ((performance.now() - started) / 1000);
-}
-
 async function requests(port: number, seconds: number): Promise<number> {
   const result = await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 10, duration: seconds });
   return result.requests.average;
@@ -131,7 +117,7 @@ async function requests(port: number, seconds: number): Promise<number> {
 async function edge(address: string): Promise<{ proc: ChildProcess; sink: number; http: number }> {
   const proc = spawn(
     process.execPath,
-    [...process.execArgv, fileURLToPath(import.meta.url), '--edge', address],
+    [...process.execArgv, fileURLToPath(import.meta.url), '--forwarder', address],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -171,7 +157,7 @@ export async function measureConfinement(options: { sliceMs?: number } = {}): Pr
         starts[key].push(unit.ms);
         const forwarder = await edge(confined ? UNIT_ADDRESS : HOST_ADDRESS);
         try {
-          streams[key].push(await stream(forwarder.sink, sliceMs));
+          streams[key].push(await throughput(forwarder.sink, '127.0.0.1', sliceMs));
           reqs[key].push(await requests(forwarder.http, Math.max(1, Math.round(sliceMs / 1000))));
         } finally {
           forwarder.proc.kill();
@@ -207,7 +193,7 @@ export function describeConfinement(m: ConfinementMeasure): { lines: string[]; m
   return { lines, missed };
 }
 
-if (process.argv[2] === '--edge') await runEdge(process.argv[3]!);
+if (process.argv[2] === '--forwarder') await runEdge(process.argv[3]!);
 else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const problem = confinementUnavailable();
   if (problem) {

@@ -33,7 +33,7 @@ async function listen(server: net.Server, host: string): Promise<number> {
 }
 
 /** Bytes per second sent to `port` for `ms` (the server discards them and reports the total at the end). */
-async function throughput(port: number, host: string, ms: number): Promise<number> {
+export async function throughput(port: number, host: string, ms: number): Promise<number> {
   const socket = net.connect({ host, port, noDelay: true });
   await once(socket, 'connect');
   let sent = 0;
