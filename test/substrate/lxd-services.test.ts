@@ -26,6 +26,7 @@ import { closeOf, ConsoleReader } from '../consoles/sockets.js';
 import { ENCODING_RAW, RfbClient } from '../consoles/rfb.js';
 import { readText } from '../consoles/text-cells.js';
 import { refusal } from '../support/refusal.js';
+import { passwordAccess } from '../support/machine-access.js';
 
 const lxdUrl = inject('lxdUrl');
 
@@ -167,7 +168,8 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
       return metadata.devices['port-tcp-22'];
     });
     expect(device).toMatchObject({ type: 'proxy', bind: 'host', connect: expect.stringMatching(/^tcp:127\./) });
-    const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
+    const access = await passwordAccess();
+    await app.substrate!.setMachineAccess(vps.primaryResourceId, vps.volumeResourceId, access.credentials);
     const login = (password: string) =>
       sshRun({ host: app.config.host, port: system!.external_port, username: access.username, password });
     expect(await eventually('a login through the edge', async () => {
