@@ -16,11 +16,15 @@ export const MIN_RSA_BITS = 2048;
 /** The ECDSA curves OpenSSH offers, with the size of an uncompressed point on each (SEC1 0x04 || X || Y). */
 const ECDSA_POINT_BYTES: Record<string, number> = { nistp256: 65, nistp384: 97, nistp521: 133 };
 
+const SUPPORTED = /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa)$/;
+
 /** Parses one key; the answer is the key, or why it is refused (a sentence for the caller). */
 export function parseSshKey(line: string, name?: string): SshKey | string {
+  if (/[\r\n]/.test(line.trim())) return 'must be one line';
   const parts = line.trim().split(/\s+/);
   if (parts.length < 2 || parts[0] === '') return 'must be one OpenSSH public key line: "type base64 [comment]"';
   const [type, encoded] = parts as [string, string];
+  if (!SUPPORTED.test(type)) return 'unsupported key type: use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa';
   const comment = parts.slice(2).join(' ');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return 'the key is not base64';
   const blob = Buffer.from(encoded, 'base64');
