@@ -92,7 +92,9 @@ export async function runVpsSsh(input: ParsedInput): Promise<void> {
   const code = await new Promise<number>((resolve, reject) => {
     const child = spawn(program, args, { stdio: 'inherit' });
     child.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new CliError(err.code === 'ENOENT' ? `${program} is not installed` : `${program}: ${err.message}`)),
+      reject(
+        new CliError(err.code === 'ENOENT' ? `${program} is not installed` : `${program}: ${err.message}`),
+      ),
     );
     child.once('exit', (status, signal) => resolve(status ?? (signal ? 128 : 1)));
   });

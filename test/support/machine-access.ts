@@ -14,5 +14,9 @@ export interface TestAccess {
 
 export async function passwordAccess(authorizedKeys: string[] = []): Promise<TestAccess> {
   const password = newMachinePassword();
-  return { username: 'root', password, credentials: { authorizedKeys, password: await machinePasswordDigest(password) } };
+  return {
+    username: 'root',
+    password,
+    credentials: { authorizedKeys, password: await machinePasswordDigest(password) },
+  };
 }

@@ -47,13 +47,17 @@ beforeAll(async () => {
     signedIn(app, smtp, 'va-billing'),
     signedIn(app, smtp, 'va-stranger'),
   ]);
-  orgId = (await owner.api.organizationCreate({ body: { name: 'Boxes', slug: `boxes-${Date.now().toString(36)}` } })).id;
+  orgId = (
+    await owner.api.organizationCreate({ body: { name: 'Boxes', slug: `boxes-${Date.now().toString(36)}` } })
+  ).id;
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: billing.userId, role: 'billing' } });
-  const projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Boxes', slug: 'boxes' } })).id;
+  const projectId = (
+    await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Boxes', slug: 'boxes' } })
+  ).id;
   vps = await provisionService(staff.elevated, { projectId, productSlug: 'vps-small', name: 'Box' });
-  const system = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations.find(
-    (a) => a.is_system,
-  )!;
+  const system = (
+    await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })
+  ).allocations.find((a) => a.is_system)!;
   ssh = { host: app.config.host, port: system.external_port };
   await edge.caughtUp();
   // The machine's sshd answers (and refuses: nothing lets anyone in yet) before anything is measured.
@@ -80,16 +84,23 @@ const setKeys = (keys: { name?: string; public_key: string }[], c: Caller = owne
 const resetPassword = (c: Caller = owner, key?: string, p = path()) =>
   c.api.vpsAccessRootPasswordReset({ path: p, ...(key ? { header: { 'Idempotency-Key': key } } : {}) });
 const authorizedKeysFile = () =>
-  readFile(join(app.substrateDir, 'volumes', vps.volumeResourceId, 'rootfs', 'root', '.ssh', 'authorized_keys'), 'utf8').catch(
-    () => null,
-  );
+  readFile(
+    join(app.substrateDir, 'volumes', vps.volumeResourceId, 'rootfs', 'root', '.ssh', 'authorized_keys'),
+    'utf8',
+  ).catch(() => null);
 const byKey = (key: KeyPair) => sshByKey(ssh.host, ssh.port, key);
 const byPassword = (password: string) => sshByPassword(ssh.host, ssh.port, password);
 const soon = { timeout: APPLIED_WITHIN_MS, interval: 200 };
 
 describe('a fresh VPS', () => {
   it('answers where its SSH server is, as root, with no password and no keys', async () => {
-    expect(await getAccess()).toEqual({ username: 'root', host: ssh.host, port: ssh.port, password_set: false, ssh_keys: [] });
+    expect(await getAccess()).toEqual({
+      username: 'root',
+      host: ssh.host,
+      port: ssh.port,
+      password_set: false,
+      ssh_keys: [],
+    });
   });
 });
 
@@ -98,7 +109,11 @@ describe('refusals', () => {
     const before = await getAccess();
     const keysBefore = await authorizedKeysFile();
     const key = { public_key: laptop.publicLine };
-    for (const p of [path(vps.volumeResourceId), path(randomUUID()), path(vps.primaryResourceId, randomUUID())]) {
+    for (const p of [
+      path(vps.volumeResourceId),
+      path(randomUUID()),
+      path(vps.primaryResourceId, randomUUID()),
+    ]) {
       expect(await outcome(getAccess(owner, p))).toEqual([404, 'not-found']);
       expect(await outcome(setKeys([key], owner, p))).toEqual([404, 'not-found']);
       expect(await outcome(resetPassword(owner, undefined, p))).toEqual([404, 'not-found']);
@@ -118,11 +133,31 @@ describe('refusals', () => {
     const cases: [string, { name?: string; public_key: string }[], [number, string]][] = [
       ['garbage', [{ public_key: 'not a key' }], [400, 'invalid-field-value']],
       ['rsa of 1024 bits', [{ public_key: rsa1024.publicLine }], [400, 'invalid-field-value']],
-      ['a private key', [{ public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' }], [400, 'invalid-field-value']],
-      ['two lines', [{ public_key: `${laptop.publicLine}\n${desktop.publicLine}` }], [400, 'invalid-field-value']],
-      ['twice', [{ public_key: laptop.publicLine }, { public_key: laptop.publicLine }], [400, 'invalid-field-value']],
-      ['eleven', Array.from({ length: 11 }, () => ({ public_key: laptop.publicLine })), [400, 'invalid-request']],
-      ['a good and a bad one', [{ public_key: laptop.publicLine }, { public_key: 'ssh-rsa AAAA' }], [400, 'invalid-field-value']],
+      [
+        'a private key',
+        [{ public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' }],
+        [400, 'invalid-field-value'],
+      ],
+      [
+        'two lines',
+        [{ public_key: `${laptop.publicLine}\n${desktop.publicLine}` }],
+        [400, 'invalid-field-value'],
+      ],
+      [
+        'twice',
+        [{ public_key: laptop.publicLine }, { public_key: laptop.publicLine }],
+        [400, 'invalid-field-value'],
+      ],
+      [
+        'eleven',
+        Array.from({ length: 11 }, () => ({ public_key: laptop.publicLine })),
+        [400, 'invalid-request'],
+      ],
+      [
+        'a good and a bad one',
+        [{ public_key: laptop.publicLine }, { public_key: 'ssh-rsa AAAA' }],
+        [400, 'invalid-field-value'],
+      ],
     ];
     for (const [, keys, want] of cases) expect(await outcome(setKeys(keys))).toEqual(want);
     expect(await getAccess()).toEqual(before);
@@ -132,11 +167,24 @@ describe('refusals', () => {
 
 describe('keys', () => {
   it('lets the keys set through the API sign in within 5 s, by OpenSSH', async () => {
-    const answer = await setKeys([{ name: 'laptop', public_key: `${laptop.publicLine}` }, { public_key: desktop.publicLine }]);
+    const answer = await setKeys([
+      { name: 'laptop', public_key: `${laptop.publicLine}` },
+      { public_key: desktop.publicLine },
+    ]);
     expect(answer).toMatchObject({ username: 'root', password_set: false });
     expect(answer.ssh_keys).toEqual([
-      { name: 'laptop', type: 'ssh-ed25519', fingerprint: expect.stringMatching(/^SHA256:[A-Za-z0-9+/]{43}$/), public_key: laptop.publicLine.split(' ').slice(0, 2).join(' ') },
-      { name: 'desktop', type: 'ecdsa-sha2-nistp256', fingerprint: expect.stringMatching(/^SHA256:/), public_key: desktop.publicLine.split(' ').slice(0, 2).join(' ') },
+      {
+        name: 'laptop',
+        type: 'ssh-ed25519',
+        fingerprint: expect.stringMatching(/^SHA256:[A-Za-z0-9+/]{43}$/),
+        public_key: laptop.publicLine.split(' ').slice(0, 2).join(' '),
+      },
+      {
+        name: 'desktop',
+        type: 'ecdsa-sha2-nistp256',
+        fingerprint: expect.stringMatching(/^SHA256:/),
+        public_key: desktop.publicLine.split(' ').slice(0, 2).join(' '),
+      },
     ]);
     expect(await getAccess()).toEqual(answer);
     // The session is the machine's root, confined: uid 0 inside.
@@ -179,7 +227,9 @@ describe('the root password', () => {
   it('is audited without secrets', async () => {
     const actions = (await auditEntries(app, orgId)).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['vps.ssh_keys_set', 'vps.root_password_reset']));
-    const everything = JSON.stringify(await app.sql`select * from audit_entries where organization_id = ${orgId}`);
+    const everything = JSON.stringify(
+      await app.sql`select * from audit_entries where organization_id = ${orgId}`,
+    );
     expect(everything).not.toContain(password);
     expect(everything).not.toContain(laptop.publicLine.split(' ')[1]);
     const stored = JSON.stringify(await app.sql`select * from vps_access`);
@@ -192,8 +242,13 @@ describe('the root password', () => {
         path: path(),
         body: { confirm: true, os_image: 'debian-12' },
       });
-      expect((await awaitOperation(owner.api, vps.serviceInstanceId, started.operation_id)).status).toBe('succeeded');
-      expect(await getAccess()).toMatchObject({ password_set: false, ssh_keys: [expect.objectContaining({ name: 'laptop' })] });
+      expect((await awaitOperation(owner.api, vps.serviceInstanceId, started.operation_id)).status).toBe(
+        'succeeded',
+      );
+      expect(await getAccess()).toMatchObject({
+        password_set: false,
+        ssh_keys: [expect.objectContaining({ name: 'laptop' })],
+      });
       // The fresh install boots with a new host key and only the kept key: OpenSSH signs in, the
       // password does not.
       await expect.poll(() => byKey(laptop), { timeout: 30_000, interval: 500 }).toContain('uid=0(root)');

@@ -14,9 +14,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** A key made by ssh-keygen: its public line and the fingerprint ssh-keygen prints. */
 function made(type: string, bits?: number): { line: string; fingerprint: string } {
   const file = join(dir, `${type}-${bits ?? 0}-${(made_ += 1)}`);
-  execFileSync('ssh-keygen', ['-q', '-t', type, ...(bits ? ['-b', String(bits)] : []), '-N', '', '-C', `me@${type}`, '-f', file]);
+  execFileSync('ssh-keygen', [
+    '-q',
+    '-t',
+    type,
+    ...(bits ? ['-b', String(bits)] : []),
+    '-N',
+    '',
+    '-C',
+    `me@${type}`,
+    '-f',
+    file,
+  ]);
   const line = readFileSync(`${file}.pub`, 'utf8').trim();
-  const fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${file}.pub`], { encoding: 'utf8' }).split(' ')[1]!;
+  const fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${file}.pub`], {
+    encoding: 'utf8',
+  }).split(' ')[1]!;
   return { line, fingerprint };
 }
 
@@ -45,13 +58,28 @@ describe('accepted keys', () => {
 describe('refused keys', () => {
   const ed = () => made('ed25519').line.split(' ');
   const cases: [string, { given: () => string; want: RegExp }][] = [
-    ['rsa of 1024 bits', { given: () => made('rsa', 1024).line, want: /2048 bits or more \(this one has 1024\)/ }],
+    [
+      'rsa of 1024 bits',
+      { given: () => made('rsa', 1024).line, want: /2048 bits or more \(this one has 1024\)/ },
+    ],
     ['a private key', { given: () => '-----BEGIN OPENSSH PRIVATE KEY-----', want: /unsupported key type/ }],
-    ['options before the key', { given: () => `command="x" ${ed().join(' ')}`, want: /unsupported key type/ }],
+    [
+      'options before the key',
+      { given: () => `command="x" ${ed().join(' ')}`, want: /unsupported key type/ },
+    ],
     ['not base64', { given: () => 'ssh-ed25519 AAAA$$$', want: /not base64/ }],
     ['a type its blob does not name', { given: () => `ssh-rsa ${ed()[1]}`, want: /does not match its type/ }],
-    ['an unknown type', { given: () => `ssh-dss ${Buffer.from('\0\0\0\x07ssh-dss').toString('base64')}`, want: /unsupported key type/ }],
-    ['a truncated blob', { given: () => `ssh-ed25519 ${ed()[1]!.slice(0, 40)}`, want: /does not match|not an Ed25519/ }],
+    [
+      'an unknown type',
+      {
+        given: () => `ssh-dss ${Buffer.from('\0\0\0\x07ssh-dss').toString('base64')}`,
+        want: /unsupported key type/,
+      },
+    ],
+    [
+      'a truncated blob',
+      { given: () => `ssh-ed25519 ${ed()[1]!.slice(0, 40)}`, want: /does not match|not an Ed25519/ },
+    ],
     ['two lines', { given: () => `${ed().join(' ')}\n${ed().join(' ')}`, want: /one line/ }],
     ['empty', { given: () => ' ', want: /one OpenSSH public key line/ }],
   ];

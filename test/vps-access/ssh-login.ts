@@ -13,7 +13,18 @@ export interface KeyPair {
 
 export async function keyPair(dir: string, name: string, type = 'ed25519', bits?: number): Promise<KeyPair> {
   const file = join(dir, name);
-  await run('ssh-keygen', ['-q', '-t', type, ...(bits ? ['-b', String(bits)] : []), '-N', '', '-C', name, '-f', file]);
+  await run('ssh-keygen', [
+    '-q',
+    '-t',
+    type,
+    ...(bits ? ['-b', String(bits)] : []),
+    '-N',
+    '',
+    '-C',
+    name,
+    '-f',
+    file,
+  ]);
   return { file, publicLine: (await readFile(`${file}.pub`, 'utf8')).trim() };
 }
 
@@ -24,15 +35,24 @@ export const removeDir = (dir: string) => rm(dir, { recursive: true, force: true
 export async function sshByKey(host: string, port: number, key: KeyPair): Promise<string> {
   try {
     return await run('ssh', [
-      '-i', key.file,
-      '-o', 'StrictHostKeyChecking=no',
-      '-o', 'UserKnownHostsFile=/dev/null',
-      '-o', 'BatchMode=yes',
-      '-o', 'IdentitiesOnly=yes',
-      '-o', 'PasswordAuthentication=no',
-      '-o', 'ConnectTimeout=10',
-      '-o', 'LogLevel=ERROR',
-      '-p', String(port),
+      '-i',
+      key.file,
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'PasswordAuthentication=no',
+      '-o',
+      'ConnectTimeout=10',
+      '-o',
+      'LogLevel=ERROR',
+      '-p',
+      String(port),
       `root@${host}`,
       'id',
     ]);

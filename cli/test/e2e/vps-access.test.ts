@@ -7,7 +7,13 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { randomPortPool, startTestEdge, type TestEdge } from '../../../test/support/edge.js';
 import { type Provisioned } from '../../../test/support/services.js';
 import { startTestSmtp, type TestSmtp } from '../../../test/support/smtp.js';
-import { keyPair, keysDir, removeDir, sshByPassword, type KeyPair } from '../../../test/vps-access/ssh-login.js';
+import {
+  keyPair,
+  keysDir,
+  removeDir,
+  sshByPassword,
+  type KeyPair,
+} from '../../../test/vps-access/ssh-login.js';
 import { ExitCode } from '../../src/exit-codes.js';
 import { ensureBuilt } from '../support/build.js';
 import { cliServiceOwner, type CliServiceOwner } from '../support/service-owner.js';
@@ -25,7 +31,9 @@ beforeAll(async () => {
   dir = await keysDir();
   key = await keyPair(dir, 'cli-key');
   smtp = await startTestSmtp();
-  app = await startTestApp({ env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', PORT_POOL: randomPortPool(4) } });
+  app = await startTestApp({
+    env: { SMTP_URL: smtp.url, SOURCE_RATE_LIMIT_SCALE: '1000', PORT_POOL: randomPortPool(4) },
+  });
   edge = await startTestEdge(app);
   const owner = await cliServiceOwner(app, smtp, 'vps-cli', { productSlug: 'vps-small', name: 'Box' });
   ({ svcctl } = owner);
@@ -42,7 +50,23 @@ afterAll(async () => {
 const ids = () => [vps.serviceInstanceId, vps.primaryResourceId];
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
 const sshId = () =>
-  svcctl(['vps', 'ssh', ...ids(), '--', '-i', key.file, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', 'id']);
+  svcctl([
+    'vps',
+    'ssh',
+    ...ids(),
+    '--',
+    '-i',
+    key.file,
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
+    'id',
+  ]);
 
 describe('svcctl vps', () => {
   it('access shows the SSH address; ssh-keys set --file lets `vps ssh` in by key', async () => {
@@ -57,7 +81,10 @@ describe('svcctl vps', () => {
 
     // Within 5 s of the answer (the machine's sshd may still be booting on a loaded host: a little more).
     let out = await sshId();
-    for (const deadline = Date.now() + 20_000; !out.stdout.includes('uid=0(root)') && Date.now() < deadline; ) {
+    for (
+      const deadline = Date.now() + 20_000;
+      !out.stdout.includes('uid=0(root)') && Date.now() < deadline;
+    ) {
       await new Promise((r) => setTimeout(r, 300));
       out = await sshId();
     }
@@ -80,10 +107,12 @@ describe('svcctl vps', () => {
     expect(password).toMatch(/^[A-Za-z0-9_-]{24,}$/);
     expect(r.stderr).toContain('shown this once');
     expect(r.stderr).not.toContain(password);
-    const access = json<{ host: string; port: number; password_set: boolean }>((await svcctl(['vps', 'access', ...ids()])).stdout);
+    const access = json<{ host: string; port: number; password_set: boolean }>(
+      (await svcctl(['vps', 'access', ...ids()])).stdout,
+    );
     expect(access.password_set).toBe(true);
     let out = '';
-    for (const deadline = Date.now() + 5_000; !out.includes('uid=0(root)') && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 5_000; !out.includes('uid=0(root)') && Date.now() < deadline;) {
       out = await sshByPassword(access.host, access.port, password);
     }
     expect(out).toContain('uid=0(root)');

@@ -91,7 +91,10 @@ export function credentialsOf(value: unknown): MachineCredentials {
     throw new Error('credentials: authorizedKeys must be single-line strings');
   }
   const p = v?.password;
-  if (p !== null && (typeof p?.shadow !== 'string' || !/^\$6\$[^:\n]+$/.test(p.shadow) || p.scrypt?.algorithm !== 'scrypt')) {
+  if (
+    p !== null &&
+    (typeof p?.shadow !== 'string' || !/^\$6\$[^:\n]+$/.test(p.shadow) || p.scrypt?.algorithm !== 'scrypt')
+  ) {
     throw new Error('credentials: password must be null or a digest');
   }
   return { authorizedKeys: keys, password: p ?? null };

@@ -20,10 +20,15 @@ interface Machine {
 }
 
 /** The VPS's virtual machine, for a caller who may change the service; anything else is an unknown id. */
-async function requireMachine(db: Db, path: { id: string; resource_id: string }, auth: UserAuth): Promise<Machine> {
+async function requireMachine(
+  db: Db,
+  path: { id: string; resource_id: string },
+  auth: UserAuth,
+): Promise<Machine> {
   const access = await requireService(db, { serviceId: path.id }, auth, 'services.manage');
   const resource = await findResource(db, access.service.id, path.resource_id);
-  if (!resource || access.product_kind !== 'vps' || resource.kind !== 'virtual_machine') throw serviceNotFound();
+  if (!resource || access.product_kind !== 'vps' || resource.kind !== 'virtual_machine')
+    throw serviceNotFound();
   return {
     id: resource.id,
     organizationId: access.organization_id,
@@ -40,7 +45,12 @@ async function accessBody(db: Db, machineId: string, row?: store.AccessRow) {
     host,
     port,
     password_set,
-    ssh_keys: ssh_keys.map(({ name, type, fingerprint, public_key }) => ({ name, type, fingerprint, public_key })),
+    ssh_keys: ssh_keys.map(({ name, type, fingerprint, public_key }) => ({
+      name,
+      type,
+      fingerprint,
+      public_key,
+    })),
   };
 }
 
@@ -54,33 +64,34 @@ function audit(tx: Db, ctx: RequestContext, auth: UserAuth, machine: Machine, ac
   });
 }
 
-export const vpsAccessHandlers: AreaHandlers<'vpsAccessGet' | 'vpsAccessSshKeysSet' | 'vpsAccessRootPasswordReset'> =
-  {
-    async vpsAccessGet({ path, auth, ctx }) {
-      const machine = await requireMachine(ctx.sql, path, auth);
-      return { status: 200, body: await accessBody(ctx.sql, machine.id) };
-    },
+export const vpsAccessHandlers: AreaHandlers<
+  'vpsAccessGet' | 'vpsAccessSshKeysSet' | 'vpsAccessRootPasswordReset'
+> = {
+  async vpsAccessGet({ path, auth, ctx }) {
+    const machine = await requireMachine(ctx.sql, path, auth);
+    return { status: 200, body: await accessBody(ctx.sql, machine.id) };
+  },
 
-    async vpsAccessSshKeysSet({ path, body, auth, ctx }) {
-      const machine = await requireMachine(ctx.sql, path, auth);
-      const keys = keysOf(body.keys);
-      const row = await ctx.sql.begin(async (tx) => {
-        const saved = await store.setKeys(tx, machine.id, keys, ctx.clock.now());
-        await applyMachineAccessLater(tx, machine.id);
-        await audit(tx, ctx, auth, machine, 'vps.ssh_keys_set');
-        return saved;
-      });
-      return { status: 200, body: await accessBody(ctx.sql, machine.id, row) };
-    },
+  async vpsAccessSshKeysSet({ path, body, auth, ctx }) {
+    const machine = await requireMachine(ctx.sql, path, auth);
+    const keys = keysOf(body.keys);
+    const row = await ctx.sql.begin(async (tx) => {
+      const saved = await store.setKeys(tx, machine.id, keys, ctx.clock.now());
+      await applyMachineAccessLater(tx, machine.id);
+      await audit(tx, ctx, auth, machine, 'vps.ssh_keys_set');
+      return saved;
+    });
+    return { status: 200, body: await accessBody(ctx.sql, machine.id, row) };
+  },
 
-    async vpsAccessRootPasswordReset({ path, auth, ctx }) {
-      return idempotent(ctx, auth, 'vpsAccessRootPasswordReset', { path }, async (tx) => {
-        const machine = await requireMachine(tx, path, auth);
-        const password = newMachinePassword();
-        await store.setPassword(tx, machine.id, await machinePasswordDigest(password), ctx.clock.now());
-        await applyMachineAccessLater(tx, machine.id);
-        await audit(tx, ctx, auth, machine, 'vps.root_password_reset');
-        return { status: 200 as const, body: { password } };
-      });
-    },
-  };
+  async vpsAccessRootPasswordReset({ path, auth, ctx }) {
+    return idempotent(ctx, auth, 'vpsAccessRootPasswordReset', { path }, async (tx) => {
+      const machine = await requireMachine(tx, path, auth);
+      const password = newMachinePassword();
+      await store.setPassword(tx, machine.id, await machinePasswordDigest(password), ctx.clock.now());
+      await applyMachineAccessLater(tx, machine.id);
+      await audit(tx, ctx, auth, machine, 'vps.root_password_reset');
+      return { status: 200 as const, body: { password } };
+    });
+  },
+};

@@ -12,14 +12,21 @@ export function keysOf(keys: readonly { name?: string; public_key: string }[]): 
     if (typeof key === 'string') {
       problems.push({ location: 'body', pointer: `/keys/${i}/public_key`, message: key });
     } else if (seen.has(key.fingerprint)) {
-      problems.push({ location: 'body', pointer: `/keys/${i}/public_key`, message: 'this key is listed twice' });
+      problems.push({
+        location: 'body',
+        pointer: `/keys/${i}/public_key`,
+        message: 'this key is listed twice',
+      });
     } else {
       seen.add(key.fingerprint);
       parsed.push(key);
     }
   });
   if (problems.length > 0) {
-    throw invalidFieldValue('Each key must be one OpenSSH public key line of a supported type, listed once.', problems);
+    throw invalidFieldValue(
+      'Each key must be one OpenSSH public key line of a supported type, listed once.',
+      problems,
+    );
   }
   return parsed;
 }

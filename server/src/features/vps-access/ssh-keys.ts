@@ -22,9 +22,11 @@ const SUPPORTED = /^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa)$/;
 export function parseSshKey(line: string, name?: string): SshKey | string {
   if (/[\r\n]/.test(line.trim())) return 'must be one line';
   const parts = line.trim().split(/\s+/);
-  if (parts.length < 2 || parts[0] === '') return 'must be one OpenSSH public key line: "type base64 [comment]"';
+  if (parts.length < 2 || parts[0] === '')
+    return 'must be one OpenSSH public key line: "type base64 [comment]"';
   const [type, encoded] = parts as [string, string];
-  if (!SUPPORTED.test(type)) return 'unsupported key type: use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa';
+  if (!SUPPORTED.test(type))
+    return 'unsupported key type: use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa';
   const comment = parts.slice(2).join(' ');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return 'the key is not base64';
   const blob = Buffer.from(encoded, 'base64');
@@ -41,18 +43,25 @@ export function parseSshKey(line: string, name?: string): SshKey | string {
 function checkBlob(type: string, blob: Buffer): string | null {
   const fields = sshFields(blob);
   if (!fields || fields[0]?.toString('latin1') !== type) return 'the key data does not match its type';
-  if (type === 'ssh-ed25519') return fields.length === 2 && fields[1]!.length === 32 ? null : 'not an Ed25519 key';
+  if (type === 'ssh-ed25519')
+    return fields.length === 2 && fields[1]!.length === 32 ? null : 'not an Ed25519 key';
   if (type.startsWith('ecdsa-sha2-')) {
     const curve = type.slice('ecdsa-sha2-'.length);
     const size = ECDSA_POINT_BYTES[curve];
     if (size === undefined) return `unsupported ECDSA curve ${curve}`;
-    const ok = fields.length === 3 && fields[1]!.toString('latin1') === curve && fields[2]!.length === size && fields[2]![0] === 4;
+    const ok =
+      fields.length === 3 &&
+      fields[1]!.toString('latin1') === curve &&
+      fields[2]!.length === size &&
+      fields[2]![0] === 4;
     return ok ? null : `not an ECDSA ${curve} key`;
   }
   if (type === 'ssh-rsa') {
     if (fields.length !== 3) return 'not an RSA key';
     const bits = bitLength(fields[2]!);
-    return bits >= MIN_RSA_BITS ? null : `RSA keys must have ${MIN_RSA_BITS} bits or more (this one has ${bits})`;
+    return bits >= MIN_RSA_BITS
+      ? null
+      : `RSA keys must have ${MIN_RSA_BITS} bits or more (this one has ${bits})`;
   }
   return 'unsupported key type: use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa';
 }

@@ -16,7 +16,12 @@ const RETRY_WHILE_REBUILDING_MS = 1000;
 const jobKeyOf = (resourceId: string) => `machine-access:${resourceId}`;
 
 export function applyMachineAccessLater(tx: Db, resourceId: string, delayMs = 0): Promise<string> {
-  return enqueue(tx, 'apply_machine_access', { resource_id: resourceId }, { jobKey: jobKeyOf(resourceId), delayMs });
+  return enqueue(
+    tx,
+    'apply_machine_access',
+    { resource_id: resourceId },
+    { jobKey: jobKeyOf(resourceId), delayMs },
+  );
 }
 
 async function applyMachineAccess(payload: ApplyMachineAccessPayload, ctx: TaskContext): Promise<void> {
@@ -28,9 +33,15 @@ async function applyMachineAccess(payload: ApplyMachineAccessPayload, ctx: TaskC
     await applyMachineAccessLater(ctx.sql, machine.id, RETRY_WHILE_REBUILDING_MS);
     return;
   }
-  await ctx.substrate.setMachineAccess(machine.id, machine.volume_id, await machineCredentials(ctx.sql, machine.id));
+  await ctx.substrate.setMachineAccess(
+    machine.id,
+    machine.volume_id,
+    await machineCredentials(ctx.sql, machine.id),
+  );
 }
 
 export const VPS_ACCESS_TASKS = {
-  apply_machine_access: { run: (payload, ctx) => applyMachineAccess(payload as ApplyMachineAccessPayload, ctx) },
+  apply_machine_access: {
+    run: (payload, ctx) => applyMachineAccess(payload as ApplyMachineAccessPayload, ctx),
+  },
 } satisfies AreaTasks;

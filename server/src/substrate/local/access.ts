@@ -91,7 +91,11 @@ export async function writeMachineAccess(
 }
 
 /** Whether the machine on the volume accepts this password (for the LXD agent's SSH server, and tests). */
-export async function checkMachineAccess(volumeDir: string, username: string, password: string): Promise<boolean> {
+export async function checkMachineAccess(
+  volumeDir: string,
+  username: string,
+  password: string,
+): Promise<boolean> {
   const text = await readIfPresent(join(volumeDir, ACCESS_FILE));
   if (text === null) return false;
   const record = JSON.parse(text) as AccessFile;
@@ -111,10 +115,16 @@ export async function machineAuthorizedKeys(volumeDir: string): Promise<string[]
  * root's line of the machine's /etc/shadow, which its sshd checks passwords against (crypt(3)'s SHA-512
  * form, which the image's libcrypt reads); the other accounts' lines stay as the machine has them.
  */
-async function writeShadow(volume: string, hash: string, give: (path: string) => Promise<void>): Promise<void> {
+async function writeShadow(
+  volume: string,
+  hash: string,
+  give: (path: string) => Promise<void>,
+): Promise<void> {
   const path = join(volume, SHADOW);
   await assertInsideVolume(volume, path);
-  const others = ((await readIfPresent(path)) ?? '').split('\n').filter((l) => l !== '' && !l.startsWith('root:'));
+  const others = ((await readIfPresent(path)) ?? '')
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('root:'));
   await writeFileAtomic(path, [`root:${hash}:19000:0:99999:7:::`, ...others].join('\n') + '\n', 0o600);
   await give(path);
 }
