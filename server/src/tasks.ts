@@ -12,18 +12,12 @@ import { isPeriodic, type PeriodicTask, type TaskDefinition, type Tasks } from '
 import { MAIL_TASKS } from './mail/tasks.js';
 import { OPERATION_TASKS } from './operations/tasks.js';
 import { PRUNE_TASKS } from './prune/tasks.js';
-<<<<<<< HEAD
 import { SCHEDULE_TASKS } from './features/schedules/tasks.js';
 import { METRICS_TASKS } from './features/metrics/tasks.js';
-
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS, SCHEDULE_TASKS, METRICS_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS, ...SCHEDULE_TASKS, ...METRICS_TASKS };
-=======
 import { VPS_ACCESS_TASKS } from './features/vps-access/tasks.js';
 
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS, VPS_ACCESS_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS, ...VPS_ACCESS_TASKS };
->>>>>>> 8f13f05 (VPS access: spec (GET access, PUT ssh-keys, POST root-password), migration 0049, handlers, the apply job, driver setMachineAccess on local and LXD, vm_access writes the kept keys and clears the password; ssh2 server accepts authorized keys)
+const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS, SCHEDULE_TASKS, METRICS_TASKS, VPS_ACCESS_TASKS] as const;
+const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS, ...SCHEDULE_TASKS, ...METRICS_TASKS, ...VPS_ACCESS_TASKS };
 
 // A name two areas claim would run one area's handler for the other's jobs: refuse to start.
 const seen = new Set<string>();
