@@ -2605,6 +2605,80 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/service-instances/{id}/resources/{resource_id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show how to sign in to a VPS
+         * @description Where the machine's SSH server is reached (its system allocation), as whom (`root`), whether a root
+         *     password is set and the authorized SSH keys; never a password. Only the `virtual_machine` of a VPS
+         *     service: any other resource, and callers who may not change the service (access as changing it:
+         *     Owners, Admins and Members; a token needs `orders.manage`), get the 404 of an unknown id.
+         */
+        get: operations["vpsAccessGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/access/ssh-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a VPS's authorized SSH keys
+         * @description Replaces root's authorized keys with these (an empty list removes them all): at most 10, each an
+         *     OpenSSH one-line public key (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ecdsa-sha2-nistp384`,
+         *     `ecdsa-sha2-nistp521`, or `ssh-rsa` of 2048 bits or more, optionally followed by a comment); anything
+         *     else, or the same key twice, is 400 `invalid-field-value` naming the entry. `name` defaults to the
+         *     key's comment, else its type. Written into the running machine's `/root/.ssh/authorized_keys` within
+         *     5 seconds and kept across reinstalls (the `vm_access` step writes them into the fresh install).
+         *     Access as `GET .../access`. Audited as `vps.ssh_keys_set` (the fingerprints, never the keys).
+         */
+        put: operations["vpsAccessSshKeysSet"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-instances/{id}/resources/{resource_id}/access/root-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new root password on a VPS
+         * @description Makes a new random root password (24 base64url characters from a CSPRNG, 144 bits), answers it this
+         *     once (the platform keeps only digests of it) and applies it to the machine within 5 seconds, turning
+         *     password sign-in on; the previous password stops working. A reinstall clears it (password sign-in is
+         *     off until it is reset again) and keeps the keys. Access as `GET .../access`. `Idempotency-Key`: a
+         *     retry with the same key answers the same password and sets nothing new. Audited as
+         *     `vps.root_password_reset` (never the password).
+         */
+        post: operations["vpsAccessRootPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/service-instances/{id}/game-subdomains": {
         parameters: {
             query?: never;
@@ -5562,6 +5636,50 @@ export type components = {
             /** Format: uuid */
             service_instance_id: string;
             action: components["schemas"]["PowerActionResult"];
+        };
+        VpsSshKey: {
+            /** @description The name given, else the key's comment, else its type. */
+            name: string;
+            /** @description The key's type as OpenSSH names it (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`, ...). */
+            type: string;
+            /** @description The SHA-256 fingerprint as OpenSSH prints it (`SHA256:` and unpadded base64). */
+            fingerprint: string;
+            /** @description The key as one OpenSSH line (type and base64, without the comment). */
+            public_key: string;
+        };
+        /** @description How to sign in to a VPS's machine over SSH (DECISIONS.md §8 "VPS access"); never a password. */
+        VpsAccess: {
+            /**
+             * @description The account to sign in as.
+             * @enum {string}
+             */
+            username: "root";
+            /** @description The SSH server's external address (the system allocation's IP); null while it has none. */
+            host: string | null;
+            /** @description The SSH server's external port (the system allocation's); null while it has none. */
+            port: number | null;
+            /**
+             * @description Whether root has a password (set by `POST .../access/root-password`); password sign-in works only
+             *     while it is true. A reinstall clears it.
+             */
+            password_set: boolean;
+            /** @description root's authorized keys, in the order they were set. */
+            ssh_keys: components["schemas"]["VpsSshKey"][];
+        };
+        VpsSshKeyInput: {
+            /** @description A name for the key; default its comment, else its type. */
+            name?: string;
+            /** @description An OpenSSH one-line public key (`ssh-ed25519 AAAA... comment`). */
+            public_key: string;
+        };
+        VpsSshKeysSetRequest: {
+            /** @description The new authorized keys (at most 10), replacing all the machine had. */
+            keys: components["schemas"]["VpsSshKeyInput"][];
+        };
+        /** @description The new root password, shown here once and never again. */
+        VpsRootPassword: {
+            /** @description 24 base64url characters (144 random bits). */
+            password: string;
         };
         /** @description A parent domain a game subdomain may be taken under. */
         GameSubdomainZone: {
@@ -10733,6 +10851,114 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    vpsAccessGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The machine's access. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VpsAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    vpsAccessSshKeysSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VpsSshKeysSetRequest"];
+            };
+        };
+        responses: {
+            /** @description The machine's access now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VpsAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    vpsAccessRootPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
+                id: components["parameters"]["ServiceInstanceIdPath"];
+                /** @description The resource's id, of this service instance. */
+                resource_id: components["parameters"]["ResourceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new password, shown once. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VpsRootPassword"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -31,14 +31,14 @@ export interface TokenCreateOptions {
 }
 
 /** Settings whose output format is table unless json or yaml was chosen: stdout being a pipe does not count. */
-async function secretSettings(input: ParsedInput): Promise<Settings> {
+export async function secretSettings(input: ParsedInput): Promise<Settings> {
   const settings = await resolveSettings(input.globals as GlobalFlags, { stdoutIsTTY: true });
   requireSignIn(settings);
   return settings;
 }
 
 /** The once-shown secret on stdout (after the note on stderr), or with json/yaml the whole answer. */
-async function printSecret(settings: Settings, secret: string, answer: unknown, note: string): Promise<void> {
+export async function printSecret(settings: Settings, secret: string, answer: unknown, note: string): Promise<void> {
   if (settings.outputFormat !== 'table') {
     process.stdout.write(await formatValue(answer, settings.outputFormat));
     return;

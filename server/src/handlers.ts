@@ -37,6 +37,7 @@ import { parentDomainHandlers } from './features/parent-domains/handlers.js';
 import { gameHandlers } from './features/games/handlers.js';
 import { consoleHandlers } from './features/consoles/handlers.js';
 import { sftpHandlers } from './features/sftp/handlers.js';
+import { vpsAccessHandlers } from './features/vps-access/handlers.js';
 import { fileHandlers } from './features/files/handlers.js';
 import { sudoHandlers } from './features/sudo/handlers.js';
 import { webauthnHandlers } from './features/sudo/webauthn.js';
@@ -81,5 +82,6 @@ export const handlers: Handlers = {
   ...importHandlers,
   ...consoleHandlers,
   ...sftpHandlers,
+  ...vpsAccessHandlers,
   ...fileHandlers,
 };

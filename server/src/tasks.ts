@@ -14,9 +14,10 @@ import { OPERATION_TASKS } from './operations/tasks.js';
 import { PRUNE_TASKS } from './prune/tasks.js';
 import { SCHEDULE_TASKS } from './features/schedules/tasks.js';
 import { METRICS_TASKS } from './features/metrics/tasks.js';
+import { VPS_ACCESS_TASKS } from './features/vps-access/tasks.js';
 
-const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS, SCHEDULE_TASKS, METRICS_TASKS] as const;
-const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS, ...SCHEDULE_TASKS, ...METRICS_TASKS };
+const AREAS = [MAIL_TASKS, AUTH_TASKS, OPERATION_TASKS, DOMAIN_TASKS, PRUNE_TASKS, BACKUP_TASKS, GAME_SUBDOMAIN_TASKS, CERTIFICATE_TASKS, SCHEDULE_TASKS, METRICS_TASKS, VPS_ACCESS_TASKS] as const;
+const ALL = { ...MAIL_TASKS, ...AUTH_TASKS, ...OPERATION_TASKS, ...DOMAIN_TASKS, ...PRUNE_TASKS, ...BACKUP_TASKS, ...GAME_SUBDOMAIN_TASKS, ...CERTIFICATE_TASKS, ...SCHEDULE_TASKS, ...METRICS_TASKS, ...VPS_ACCESS_TASKS };
 
 // A name two areas claim would run one area's handler for the other's jobs: refuse to start.
 const seen = new Set<string>();

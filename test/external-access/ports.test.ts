@@ -18,6 +18,7 @@ import { outcome } from '../support/refusal.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { sshRun } from '../support/ssh.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { passwordAccess } from '../support/machine-access.js';
 
 let app: TestApp;
 let smtp: TestSmtp;
@@ -232,7 +233,8 @@ describe('forwarding through the edge', () => {
   it("reaches the VPS's SSH server, which accepts only the machine's current credentials", async () => {
     const system = (await list(owner, vps)).allocations[0]!;
     await edge.caughtUp();
-    const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
+    const access = await passwordAccess();
+    await app.substrate!.setMachineAccess(vps.primaryResourceId, vps.volumeResourceId, access.credentials);
     const sshLogin = (password: string) =>
       sshRun({
         host: app.config.host,

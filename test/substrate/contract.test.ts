@@ -15,6 +15,7 @@ import {
 } from '../../server/src/substrate/driver.js';
 import { drivers, eventually, type Probe } from './drivers.js';
 import { connect } from 'node:net';
+import { passwordAccess } from '../support/machine-access.js';
 
 /** What a TCP server at address:port says before it closes; undefined when nothing answers. */
 function readFrom(address: string, port: number): Promise<string | undefined> {
@@ -127,15 +128,14 @@ describe.each(drivers)('$name driver', (subject) => {
     await probe.writeVolumeFile('vol-1', 'rootfs/etc/svc-access.json', '{"old":true}');
     await probe.writeVolumeFile('vol-1', 'rootfs/srv/site/index.html', 'kept');
 
-    const first = await driver.resetMachineAccess('unit-1', 'vol-1');
-    expect(first.username).toBe('root');
-    expect(first.password.length).toBeGreaterThanOrEqual(16);
-    expect(await probe.readVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys')).toBeNull();
+    const first = await passwordAccess();
+    await driver.resetMachineAccess('unit-1', 'vol-1', first.credentials);
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys')).toBe('');
     expect(await probe.readVolumeFile('vol-1', 'rootfs/home/alice/.ssh/authorized_keys')).toBeNull();
     // The old shadow is gone; root's entry is the new password's crypt(3) hash, which the machine's sshd
     // checks (never the password itself).
     const shadow = await probe.readVolumeFile('vol-1', 'rootfs/etc/shadow');
-    expect(shadow).toMatch(/^root:\$6\$[^:]+:/);
+    expect(shadow).toBe(`root:${first.credentials.password!.shadow}:19000:0:99999:7:::\n`);
     expect(shadow).not.toContain('$6$old');
     expect(shadow).not.toContain(first.password);
     expect(await probe.readVolumeFile('vol-1', 'rootfs/srv/site/index.html')).toBe('kept');
@@ -144,12 +144,13 @@ describe.each(drivers)('$name driver', (subject) => {
     expect(access).not.toContain('"old"');
     expect(access).not.toContain(first.password);
 
-    const second = await driver.resetMachineAccess('unit-1', 'vol-1');
-    expect(second.password).not.toBe(first.password);
+    const second = await passwordAccess(['ssh-ed25519 AAAAkept']);
+    await driver.resetMachineAccess('unit-1', 'vol-1', second.credentials);
+    expect(await probe.readVolumeFile('vol-1', 'rootfs/root/.ssh/authorized_keys')).toBe('ssh-ed25519 AAAAkept\n');
     const again = await probe.readVolumeFile('vol-1', 'rootfs/etc/svc-access.json');
     expect(again).not.toBe(access);
     expect(again).not.toContain(second.password);
-    await expect(driver.resetMachineAccess('unit-1', 'never-made')).rejects.toThrow(/does not exist/);
+    await expect(driver.resetMachineAccess('unit-1', 'never-made', second.credentials)).rejects.toThrow(/does not exist/);
   });
 
   it('starts a unit once, stops it and deletes it, keeping the volume', async () => {

@@ -11,6 +11,8 @@ import { createSubstrate } from '../../server/src/substrate/index.js';
 import { createLocalDriver, type LocalDriver } from '../../server/src/substrate/local/driver.js';
 import { pidAlive } from '../../server/src/substrate/local/proc.js';
 import { eventually, kill9, processesOfVolume, processesUnder } from './drivers.js';
+import { passwordAccess } from '../support/machine-access.js';
+import { NO_CREDENTIALS } from '../../server/src/substrate/machine-credentials.js';
 
 const spec = (generation: number): UnitSignalSpec => ({
   unitId: 'unit-1',
@@ -189,22 +191,23 @@ describe('local driver', () => {
     const rootfs = join(dataDir, 'volumes', 'vol-1', 'rootfs');
     await mkdir(join(rootfs, 'home'), { recursive: true });
     await symlink(outside, join(rootfs, 'home', 'evil'));
-    await driver.resetMachineAccess('unit-1', 'vol-1');
+    await driver.resetMachineAccess('unit-1', 'vol-1', NO_CREDENTIALS);
     expect(await readFile(join(outside, '.ssh', 'authorized_keys'), 'utf8')).toBe('operator key');
 
     await rm(join(rootfs, 'etc'), { recursive: true });
     await symlink(outside, join(rootfs, 'etc'));
-    await expect(driver.resetMachineAccess('unit-1', 'vol-1')).rejects.toThrow(/leads outside its volume/);
+    await expect(driver.resetMachineAccess('unit-1', 'vol-1', NO_CREDENTIALS)).rejects.toThrow(/leads outside its volume/);
     await expect(driver.installImage('vol-1', 'debian-12')).rejects.toThrow(/leads outside its volume/);
     expect((await readdir(outside)).sort()).toEqual(['.ssh']);
   });
 
   it('checks the machine login that resetMachineAccess set', async () => {
-    const { username, password } = await driver.resetMachineAccess('unit-1', 'vol-1');
+    const { username, password, credentials } = await passwordAccess();
+    await driver.resetMachineAccess('unit-1', 'vol-1', credentials);
     expect(await driver.checkMachineAccess('vol-1', username, password)).toBe(true);
     expect(await driver.checkMachineAccess('vol-1', username, `${password}x`)).toBe(false);
     expect(await driver.checkMachineAccess('vol-1', 'admin', password)).toBe(false);
-    await driver.resetMachineAccess('unit-1', 'vol-1');
+    await driver.resetMachineAccess('unit-1', 'vol-1', NO_CREDENTIALS);
     expect(await driver.checkMachineAccess('vol-1', username, password)).toBe(false);
   });
 });

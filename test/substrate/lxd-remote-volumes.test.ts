@@ -28,6 +28,7 @@ import { deleteVolume, findVolume } from '../../server/src/substrate/lxd/volumes
 import { volumeDirIn } from '../../server/src/substrate/lxd/paths.js';
 import { VolumeFiles } from '../../server/src/substrate/local/files/index.js';
 import { eventually } from './drivers.js';
+import { passwordAccess } from '../support/machine-access.js';
 
 const lxdUrl = inject('lxdUrl');
 
@@ -436,7 +437,8 @@ describe.skipIf(!lxdUrl)('volumes of an LXD cluster reached over HTTPS', () => {
       );
       return metadata.devices['port-tcp-22'];
     });
-    const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
+    const access = await passwordAccess();
+    await app.substrate!.setMachineAccess(vps.primaryResourceId, vps.volumeResourceId, access.credentials);
     const login = (password: string) =>
       sshRun({ host: app.config.host, port: system!.external_port, username: access.username, password });
     await edge.caughtUp();

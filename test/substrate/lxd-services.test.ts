@@ -26,6 +26,7 @@ import { closeOf, ConsoleReader } from '../consoles/sockets.js';
 import { ENCODING_RAW, RfbClient } from '../consoles/rfb.js';
 import { readText } from '../consoles/text-cells.js';
 import { refusal } from '../support/refusal.js';
+import { keyPair, keysDir, removeDir, sshByKey } from '../vps-access/ssh-login.js';
 
 const lxdUrl = inject('lxdUrl');
 
@@ -167,14 +168,34 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
       return metadata.devices['port-tcp-22'];
     });
     expect(device).toMatchObject({ type: 'proxy', bind: 'host', connect: expect.stringMatching(/^tcp:127\./) });
-    const access = await app.substrate!.resetMachineAccess(vps.primaryResourceId, vps.volumeResourceId);
-    const login = (password: string) =>
-      sshRun({ host: app.config.host, port: system!.external_port, username: access.username, password });
-    expect(await eventually('a login through the edge', async () => {
-      const out = await login(access.password);
-      return out.includes('machine') ? out : undefined;
-    })).toContain(`machine ${vps.primaryResourceId}`);
-    expect(await login('not-the-password')).toBe('client-authentication');
+    // Keys and a password set through the API (DECISIONS.md §8 "VPS access"), written into the volume by
+    // the worker's job and read by the agent's SSH server at each attempt.
+    const machinePath = { id: vps.serviceInstanceId, resource_id: vps.primaryResourceId };
+    const dir = await keysDir();
+    try {
+      const key = await keyPair(dir, 'lxd-key');
+      await owner.api.vpsAccessSshKeysSet({ path: machinePath, body: { keys: [{ public_key: key.publicLine }] } });
+      expect(await eventually('a key login through the edge by OpenSSH', async () => {
+        const out = await sshByKey(app.config.host, system!.external_port, key);
+        return out.includes('machine') ? out : undefined;
+      }, 60_000)).toContain(`machine ${vps.primaryResourceId}`);
+      const login = (password: string) =>
+        sshRun({ host: app.config.host, port: system!.external_port, username: 'root', password });
+      // Password sign-in is off until a password is set.
+      expect(await login('anything')).toBe('client-authentication');
+      const { password } = await owner.api.vpsAccessRootPasswordReset({ path: machinePath });
+      expect(await eventually('a password login through the edge', async () => {
+        const out = await login(password);
+        return out.includes('machine') ? out : undefined;
+      })).toContain(`machine ${vps.primaryResourceId}`);
+      expect(await login('not-the-password')).toBe('client-authentication');
+      await owner.api.vpsAccessSshKeysSet({ path: machinePath, body: { keys: [] } });
+      expect(await eventually('the key refused', async () =>
+        (await sshByKey(app.config.host, system!.external_port, key)) === 'refused' ? true : undefined,
+      )).toBe(true);
+    } finally {
+      await removeDir(dir);
+    }
   });
 
   it("shows the VPS's screen through a gateway ticket: the agent's text screen, drawn in its container", async () => {

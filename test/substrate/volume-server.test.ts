@@ -22,6 +22,7 @@ import {
   type ServerPipe,
 } from '../../server/src/substrate/lxd/volume-session.js';
 import { makeSandbox, SECRET, type Sandbox } from '../files/canary.js';
+import { passwordAccess } from '../support/machine-access.js';
 
 const SERVER = fileURLToPath(
   new URL('../../server/src/substrate/lxd/volume-server/main.ts', import.meta.url),
@@ -236,10 +237,14 @@ describe('the volume server over pipes', () => {
     expect(await readFile(join(box.volume, 'rootfs/etc/os-release'), 'utf8')).toContain('Debian GNU/Linux');
     await mkdir(join(box.volume, 'rootfs/root/.ssh'), { recursive: true });
     await writeFile(join(box.volume, 'rootfs/root/.ssh/authorized_keys'), 'old key');
-    const access = await machine.resetAccess('unit-1');
-    expect(access.username).toBe('root');
+    const access = await passwordAccess();
+    await machine.resetAccess('unit-1', access.credentials);
     expect(await checkMachineAccess(box.volume, 'root', access.password)).toBe(true);
-    expect(await readdir(join(box.volume, 'rootfs/root'))).toEqual([]);
+    expect(await readdir(join(box.volume, 'rootfs/root'))).toEqual(['.ssh']);
+    expect(await readFile(join(box.volume, 'rootfs/root/.ssh/authorized_keys'), 'utf8')).toBe('');
+    await machine.setAccess('unit-1', { authorizedKeys: ['ssh-ed25519 AAAAnew'], password: null });
+    expect(await checkMachineAccess(box.volume, 'root', access.password)).toBe(false);
+    expect(await readFile(join(box.volume, 'rootfs/root/.ssh/authorized_keys'), 'utf8')).toBe('ssh-ed25519 AAAAnew\n');
   });
 
   it('answers an unknown call with a generic failure, and replaces a session that died once', async () => {

@@ -68,6 +68,11 @@
 //   game kick | ban | pardon | op | deop | gamemode | whisper | give | broadcast SERVICE_ID ...   one player
 //                               action each, the kind the command's word (gameActionRun); a status other
 //                               than ok is exit 10 (run-games.ts)
+//   vps ssh-keys set SERVICE_ID RESOURCE_ID --file KEY.pub   the keys read from OpenSSH public key files
+//                               (repeatable), or --none (run-vps.ts)
+//   vps root-password SERVICE_ID RESOURCE_ID   the new password alone on stdout, once; an Idempotency-Key
+//   vps ssh SERVICE_ID RESOURCE_ID [-- SSH_ARGS]   beside `vps access`: runs the system's ssh as root at
+//                               the machine's SSH address, exiting with its code
 //   firewall replace ID RESOURCE_ID --file rules.json   the ruleset from a JSON or YAML file holding
 //                               either the array of rules or {rules: [...]}
 //
@@ -91,6 +96,7 @@ import type * as RunSftp from '../run-sftp.js';
 import type * as RunGames from '../run-games.js';
 import type * as RunSudo from '../run-sudo.js';
 import type * as RunTokens from '../run-tokens.js';
+import type * as RunVps from '../run-vps.js';
 import { accumulateGrant, GRANT_SYNTAX } from '../token-grants.js';
 import { fileWriteOverride } from './file-write-command.js';
 import { NON_INTERACTIVE, option, secretOptions } from './sign-in-commands.js';
@@ -134,6 +140,7 @@ const sftp = () => import('../run-sftp.js');
 const games = () => import('../run-games.js');
 const sudo = () => import('../run-sudo.js');
 const tokens = () => import('../run-tokens.js');
+const vps = () => import('../run-vps.js');
 
 /** A command of its own under the operation's words: its description ends with the route, as generated ones do. */
 function command<M>(
@@ -266,6 +273,11 @@ const WAIT = option(
   '--wait',
   'then wait for the operation to end, showing its progress on stderr (exit 7 when it fails)',
 );
+
+const VPS_ARGS = [
+  { name: 'SERVICE_ID', required: true, description: "the VPS service instance's id (uuid)" },
+  { name: 'RESOURCE_ID', required: true, description: "the virtual machine's resource id (uuid)" },
+] as const;
 
 const IDEMPOTENCY_KEY = option(
   '--idempotency-key',
@@ -811,6 +823,64 @@ export const operationOverrides: Readonly<Record<string, OperationOverride>> = {
       services,
       (m, _op, input) => m.runReinstall(input),
     ),
+  },
+
+  vpsAccessSshKeysSet: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID> --file <file>`,
+    runnable: command<typeof RunVps>(
+      [
+        "Replaces root's authorized keys on the VPS's virtual machine RESOURCE_ID with the keys of the files: each an OpenSSH public key file (~/.ssh/id_ed25519.pub) or an authorized_keys file (one key a line; blank and # lines skipped), - for stdin. --none removes every key. The machine has them within 5 seconds, and keeps them across reinstalls.",
+        '',
+        'Prints the access answer (username, host, port, password_set, ssh_keys with their SHA256 fingerprints).',
+      ].join('\n'),
+      VPS_ARGS,
+      [
+        option('--file', 'an OpenSSH public key file, or - for stdin (repeatable)', { value: '<file>', parse: repeated }),
+        option('--none', 'remove every key'),
+      ],
+      vps,
+      (m, _op, input) => m.runVpsSshKeysSet(input),
+    ),
+  },
+
+  vpsAccessRootPasswordReset: {
+    term: (word) => `${word} [options] <SERVICE_ID> <RESOURCE_ID>`,
+    runnable: command<typeof RunVps>(
+      [
+        "Sets a new random root password on the VPS's virtual machine RESOURCE_ID, turning password sign-in on within 5 seconds; the previous one stops working. A reinstall clears it.",
+        '',
+        SECRET_OUTPUT('the password'),
+      ].join('\n'),
+      VPS_ARGS,
+      [IDEMPOTENCY_KEY],
+      vps,
+      (m, _op, input) => m.runVpsRootPassword(input),
+    ),
+  },
+
+  vpsAccessGet: {
+    runnable: asGenerated,
+    beside: {
+      ssh: {
+        summary: 'Sign in to a VPS with the system ssh',
+        term: (word) => `${word} <SERVICE_ID> <RESOURCE_ID> [-- <ssh args>...]`,
+        runnable: command<typeof RunVps>(
+          [
+            "Runs the system's ssh (OpenSSH; SVCCTL_SSH names another) as root at the machine's SSH address and port (`svcctl vps access`), with the arguments after -- following the destination: options such as -i KEY, then a command to run. Exits with ssh's code.",
+            '',
+            'Sign-in is by a key set with `svcctl vps ssh-keys set`, or by the password of `svcctl vps root-password`.',
+          ].join('\n'),
+          [
+            ...VPS_ARGS,
+            { name: 'SSH_ARGS', required: false, variadic: true, description: "ssh's own options and the command to run, after --" },
+          ],
+          [],
+          vps,
+          (m, _op, input) => m.runVpsSsh(input),
+          'Sign in to a VPS with the system ssh',
+        ),
+      },
+    },
   },
 
   sftpUpdate: {

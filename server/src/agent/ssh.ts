@@ -1,13 +1,14 @@
 // The SSH server of a machine (DECISIONS.md §6 "Network": a VPS's system allocation forwards to port 22
 // of its machine). It listens on the machine's own address and accepts exactly the machine's current
-// credentials (substrate/local/access.ts), read at each attempt: after a reinstall cleared them, the old
-// password fails from outside too. Machines of the local and LXD substrates have no operating system to
-// log in to, so a session answers one line naming the machine and its substrate and closes with status 0.
+// credentials (substrate/local/access.ts: root's authorized keys, and the password while one is set),
+// read at each attempt: after a reinstall cleared them, the old password fails from outside too. It serves
+// machines that run no sshd of their own (LXD's, and a local host that cannot confine): a session answers
+// one line naming the machine and its substrate and closes with status 0.
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import ssh2 from 'ssh2';
 import { readIfPresent, writeFileAtomic } from '../substrate/local/atomic-file.js';
-import { checkMachineAccess } from '../substrate/local/access.js';
+import { checkMachineAccess, machineAuthorizedKeys } from '../substrate/local/access.js';
 import { ROOTFS } from '../substrate/local/layout.js';
 import { assertInsideVolume } from '../substrate/local/volumes.js';
 import type { AgentLog } from './log.js';
@@ -27,6 +28,26 @@ async function hostKey(volumeDir: string): Promise<string> {
   return key;
 }
 
+const METHODS: ssh2.AuthenticationType[] = ['publickey', 'password'];
+
+/**
+ * root's authorized keys (a key query is answered yes for a listed key, a signature is checked against
+ * it), or root's password while one is set; both read from the machine's files at each attempt.
+ */
+async function authenticate(volumeDir: string, ctx: ssh2.AuthContext): Promise<boolean> {
+  if (ctx.username !== 'root') return false;
+  if (ctx.method === 'password') return checkMachineAccess(volumeDir, ctx.username, ctx.password);
+  if (ctx.method !== 'publickey') return false;
+  for (const line of await machineAuthorizedKeys(volumeDir)) {
+    const key = ssh2.utils.parseKey(line);
+    // The blob decides, not the algorithm's name: an RSA key is offered as rsa-sha2-256/512 too.
+    if (key instanceof Error || !key.getPublicSSH().equals(ctx.key.data)) continue;
+    if (!ctx.signature || !ctx.blob) return true;
+    return key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true;
+  }
+  return false;
+}
+
 export interface MachineSsh {
   close(): Promise<void>;
 }
@@ -38,13 +59,9 @@ export async function startMachineSsh(
 ): Promise<MachineSsh> {
   const server = new ssh2.Server({ hostKeys: [await hostKey(machine.volumeDir)] }, (client) => {
     client.on('authentication', (ctx) => {
-      if (ctx.method !== 'password') {
-        ctx.reject(['password']);
-        return;
-      }
-      checkMachineAccess(machine.volumeDir, ctx.username, ctx.password).then(
-        (ok) => (ok ? ctx.accept() : ctx.reject(['password'])),
-        () => ctx.reject(['password']),
+      authenticate(machine.volumeDir, ctx).then(
+        (ok) => (ok ? ctx.accept() : ctx.reject(METHODS)),
+        () => ctx.reject(METHODS),
       );
     });
     client.on('ready', () => {

@@ -44,6 +44,11 @@ export interface IssueCertificatePayload {
   id: string;
 }
 
+export interface ApplyMachineAccessPayload {
+  /** The VPS's virtual_machine resource; its credentials are read from vps_access when the job runs. */
+  resource_id: string;
+}
+
 /** The payload each task takes, for enqueue(). */
 export interface TaskPayloads {
   send_mail: SendMailPayload;
@@ -54,6 +59,7 @@ export interface TaskPayloads {
   delete_backup: DeleteBackupPayload;
   publish_game_subdomain: PublishGameSubdomainPayload;
   issue_certificate: IssueCertificatePayload;
+  apply_machine_access: ApplyMachineAccessPayload;
 
   requeue_stranded_mail: PeriodicPayload;
   prune_rate_limit_buckets: PeriodicPayload;

@@ -4,6 +4,7 @@
 // work twice. The interface speaks the platform's nouns, never a driver's.
 import type { Duplex } from 'node:stream';
 import type { UnitSignalSpec } from '../../../generated/unit-signal.js';
+import type { MachineCredentials } from './machine-credentials.js';
 import type { VolumeFileAccess, VolumeImportAccess } from './volume-access.js';
 
 export type DriverName = 'local' | 'lxd' | 'kubernetes';
@@ -152,12 +153,6 @@ export class SnapshotIntegrityError extends Error {
   }
 }
 
-/** Login material of a machine: the vm_access step replaces it, so old credentials stop working. */
-export interface MachineAccess {
-  username: string;
-  password: string;
-}
-
 export interface SubstrateDriver {
   readonly name: DriverName;
   capabilities(): SubstrateCapabilities;
@@ -173,10 +168,15 @@ export interface SubstrateDriver {
   /** The image installed on the volume, or null for none. */
   installedImage(volumeId: string): Promise<string | null>;
   /**
-   * Clears every credential on the machine's volume and sets fresh ones (the reinstall's vm_access step);
-   * the answer is the only copy of the new password.
+   * Clears every credential on the machine's volume (keys, password hashes, host keys), then writes these
+   * (the vm_access step of provisioning and reinstall: seed §3 "old credentials cleared").
    */
-  resetMachineAccess(unitId: string, volumeId: string): Promise<MachineAccess>;
+  resetMachineAccess(unitId: string, volumeId: string, credentials: MachineCredentials): Promise<void>;
+  /**
+   * Makes root's authorized keys and password on the machine these, running or not (DECISIONS.md §8
+   * "VPS access"): its SSH server reads them at each attempt, so nothing restarts.
+   */
+  setMachineAccess(unitId: string, volumeId: string, credentials: MachineCredentials): Promise<void>;
 
   /** Creates the unit if it is not there and makes it run; a running unit is left as it is. */
   startUnit(unit: UnitSpec): Promise<void>;

@@ -1,11 +1,12 @@
-// Provisioning (POST /admin/subscriptions): the volume, then the machine or workload on it, then its
-// contract, and the operation succeeds when the unit's agent acknowledges that contract.
+// Provisioning (POST /admin/subscriptions): the volume, then the machine or workload on it (a machine's
+// credentials written by vm_access before it boots), then its contract, and the operation succeeds when the unit's agent acknowledges that contract.
 import type { Db } from '../../db/client.js';
 import { awaitAcknowledgement, writeContract } from '../contract.js';
 import type { OperationDefinition } from '../run.js';
 import type { OperationRow } from '../store.js';
 import { loadSubject, unitSpecOf, type ServiceSubject } from './subject.js';
 import { withGameEnv } from '../../games/unit-env.js';
+import { machineCredentials } from '../../features/vps-access/store.js';
 
 interface ProvisionState extends ServiceSubject {
   osImage: string | null;
@@ -31,6 +32,18 @@ export const provision: OperationDefinition<ProvisionState> = {
         if (s.osImage !== null && (await ctx.substrate.installedImage(s.volume.id)) !== s.osImage) {
           await ctx.substrate.installImage(s.volume.id, s.osImage);
         }
+        if (s.unit.kind !== 'virtual_machine') {
+          await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, unitSpecOf(s)));
+        }
+      },
+    },
+    {
+      // A machine boots with only the credentials the platform holds (seed §3 "the vm_access setup step").
+      name: 'vm_access',
+      progress: 45,
+      async run(s, ctx) {
+        if (s.unit.kind !== 'virtual_machine') return;
+        await ctx.substrate.resetMachineAccess(s.unit.id, s.volume.id, await machineCredentials(ctx.sql, s.unit.id));
         await ctx.substrate.startUnit(await withGameEnv(ctx, s.service.id, unitSpecOf(s)));
       },
     },

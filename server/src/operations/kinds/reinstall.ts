@@ -4,6 +4,7 @@
 import type { Db } from '../../db/client.js';
 import { awaitAcknowledgement, writeContract } from '../contract.js';
 import type { OperationDefinition } from '../run.js';
+import { clearPassword, machineCredentials } from '../../features/vps-access/store.js';
 import type { OperationRow } from '../store.js';
 import { loadSubject, unitSpecOf, type ServiceSubject } from './subject.js';
 
@@ -32,8 +33,10 @@ export const reinstall: OperationDefinition<ReinstallState> = {
       name: 'vm_access',
       progress: 75,
       async run(s, ctx) {
-        // The new password is not kept anywhere: the old credentials are what must not survive.
-        await ctx.substrate.resetMachineAccess(s.unit.id, s.volume.id);
+        // Old credentials cleared (seed §3); the customer's keys are kept and the root password is not
+        // (DECISIONS.md §8 "VPS access": they reset it again).
+        await clearPassword(ctx.sql, s.unit.id, ctx.clock.now());
+        await ctx.substrate.resetMachineAccess(s.unit.id, s.volume.id, await machineCredentials(ctx.sql, s.unit.id));
         await ctx.substrate.startUnit(unitSpecOf(s));
       },
     },

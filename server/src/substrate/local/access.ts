@@ -1,17 +1,20 @@
-// Login material of a local machine (the reinstall's vm_access step, seed §3 "old credentials cleared").
-// Every file below that can let someone in is removed, then one fresh root password is set. Only its
-// scrypt digest is written to the volume; the caller's answer is the only copy of the password.
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { spawn } from 'node:child_process';
+// Login material of a local machine (DECISIONS.md §8 "VPS access"; seed §3 "old credentials cleared").
+// The platform's desired credentials are written into the machine's own files, which its sshd reads at
+// each attempt: root's ~/.ssh/authorized_keys and root's line of /etc/shadow (`*`: no password). The
+// access file beside them keeps an scrypt digest for an SSH server of the platform's own (the LXD agent's).
+// What is written is given to the volume root's owner, the machine's mapped root: sshd's StrictModes
+// refuses keys in files its root does not own.
 import { chown, mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { MachineAccess } from '../driver.js';
+import { dirname, join } from 'node:path';
+import type { MachineCredentials, ScryptDigest } from '../machine-credentials.js';
+import { credentialsOf, passwordMatches } from '../machine-credentials.js';
 import { readIfPresent, writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { ROOTFS, type LocalLayout } from './layout.js';
 import { assertInsideVolume, existingVolume, insideVolume } from './volumes.js';
 
 /** Where the machine's access is recorded, relative to the volume. */
 export const ACCESS_FILE = join(ROOTFS, 'etc', 'svc-access.json');
+export const AUTHORIZED_KEYS = join(ROOTFS, 'root', '.ssh', 'authorized_keys');
 
 /**
  * What holds credentials on a machine's volume, relative to it: authorized keys (root's and every user's
@@ -31,51 +34,63 @@ const SHADOW = join(ROOTFS, 'etc', 'shadow');
 const SSH_CONFIG = join(ROOTFS, 'etc', 'ssh');
 
 const USERNAME = 'root';
-// The password is 144 random bits, so no work factor is needed against guessing it; scrypt at its usual
-// cost (16 MiB, tens of ms) is kept so a digest never becomes a cheap oracle if passwords change source.
-const SCRYPT: Required<Pick<ScryptOptions, 'N' | 'r' | 'p'>> = { N: 2 ** 14, r: 8, p: 1 };
-const KEY_BYTES = 32;
 
 interface AccessFile {
   unitId: string;
   username: string;
-  password: { algorithm: 'scrypt'; N: number; r: number; p: number; salt: string; hash: string };
-  createdAt: string;
+  password: ScryptDigest | null;
+  updatedAt: string;
 }
 
+/** The vm_access step: every credential on the volume removed, then only the platform's written. */
 export async function resetMachineAccess(
   layout: LocalLayout,
   unitId: string,
   volumeId: string,
-): Promise<MachineAccess> {
+  credentials: MachineCredentials,
+): Promise<void> {
   const volume = await existingVolume(layout, volumeId);
   for (const path of await credentialPaths(volume)) {
     if (await insideVolume(volume, path)) await rm(path, { recursive: true, force: true });
   }
+  await writeMachineAccess(layout, unitId, volumeId, credentials);
+}
 
-  // 144 bits, base64url: 24 characters a person can still type.
-  const password = randomBytes(18).toString('base64url');
-  const salt = randomBytes(16);
-  const hash = await derive(password, salt, SCRYPT);
+/** Makes the machine's keys and root password what the platform holds; the rest of its files stay. */
+export async function writeMachineAccess(
+  layout: LocalLayout,
+  unitId: string,
+  volumeId: string,
+  given: MachineCredentials,
+): Promise<void> {
+  // Checked again here: a key with a newline, or a hash with a colon, would write lines of its own.
+  const credentials = credentialsOf(given);
+  const volume = await existingVolume(layout, volumeId);
+  const owner = await stat(volume);
+  const give = async (path: string) => {
+    if (owner.uid !== 0) await chown(path, owner.uid, owner.gid);
+  };
+  await ownedDir(volume, join(ROOTFS, 'etc'), 0o755, give);
+  await ownedDir(volume, join(ROOTFS, 'root'), 0o700, give);
+  await ownedDir(volume, dirname(AUTHORIZED_KEYS), 0o700, give);
+
+  const keys = join(volume, AUTHORIZED_KEYS);
+  await assertInsideVolume(volume, keys);
+  await writeFileAtomic(keys, credentials.authorizedKeys.map((k) => `${k}\n`).join(''), 0o600);
+  await give(keys);
+
   const record: AccessFile = {
     unitId,
     username: USERNAME,
-    password: {
-      algorithm: 'scrypt',
-      ...SCRYPT,
-      salt: salt.toString('base64'),
-      hash: hash.toString('base64'),
-    },
-    createdAt: new Date().toISOString(),
+    password: credentials.password?.scrypt ?? null,
+    updatedAt: new Date().toISOString(),
   };
   await assertInsideVolume(volume, join(volume, ACCESS_FILE));
-  await mkdir(join(volume, ROOTFS, 'etc'), { recursive: true, mode: 0o755 });
   await writeJsonAtomic(join(volume, ACCESS_FILE), record, 0o600);
-  await writeShadow(volume, await cryptSha512(password));
-  return { username: USERNAME, password };
+  await writeShadow(volume, credentials.password?.shadow ?? '*', give);
 }
 
-/** Whether the machine on the volume accepts this login (for the gateway's shell, and tests). */
+/** Whether the machine on the volume accepts this password (for the LXD agent's SSH server, and tests). */
 export async function checkMachineAccess(
   volumeDir: string,
   username: string,
@@ -84,39 +99,46 @@ export async function checkMachineAccess(
   const text = await readIfPresent(join(volumeDir, ACCESS_FILE));
   if (text === null) return false;
   const record = JSON.parse(text) as AccessFile;
-  if (record.username !== username || record.password.algorithm !== 'scrypt') return false;
-  const { N, r, p } = record.password;
-  const want = Buffer.from(record.password.hash, 'base64');
-  const got = await derive(password, Buffer.from(record.password.salt, 'base64'), { N, r, p });
-  return got.length === want.length && timingSafeEqual(got, want);
+  if (record.username !== username || !record.password) return false;
+  return passwordMatches(record.password, password);
+}
+
+/** root's authorized keys as the machine holds them (lines), for an SSH server of the platform's own. */
+export async function machineAuthorizedKeys(volumeDir: string): Promise<string[]> {
+  const path = join(volumeDir, AUTHORIZED_KEYS);
+  if (!(await insideVolume(volumeDir, path))) return [];
+  const text = await readIfPresent(path);
+  return (text ?? '').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
 }
 
 /**
- * root's entry in the machine's /etc/shadow, which its sshd checks passwords against (crypt(3)'s
- * SHA-512 form, which the image's libcrypt reads); given to the volume's owner, the machine's root.
+ * root's line of the machine's /etc/shadow, which its sshd checks passwords against (crypt(3)'s SHA-512
+ * form, which the image's libcrypt reads); the other accounts' lines stay as the machine has them.
  */
-async function writeShadow(volume: string, hash: string): Promise<void> {
+async function writeShadow(
+  volume: string,
+  hash: string,
+  give: (path: string) => Promise<void>,
+): Promise<void> {
   const path = join(volume, SHADOW);
   await assertInsideVolume(volume, path);
-  await writeFileAtomic(path, `root:${hash}:19000:0:99999:7:::\n`, 0o600);
-  const owner = await stat(volume);
-  if (owner.uid !== 0) await chown(path, owner.uid, owner.gid);
+  const others = ((await readIfPresent(path)) ?? '')
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('root:'));
+  await writeFileAtomic(path, [`root:${hash}:19000:0:99999:7:::`, ...others].join('\n') + '\n', 0o600);
+  await give(path);
 }
 
-/** crypt(3)'s SHA-512 hash of the password, by openssl (the password goes on its stdin, never argv). */
-function cryptSha512(password: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('openssl', ['passwd', '-6', '-stdin'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const hash = out.trim();
-      if (code === 0 && hash.startsWith('$6$')) resolve(hash);
-      else reject(new Error('openssl could not hash the password'));
-    });
-    child.stdin.end(`${password}\n`);
-  });
+async function ownedDir(
+  volume: string,
+  relative: string,
+  mode: number,
+  give: (path: string) => Promise<void>,
+): Promise<void> {
+  const path = join(volume, relative);
+  await assertInsideVolume(volume, path);
+  const made = await mkdir(path, { recursive: true, mode });
+  if (made !== undefined) await give(path);
 }
 
 async function credentialPaths(volume: string): Promise<string[]> {
@@ -136,12 +158,4 @@ async function entries(dir: string): Promise<string[]> {
     if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw err;
   }
-}
-
-function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (err, key) =>
-      err ? reject(err) : resolve(key),
-    );
-  });
 }

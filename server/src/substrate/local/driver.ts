@@ -3,7 +3,7 @@
 // real, not a mock: units outlive the control plane and are adopted by the next one.
 import { localUnitUsage } from './usage.js';
 import type { SubstrateDriver } from '../driver.js';
-import { checkMachineAccess, resetMachineAccess } from './access.js';
+import { checkMachineAccess, resetMachineAccess, writeMachineAccess } from './access.js';
 import { localCapabilities } from './capabilities.js';
 import { openConsole } from './console.js';
 import { VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from './files/index.js';
@@ -33,7 +33,7 @@ export interface LocalDriverOptions {
 
 export interface LocalDriver extends SubstrateDriver {
   readonly name: 'local';
-  /** Whether the machine on the volume accepts this login (what resetMachineAccess set). */
+  /** Whether the machine on the volume accepts this password (what the platform set). */
   checkMachineAccess(volumeId: string, username: string, password: string): Promise<boolean>;
 }
 
@@ -49,7 +49,8 @@ export function createLocalDriver(options: LocalDriverOptions): LocalDriver {
     wipeVolume: (volumeId) => wipeVolume(layout, volumeId),
     installImage: (volumeId, imageId) => installImage(layout, volumeId, imageId),
     installedImage: (volumeId) => installedImage(layout, volumeId),
-    resetMachineAccess: (unitId, volumeId) => resetMachineAccess(layout, unitId, volumeId),
+    resetMachineAccess: (unitId, volumeId, credentials) => resetMachineAccess(layout, unitId, volumeId, credentials),
+    setMachineAccess: (unitId, volumeId, credentials) => writeMachineAccess(layout, unitId, volumeId, credentials),
     checkMachineAccess: (volumeId, username, password) =>
       checkMachineAccess(layout.volumeDir(volumeId), username, password),
 

@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { UnitSignalSpec } from '../../../../generated/unit-signal.js';
 import type { SubstrateDriver, UnitSpec, UnitStatus } from '../driver.js';
-import { resetMachineAccess } from '../local/access.js';
+import { resetMachineAccess, writeMachineAccess } from '../local/access.js';
 import { writeJsonAtomic } from '../local/atomic-file.js';
 import { installedImage, installImage } from '../local/images.js';
 import { FileLayerError, VolumeFiles, VolumeImportTarget, type OwnedVolumeRoot } from '../local/files/index.js';
@@ -251,12 +251,17 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       const dir = await hostDir(volumeId);
       return dir ? installedImage(layoutOf(dir), volumeId) : null;
     },
-    async resetMachineAccess(unitId, volumeId) {
-      if (inCluster) return onVolume(volumeId).resetAccess(checkId('unit', unitId));
+    async resetMachineAccess(unitId, volumeId, credentials) {
+      if (inCluster) return onVolume(volumeId).resetAccess(checkId('unit', unitId), credentials);
       const dir = await existingHostDir(volumeId);
-      const access = await resetMachineAccess(layoutOf(dir), unitId, volumeId);
+      await resetMachineAccess(layoutOf(dir), unitId, volumeId, credentials);
       await shiftToVolumeOwner(dir);
-      return access;
+    },
+    async setMachineAccess(unitId, volumeId, credentials) {
+      if (inCluster) return onVolume(volumeId).setAccess(checkId('unit', unitId), credentials);
+      const dir = await existingHostDir(volumeId);
+      await writeMachineAccess(layoutOf(dir), unitId, volumeId, credentials);
+      await shiftToVolumeOwner(dir);
     },
 
     async createSnapshot(snapshot, transfer) {

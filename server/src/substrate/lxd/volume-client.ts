@@ -3,6 +3,7 @@
 // calls go through the pool; an opened file, upload or import file is bound to the session that opened
 // it, as a descriptor is to its process.
 import { constants } from 'node:fs';
+import type { MachineCredentials } from '../machine-credentials.js';
 import type {
   Attributes,
   FileContent,
@@ -229,7 +230,9 @@ export class RemoteVolumeMachine extends Remote {
   wipe = () => this.ask<void>('volume.wipe');
   installImage = (imageId: string) => this.ask<void>('machine.installImage', { imageId });
   installedImage = () => this.ask<string | null>('machine.installedImage');
-  resetAccess = (unitId: string) =>
-    this.ask<{ username: string; password: string }>('machine.resetAccess', { unitId });
+  resetAccess = (unitId: string, credentials: MachineCredentials) =>
+    this.ask<void>('machine.resetAccess', { unitId, credentials });
+  setAccess = (unitId: string, credentials: MachineCredentials) =>
+    this.ask<void>('machine.setAccess', { unitId, credentials });
   usedBytes = () => this.ask<number>('streams.usedBytes');
 }

@@ -11,7 +11,8 @@ import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { resetMachineAccess } from '../../local/access.js';
+import { resetMachineAccess, writeMachineAccess } from '../../local/access.js';
+import { credentialsOf } from '../../machine-credentials.js';
 import { installedImage, installImage } from '../../local/images.js';
 import {
   FileLayerError,
@@ -174,7 +175,10 @@ export function volumeServer(volumeDir: string, volumeId: string) {
     },
     'machine.installImage': async (a) => done(await installImage(layout, volumeId, s(a.imageId))),
     'machine.installedImage': async () => done(await installedImage(layout, volumeId)),
-    'machine.resetAccess': async (a) => done(await resetMachineAccess(layout, s(a.unitId), volumeId)),
+    'machine.resetAccess': async (a) =>
+      done(await resetMachineAccess(layout, s(a.unitId), volumeId, credentialsOf(a.credentials))),
+    'machine.setAccess': async (a) =>
+      done(await writeMachineAccess(layout, s(a.unitId), volumeId, credentialsOf(a.credentials))),
   };
 
   /** Everything held, let go (the driver hung up): pending files and imports leave nothing behind. */
