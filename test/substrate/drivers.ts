@@ -96,21 +96,28 @@ export async function processesUnder(dir: string): Promise<number[]> {
 }
 
 /**
- * The local driver's units as the contract suite counts them: the agents (host pids), and each confined
- * program by its pid inside its unit, as LXD's probe lists an instance's (the launcher and bwrap's
- * reaper, pid 1 inside, are the confinement, not the unit's programs).
+ * The local driver's units as the contract suite counts them: the agents (host pids), and each unit's
+ * confined program by its pid inside the unit, as LXD's probe lists an instance's: the descendants of
+ * the reaper its sandbox.json names (the launcher and the reaper are the confinement; a machine's screen
+ * is a sandbox of its own, as it is a process of LXD's host, not the instance).
  */
 async function localProcesses(dataDir: string): Promise<number[]> {
   const found = await processesUnder(dataDir);
-  const hostUserNs = await readlink('/proc/self/ns/user');
-  for (const volumeId of (await orNull(readdir(join(dataDir, 'volumes')))) ?? []) {
-    if (volumeId.startsWith('.')) continue;
-    for (const { pid } of await processesOfVolume(join(dataDir, 'volumes', volumeId))) {
-      if ((await orNull(readlink(`/proc/${pid}/ns/user`))) === hostUserNs) continue;
-      const status = (await orNull(readFile(`/proc/${pid}/status`, 'utf8'))) ?? '';
-      const inner = Number(/^NSpid:.*\s(\d+)$/m.exec(status)?.[1]);
-      if (inner > 1) found.push(inner);
-    }
+  for (const unitId of (await orNull(readdir(join(dataDir, 'units')))) ?? []) {
+    const record = await orNull(readFile(join(dataDir, 'units', unitId, 'sandbox.json'), 'utf8'));
+    const init = record === null ? NaN : Number((JSON.parse(record) as { init: number }).init);
+    if (!Number.isInteger(init)) continue;
+    const visit = async (pid: number): Promise<void> => {
+      const children = (await orNull(readFile(`/proc/${pid}/task/${pid}/children`, 'utf8'))) ?? '';
+      for (const child of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
+        const status = (await orNull(readFile(`/proc/${child}/status`, 'utf8'))) ?? '';
+        if (/^State:\s+Z/m.test(status)) continue;
+        const inner = Number(/^NSpid:.*\s(\d+)$/m.exec(status)?.[1]);
+        if (inner > 1) found.push(inner);
+        await visit(child);
+      }
+    };
+    await visit(init);
   }
   return found;
 }
