@@ -269,9 +269,10 @@ describe.skipIf(!lxdUrl)('services on the LXD substrate', () => {
         return undefined;
       }
     });
-    await reader.waitFor('Arena game dedicated server starting');
-    reader.ws.send(Buffer.from('help\n'));
-    await reader.waitFor('Commands: ');
+    // The unit image carries Debian's ioq3ded: its own console, which answers `status` with the map.
+    await reader.waitFor('Server Initialization');
+    reader.ws.send(Buffer.from('status\n'));
+    await reader.waitFor('map: tiny');
     // The program reads what was sent inside its container: the bridge runs there, not on this host.
     const bridges = async () =>
       (await execIn(lxd, instanceOf(arena), ['sh', '-c', "ps -o args | grep -c '[c]onsole.json'"], { output: true })).stdout.trim();
