@@ -266,6 +266,10 @@ describe.skipIf(!CHROMIUM)('noVNC on the text screen', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM! });
     const page = await browser.newPage();
     await page.goto(`${origin}/`);
+    // The page's module graph (noVNC's 25 files) may still be running when the load event fires.
+    await page.waitForFunction(
+      () => typeof (window as unknown as Partial<NoVncPage>).openScreen === 'function',
+    );
     const ticket = await owner.api.screenTicketCreate({ path: path(), query: { force: true } });
     expect(
       await page.evaluate(([url, protocols]) => (window as unknown as NoVncPage).openScreen(url, protocols), [
