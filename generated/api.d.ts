@@ -12423,7 +12423,17 @@ export interface operations {
     scheduleCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (every POST that creates something or starts an operation takes it): the same key
+                 *     from the same caller within 24 hours answers the first answer again and does nothing new; the same key
+                 *     with a different body (or route) is 422 `idempotency-key-reused`. A retry sent while the first request
+                 *     is still being answered waits for it and answers the same. Only answers that did something are kept:
+                 *     after a refusal the key is free again. The SDK sends a fresh key on each such call unless given one,
+                 *     and retries the call with it after a lost connection, a timeout, 429 or a 5xx.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The service instance's id. Unknown and not readable by the caller answer the same 404. */
                 id: components["parameters"]["ServiceInstanceIdPath"];
