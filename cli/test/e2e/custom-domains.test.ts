@@ -30,6 +30,8 @@ beforeAll(async () => {
       SOURCE_RATE_LIMIT_SCALE: '1000',
       PORT_POOL: randomPortPool(6),
       DNS_SERVERS: `127.0.0.1:${dnsPort}`,
+      // The platform's own DNS is where names in its zones are checked (DECISIONS.md §8).
+      DNS_PORT: String(dnsPort),
       DNS_TIMEOUT_MS: '1000',
     },
   });
