@@ -251,6 +251,16 @@ function arrayLengths(s: SchemaObject, ctx: Ctx): { minLength: number; maxLength
 }
 
 function validArray(s: SchemaObject, ctx: Ctx): Arbitrary<unknown[]> {
+  // A tuple (`prefixItems`, as a metrics point `[time, value]`): its positions, then what `items` allows.
+  const prefix = (s as { prefixItems?: Schema[] }).prefixItems;
+  if (prefix) {
+    const head = fc.tuple(...prefix.map((p) => valid(p, { ...ctx, depth: ctx.depth + 1 })));
+    if (s.items === false || (s.maxItems ?? Infinity) <= prefix.length) return head;
+    const rest = fc.array(valid(s.items ?? true, { ...ctx, depth: ctx.depth + 1 }), {
+      maxLength: Math.min(3, (s.maxItems ?? Infinity) - prefix.length),
+    });
+    return fc.tuple(head, rest).map(([h, r]) => [...h, ...r]);
+  }
   const items = valid(s.items ?? true, { ...ctx, depth: ctx.depth + 1 });
   const lengths = arrayLengths(s, ctx);
   return s.uniqueItems
