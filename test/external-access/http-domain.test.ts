@@ -3,12 +3,15 @@
 // unit's address (Host routing, X-Forwarded-*, a streamed large body, a WebSocket, HTTPS by SNI), every
 // refusal reading back that nothing changed, two services racing for one name, the release of the
 // allocation tearing its domain down, and a platform whose ingress is off.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { unitNetnsPath } from '../../server/src/substrate/local/sandbox/names.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import { issueLocalCertificate, localCaCertificatePem } from '../../server/src/certificates/local-ca.js';
 import { putCertificate } from '../../server/src/certificates/store.js';
 import { staffMember, type Staff } from '../admin-content/staff.js';
@@ -32,7 +35,8 @@ let rivalOrgId: string;
 let main: Provisioned;
 let sibling: Provisioned;
 let foreign: Provisioned;
-let unitServer: http.Server;
+const UNIT_HTTP_SERVER = fileURLToPath(new URL('../support/unit-http-server.mjs', import.meta.url));
+let unitServer: ChildProcess;
 let unitPort: number;
 let allocationId: string;
 const tag = Date.now().toString(36);
@@ -64,33 +68,17 @@ beforeAll(async () => {
     provisionService(staff.elevated, { projectId: rivalProject, productSlug: 'vps-small', name: 'Foreign' }),
   ]);
 
-  // A program of the unit's own: an HTTP server on the unit's address that tells what it was sent,
-  // echoes a POST's body as it streams in, and answers WebSockets.
+  // A program of the unit's own, in its network namespace: an HTTP server on the unit's address that
+  // tells what it was sent, echoes a POST's body as it streams in, and answers WebSockets.
   const [unit] = await app.sql<{ address: string }[]>`
     select host(address) as address from service_resources where id = ${main.primaryResourceId}`;
-  unitServer = http.createServer((req, res) => {
-    if (req.method === 'POST') {
-      const hash = createHash('sha256');
-      res.writeHead(200, {
-        'content-type': 'application/octet-stream',
-        'x-seen-length': req.headers['content-length'] ?? 'chunked',
-      });
-      req.on('data', (chunk: Buffer) => hash.update(chunk));
-      req.pipe(res);
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      connection: 'keep-alive',
-      'keep-alive': 'timeout=5',
-    });
-    res.end(JSON.stringify({ url: req.url, headers: req.headers }));
-  });
-  const wss = new WebSocketServer({ server: unitServer });
-  wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo:${data.toString()}`)));
-  unitServer.listen(0, unit!.address);
-  await once(unitServer, 'listening');
-  unitPort = (unitServer.address() as AddressInfo).port;
+  unitServer = spawn(
+    'nsenter',
+    [`--net=${unitNetnsPath(main.primaryResourceId)}`, process.execPath, UNIT_HTTP_SERVER, unit!.address],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(createInterface({ input: unitServer.stdout! }), 'line')) as [string];
+  unitPort = Number(line);
   allocationId = (
     await owner.api.externalAccessAllocationCreate({
       path: { id: main.serviceInstanceId },
@@ -99,8 +87,7 @@ beforeAll(async () => {
   ).id;
 }, 240_000);
 afterAll(async () => {
-  unitServer?.closeAllConnections();
-  unitServer?.close();
+  unitServer?.kill('SIGKILL');
   await edge?.stop();
   await app?.close();
   await smtp?.close();
