@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxRecord } from '../../agent/confined.js';
 import { UNIT_FILES, type LocalLayout } from './layout.js';
-import { SANDBOX_PATH } from './sandbox/launch.js';
+import { BWRAP, SANDBOX_PATH } from './sandbox/launch.js';
 import { unitLimitDirs } from './sandbox/limits.js';
 
 /** A program to start on a PTY of this machine. */
@@ -22,7 +22,6 @@ export interface ShellCommand {
   env: Record<string, string>;
 }
 
-const BWRAP = '/usr/bin/bwrap';
 /** What a unit's image offers, tried in order (the ticket's `shells`). */
 const SHELLS = ['bash', 'sh'] as const;
 

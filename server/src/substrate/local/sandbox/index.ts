@@ -21,7 +21,8 @@ export {
 export { removeUnitNetwork } from './network.js';
 export { releaseVolumeIdRange, volumeIdRange, type IdRange } from './idmap.js';
 
-const NEEDED = ['ip', 'nsenter', 'iptables', 'iptables-restore'];
+// What the launcher runs (launch.ts) and the network needs (network.ts).
+const NEEDED = ['ip', 'nsenter', 'unshare', 'setpriv', 'mount', 'iptables', 'iptables-restore'];
 
 /** Why this host cannot confine units (null: it can): the platform then runs none. */
 export function confinementProblem(): string | null {

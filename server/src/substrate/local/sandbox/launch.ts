@@ -15,7 +15,7 @@
 // with it (--die-with-parent, then the PID namespace's end).
 import { spawn, type ChildProcess, type IOType } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { IdRange } from './idmap.js';
 import { unitNetnsPath } from './names.js';
@@ -202,7 +202,6 @@ function mapIds(
 
 /** The host pids of the processes inside (every descendant of the reaper), deepest last. */
 export async function sandboxProcesses(init: number): Promise<number[]> {
-  const { readFile } = await import('node:fs/promises');
   const found: number[] = [];
   const visit = async (pid: number) => {
     const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');

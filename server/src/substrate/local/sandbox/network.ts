@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { searchPath } from '../programs.js';
+import { findProgram, searchPath } from '../programs.js';
 import { UNIT_GATEWAY, unitNetnsName, unitNetnsPath, unitVethName } from './names.js';
 
 /** Where local units' addresses come from (address.ts): RFC 6598 shared space, never routed publicly. */
@@ -114,11 +114,7 @@ export async function removeUnitNetwork(unitId: string): Promise<void> {
 export function networkConfinable(): boolean {
   return (
     process.getuid?.() === 0 &&
-    ['ip', 'nsenter', 'iptables', 'iptables-restore'].every((p) =>
-      searchPath()
-        .split(':')
-        .some((dir) => dir && existsSync(`${dir}/${p}`)),
-    )
+    ['ip', 'nsenter', 'iptables', 'iptables-restore'].every((p) => findProgram(p, searchPath()) !== null)
   );
 }
 
