@@ -265,11 +265,21 @@ describe.skipIf(!CHROMIUM)('noVNC on the text screen', () => {
   it('connects, draws the console on its canvas and types at the prompt', async () => {
     browser = await chromium.launch({ executablePath: CHROMIUM! });
     const page = await browser.newPage();
+    // What went wrong on the page, if its script never ran: named in the failure.
+    const trouble: string[] = [];
+    page.on('pageerror', (err) => trouble.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => trouble.push(`failed: ${req.url()} ${req.failure()?.errorText}`));
+    page.on('response', (res) => void (res.status() >= 400 && trouble.push(`${res.status()}: ${res.url()}`)));
     await page.goto(`${origin}/`);
-    // The page's module graph (noVNC's 25 files) may still be running when the load event fires.
-    await page.waitForFunction(
-      () => typeof (window as unknown as Partial<NoVncPage>).openScreen === 'function',
-    );
+    // The page's module graph (noVNC's 25 files) may still be running when the load event fires; on a
+    // loaded machine a fresh browser compiles it slowly.
+    await page
+      .waitForFunction(() => typeof (window as unknown as Partial<NoVncPage>).openScreen === 'function', null, {
+        timeout: 90_000,
+      })
+      .catch((err: Error) => {
+        throw new Error(`${err.message}; ${trouble.join('; ') || 'no error on the page'}`);
+      });
     const ticket = await owner.api.screenTicketCreate({ path: path(), query: { force: true } });
     expect(
       await page.evaluate(([url, protocols]) => (window as unknown as NoVncPage).openScreen(url, protocols), [
@@ -303,5 +313,5 @@ describe.skipIf(!CHROMIUM)('noVNC on the text screen', () => {
     await rfb.handshake();
     expect(readText(await fullScreen(rfb)).lines).toContain('login: ab');
     rfb.ws.close();
-  });
+  }, 180_000);
 });

@@ -98,12 +98,9 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
     await report();
   }
 
-  // A restart (the node or the agent died) applies the current contract again and acknowledges it.
-  await check();
-  if (lastText === null) await report();
-
   // The local substrate confines every program of the unit (substrate/local/sandbox/); on LXD the agent
-  // runs inside the unit's container, which is the confinement.
+  // runs inside the unit's container, which is the confinement. Prepared before the first report, so a
+  // unit said to run already has the files (mount points) and network it runs with.
   const confinement =
     substrate === 'local'
       ? await prepareUnit({
@@ -114,6 +111,10 @@ export async function startAgent(unitDir: string, log: AgentLog = agentLog()): P
           limits: unit.limits,
         })
       : null;
+
+  // A restart (the node or the agent died) applies the current contract again and acknowledges it.
+  await check();
+  if (lastText === null) await report();
 
   let workload: Workload | null = null;
   let hub: ConsoleHub | null = null;

@@ -9,6 +9,7 @@ import { shiftOwnership, volumeIdRange, type IdRange } from './idmap.js';
 import { BWRAP } from './launch.js';
 import { ensureHostGuard, ensureUnitNetwork } from './network.js';
 import { ensureUnitLimits } from './limits.js';
+import { ensureMountPoints } from './mount-points.js';
 import type { UnitLimits } from '../../driver.js';
 
 export {
@@ -64,6 +65,8 @@ export async function prepareUnit(unit: {
     await ensureHostGuard();
     await ensureUnitNetwork(unit.id, unit.address);
   }
+  const root = unitRoot(unit.kind, unit.volumeDir);
+  await ensureMountPoints(root, unit.kind, range);
   const cgroups = ensureUnitLimits(unit.id, unit.limits);
-  return { range, root: unitRoot(unit.kind, unit.volumeDir), network: unit.address !== null, cgroups };
+  return { range, root, network: unit.address !== null, cgroups };
 }
