@@ -274,9 +274,13 @@ describe.skipIf(!CHROMIUM)('noVNC on the text screen', () => {
     // The page's module graph (noVNC's 25 files) may still be running when the load event fires; on a
     // loaded machine a fresh browser compiles it slowly.
     await page
-      .waitForFunction(() => typeof (window as unknown as Partial<NoVncPage>).openScreen === 'function', null, {
-        timeout: 90_000,
-      })
+      .waitForFunction(
+        () => typeof (window as unknown as Partial<NoVncPage>).openScreen === 'function',
+        null,
+        {
+          timeout: 90_000,
+        },
+      )
       .catch((err: Error) => {
         throw new Error(`${err.message}; ${trouble.join('; ') || 'no error on the page'}`);
       });

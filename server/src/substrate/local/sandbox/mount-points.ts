@@ -30,7 +30,11 @@ export function mountPoints(kind: 'machine' | 'workload'): string[] {
  * volume is the customer's (SFTP may rename in it meanwhile): a directory that did not land inside the
  * root is removed again before it is given to anyone.
  */
-export async function ensureMountPoints(root: string, kind: 'machine' | 'workload', range: IdRange): Promise<void> {
+export async function ensureMountPoints(
+  root: string,
+  kind: 'machine' | 'workload',
+  range: IdRange,
+): Promise<void> {
   const top = await lstat(root).catch(() => null);
   if (!top?.isDirectory()) return;
   for (const point of mountPoints(kind)) {
