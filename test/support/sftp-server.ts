@@ -25,6 +25,11 @@ export interface TestSftp {
   close(): Promise<void>;
 }
 
+export interface Ssh2Sftp extends TestSftp {
+  /** Stops listening (connections to the port are refused) or listens on it again. */
+  setListening(on: boolean): Promise<void>;
+}
+
 const attrsOf = (s: Awaited<ReturnType<typeof lstat>>) => ({
   mode: Number(s.mode),
   uid: Number(s.uid),
@@ -35,7 +40,7 @@ const attrsOf = (s: Awaited<ReturnType<typeof lstat>>) => ({
 });
 
 /** ssh2's Server on a loopback port, serving `root` as `/`. */
-export async function startSsh2Sftp(root: string): Promise<TestSftp> {
+export async function startSsh2Sftp(root: string): Promise<Ssh2Sftp> {
   const served = { readDelayMs: 0 };
   const username = 'importer';
   const password = randomBytes(12).toString('base64url');
@@ -71,6 +76,11 @@ export async function startSsh2Sftp(root: string): Promise<TestSftp> {
     set readDelayMs(ms: number) {
       served.readDelayMs = ms;
     },
+    setListening: (on) =>
+      new Promise<void>((resolve, reject) => {
+        if (on) server.once('error', reject).listen(port, '127.0.0.1', () => resolve());
+        else server.close(() => resolve());
+      }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -79,7 +89,15 @@ function serveSftp(sftp: ssh2.SFTPWrapper, root: string, served: { readDelayMs: 
   const files = new Map<number, FileHandle>();
   const dirs = new Map<number, { path: string; done: boolean }>();
   let nextHandle = 1;
-  const local = (p: string) => join(root, p.replace(/^\/+/, '').split('/').filter((x) => x !== '..').join('/'));
+  const local = (p: string) =>
+    join(
+      root,
+      p
+        .replace(/^\/+/, '')
+        .split('/')
+        .filter((x) => x !== '..')
+        .join('/'),
+    );
   const handleOf = (buf: Buffer) => (buf.length === 4 ? buf.readUInt32BE(0) : -1);
   const newHandle = () => {
     const b = Buffer.alloc(4);
@@ -183,7 +201,14 @@ const SSHD_USER = 'svcimporttest';
  */
 export async function startOpenSshSftp(options: { authorizedKey?: string } = {}): Promise<TestSftp> {
   if (spawnSync('id', [SSHD_USER]).status !== 0) {
-    const made = spawnSync('useradd', ['--no-create-home', '--home-dir', '/', '--shell', '/usr/sbin/nologin', SSHD_USER]);
+    const made = spawnSync('useradd', [
+      '--no-create-home',
+      '--home-dir',
+      '/',
+      '--shell',
+      '/usr/sbin/nologin',
+      SSHD_USER,
+    ]);
     if (made.status !== 0) throw new Error(`useradd failed: ${made.stderr.toString()}`);
   }
   const password = randomBytes(12).toString('base64url');
@@ -228,7 +253,9 @@ export async function startOpenSshSftp(options: { authorizedKey?: string } = {})
       '',
     ].join('\n'),
   );
-  const sshd: ChildProcess = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const sshd: ChildProcess = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   sshd.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   await new Promise<void>((resolve, reject) => {

@@ -36,15 +36,58 @@ export interface Remote {
 }
 
 /**
+ * Waits before each further attempt when the remote cannot be reached at all (refused, reset, no
+ * route): it may be restarting, as a resumed import's platform just did. About 20 s in all, then the
+ * import fails; a refused password or SFTP session is an answer, never retried.
+ */
+export const CONNECT_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 4000, 4000, 4000] as const;
+
+/** A failure before the remote's SSH greeting: nothing answered, so another attempt may. */
+class NoAnswer extends Error {
+  constructor(readonly reason: unknown) {
+    super('no answer');
+  }
+}
+
+/**
  * Connects to `address` itself (an IP literal: nothing is resolved here) and opens the sftp subsystem;
- * each step (connecting, signing in, opening SFTP) a wait of the guard's.
+ * each step (connecting, signing in, opening SFTP) a wait of the guard's, and so is each pause between
+ * attempts (a cancel ends it at once).
  */
 export async function connect(
   options: { address: string; port: number; username: string; password: string },
   guard: RemoteGuard,
+  delaysMs: readonly number[] = CONNECT_RETRY_DELAYS_MS,
+): Promise<Remote> {
+  const peer = `${options.address}:${options.port}`;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await connectOnce(options, guard);
+    } catch (err) {
+      if (err instanceof ImportStopped) throw err;
+      const delay = delaysMs[attempt];
+      if (err instanceof NoAnswer && delay !== undefined) {
+        await guard.wait('connecting', new Promise((resolve) => setTimeout(resolve, delay)));
+        continue;
+      }
+      const level = (err as { level?: string }).level;
+      // Tried for a while, or answered with a refusal: what the customer can act on.
+      throw new OperationError(
+        level === 'client-authentication'
+          ? `The SFTP server at ${peer} refused the username or password.`
+          : level === 'sftp'
+            ? `The SFTP server at ${peer} did not open an SFTP session.`
+            : `Could not connect to the SFTP server at ${peer}.`,
+      );
+    }
+  }
+}
+
+async function connectOnce(
+  options: { address: string; port: number; username: string; password: string },
+  guard: RemoteGuard,
 ): Promise<Remote> {
   const client = new Client();
-  const peer = `${options.address}:${options.port}`;
   guard.onStop(() => client.destroy());
   const config: ConnectConfig = {
     host: options.address,
@@ -67,12 +110,19 @@ export async function connect(
     client.on('close', () => reject(failure));
   });
   ended.catch(() => undefined);
-  const handshake = Promise.race([new Promise<void>((resolve) => client.once('handshake', () => resolve())), ended]);
+  const handshake = Promise.race([
+    new Promise<void>((resolve) => client.once('handshake', () => resolve())),
+    ended,
+  ]);
   const ready = Promise.race([new Promise<void>((resolve) => client.once('ready', resolve)), ended]);
   ready.catch(() => undefined);
   try {
     client.connect(config);
-    await guard.wait('connecting', handshake);
+    try {
+      await guard.wait('connecting', handshake);
+    } catch (err) {
+      throw err instanceof ImportStopped ? err : new NoAnswer(err);
+    }
     await guard.wait('signing in', ready);
     // Requests are small and answered one by one: Nagle's delay with the peer's delayed ACK would hold
     // each for up to 40 ms (24 ms a 4 KiB file, 20 MB/s for a large one, measured).
@@ -86,15 +136,7 @@ export async function connect(
     return { sftp, close: () => client.end() };
   } catch (err) {
     client.destroy();
-    if (err instanceof ImportStopped) throw err;
-    const level = (err as { level?: string }).level;
-    throw new OperationError(
-      level === 'client-authentication'
-        ? `The SFTP server at ${peer} refused the username or password.`
-        : level === 'sftp'
-          ? `The SFTP server at ${peer} did not open an SFTP session.`
-          : `Could not connect to the SFTP server at ${peer}.`,
-    );
+    throw err;
   }
 }
 
@@ -171,7 +213,10 @@ async function copyFile(
 ): Promise<void> {
   let handle: Buffer;
   try {
-    handle = await guard.wait(`opening ${path}`, call<Buffer>((cb) => sftp.open(remotePath, 'r', cb)));
+    handle = await guard.wait(
+      `opening ${path}`,
+      call<Buffer>((cb) => sftp.open(remotePath, 'r', cb)),
+    );
   } catch (err) {
     if (err instanceof ImportStopped) throw err;
     throw new OperationError(`The remote file ${path} cannot be read.`);
