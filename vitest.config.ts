@@ -23,6 +23,11 @@ export default defineConfig({
     // (on PostgreSQL, child programs, mail, the job queue): vitest's default of one fork on 2 cores ran
     // them one after another and the suite took 78 minutes on CI, so three run at once.
     pool: 'forks',
+    // A file's first import of the server's modules through vite's runner cost about 2.3 s of CPU, and
+    // isolation paid it again for every one of the suite's 270 files. Files share their worker's module
+    // graph instead: each starts its own app, database, ports and data directory (test/support/app.ts),
+    // and a file that changes the process (process.env) puts it back when it ends.
+    isolate: false,
     maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 3),
     // Longest files first (test/durations.json), so the run does not end on one long file.
     sequence: { sequencer: DurationSequencer },

@@ -80,6 +80,9 @@ async function startPages(): Promise<Server> {
   return server;
 }
 
+// Test files share their worker (isolate: false): the PATH is put back after this file.
+const PATH = process.env.PATH;
+
 beforeAll(async () => {
   // Before the app starts: its capabilities and the agents it spawns see this PATH.
   process.env.PATH = await pathWithout(['Xvnc']);
@@ -105,6 +108,7 @@ beforeAll(async () => {
   expect(await waitUntil(() => existsSync(endpoint), 30_000)).toBe(true);
 }, 120_000);
 afterAll(async () => {
+  process.env.PATH = PATH;
   for (const ws of sockets) ws.terminate();
   await app?.close();
   await smtp?.close();
