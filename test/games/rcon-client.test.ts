@@ -1,10 +1,11 @@
 // The platform's RCON client against a vanilla-behaving peer: replies reassembled across 4096-byte
-// packets and arbitrary TCP splits, one connection reused by queued commands, and each failure status:
+// packets and arbitrary TCP splits, one connection reused by queued commands, batches sent together, and
+// each failure status:
 // auth_failed, unreachable, timeout (a stall), protocol_error (a malformed packet), then a reconnect.
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RconClient, RconError } from '../../server/src/games/rcon/client.js';
+import { BATCH, RconClient, RconError } from '../../server/src/games/rcon/client.js';
 import { encode } from '../../server/src/games/rcon/packet.js';
 import { startRconPeer, type PeerBehaviour, type RconPeer } from './rcon-peer.js';
 
@@ -63,6 +64,21 @@ describe('replies', () => {
     expect(answers).toEqual(Array.from({ length: 30 }, (_, i) => `ran c${i}`));
     expect(peer!.connections).toBe(1);
     expect(peer!.commands).toEqual(Array.from({ length: 30 }, (_, i) => `c${i}`));
+  });
+
+  it('sends a batch together and answers each reply in order, a long one whole, in one turn', async () => {
+    const long = 'y'.repeat(9000);
+    const c = await connect({ password: 'pw', reply: (cmd) => (cmd === 'c3' ? long : `ran ${cmd}`) });
+    const names = Array.from({ length: BATCH + 4 }, (_, i) => `c${i}`);
+    const [batch, after] = await Promise.all([c.commands(names), c.command('after')]);
+    expect(batch).toEqual(names.map((n) => (n === 'c3' ? long : `ran ${n}`)));
+    expect(after).toBe('ran after');
+    expect(peer!.commands).toEqual([...names, 'after']);
+    expect(peer!.connections).toBe(1);
+    // One round trip for many commands: before batching, every read held one command.
+    expect(Math.max(...peer!.arrivals)).toBeGreaterThan(1);
+    expect(Math.max(...peer!.arrivals)).toBeLessThanOrEqual(BATCH);
+    expect(await c.commands([])).toEqual([]);
   });
 
   it('connects again after the server dropped the connection', async () => {

@@ -19,6 +19,8 @@ export interface RconPeer {
   port: number;
   connections: number;
   commands: string[];
+  /** How many commands each read from a client held (more than one: the client sent them together). */
+  arrivals: number[];
   /** Ends every open connection (a server restart). */
   dropAll(): void;
   close(): Promise<void>;
@@ -35,6 +37,7 @@ export async function startRconPeer(
     port: 0,
     connections: 0,
     commands: [],
+    arrivals: [],
     dropAll: () => sockets.forEach((s) => s.destroy()),
     close: () =>
       new Promise((resolve) => {
@@ -55,7 +58,10 @@ export async function startRconPeer(
       for (const byte of bytes) socket.write(Buffer.from([byte]));
     };
     socket.on('data', (chunk) => {
-      for (const packet of decoder.push(chunk)) {
+      const packets = decoder.push(chunk);
+      const commands = packets.filter((p) => p.type === 2).length;
+      if (commands > 0) state.arrivals.push(commands);
+      for (const packet of packets) {
         if (packet.type === 3) {
           authed = packet.body === behaviour.password;
           write(encode({ id: authed ? packet.id : -1, type: 2, body: '' }));

@@ -1,7 +1,8 @@
 // The block game's roster, gathered over RCON (document 2 §2 "Game roster"; DECISIONS.md §6 "Games"):
 // `list uuids` for who is online, `banlist players` for the bans, the volume's ops.json for the
-// operators (vanilla has no command that lists them), and one `data get entity` round trip per online
-// player for each field `include` asks.
+// operators (vanilla has no command that lists them), and one `data get entity` per online player for
+// each field `include` asks. The commands go in batches (RconClient.commands): the list and the bans
+// together, then every player's questions, so 20 players cost a few round trips rather than 42.
 import type { components } from '../../../../generated/api.js';
 import { FileLayerError } from '../../substrate/local/files/errors.js';
 import type { VolumeFileAccess } from '../../substrate/volume-access.js';
@@ -43,23 +44,35 @@ export async function gatherRoster(
   files: VolumeFileAccess | null,
   include: readonly Include[],
 ): Promise<Roster> {
-  const list = await onlinePlayers(rcon);
-  const banned = parseBanlist(await rcon.command('banlist players'));
-  const ops = files ? await readOps(files) : null;
+  const opsRead = files ? readOps(files) : Promise.resolve(null);
+  // Settled before anything can throw, so a failed read is never left unhandled.
+  opsRead.catch(() => undefined);
+  const [withUuids, bans] = await rcon.commands(['list uuids', 'banlist players']);
+  const list = await onlinePlayers(rcon, withUuids!);
+  const banned = parseBanlist(bans!);
+  const gamemode = include.includes('gamemode');
+  const position = include.includes('position');
+  const asks = list.players.flatMap((p) => [
+    ...(gamemode ? [`data get entity ${p.name} playerGameType`] : []),
+    ...(position ? [`data get entity ${p.name} Pos`] : []),
+  ]);
+  const replies = await rcon.commands(asks);
   const online: Player[] = [];
+  let next = 0;
   for (const p of list.players) {
     const player: Player = { name: p.name, uuid: p.uuid };
     // A player who left meanwhile answers "No entity was found": the field stays absent.
-    if (include.includes('gamemode')) {
-      const mode = parseGameMode(await rcon.command(`data get entity ${p.name} playerGameType`));
+    if (gamemode) {
+      const mode = parseGameMode(replies[next++]!);
       if (mode) player.gamemode = mode;
     }
-    if (include.includes('position')) {
-      const at = parsePosition(await rcon.command(`data get entity ${p.name} Pos`));
+    if (position) {
+      const at = parsePosition(replies[next++]!);
       if (at) player.position = at;
     }
     online.push(player);
   }
+  const ops = await opsRead;
   return {
     status: 'ok',
     online,
@@ -72,8 +85,7 @@ export async function gatherRoster(
   };
 }
 
-async function onlinePlayers(rcon: RconClient): Promise<OnlineList> {
-  const withUuids = await rcon.command('list uuids');
+async function onlinePlayers(rcon: RconClient, withUuids: string): Promise<OnlineList> {
   // Servers before 1.13 have no `list uuids`: their plain `list` has no UUIDs.
   const reply = UNKNOWN_COMMAND.test(withUuids.trim()) ? await rcon.command('list') : withUuids;
   const list = parseList(reply);

@@ -2,9 +2,10 @@
 // first 4096-byte packet of a long reply or decode TCP chunks as packets; this one frames the stream
 // and reassembles a reply's packets until its end marker: after each command it sends a second request
 // (an empty RESPONSE_VALUE packet) that the server answers after the command's last fragment, since
-// servers answer in order. One connection per server, commands queued one at a time on it (hammering
+// servers answer in order. One connection per server, exchanges queued one at a time on it (hammering
 // a Minecraft server's RCON port crashes it: MC-72390); a failed connection is dropped and the next
-// command connects again.
+// command connects again. A batch (commands()) sends a few commands and one end marker together, so
+// a roster of 20 players costs a few round trips instead of one per question.
 import { Socket } from 'node:net';
 import { encode, PacketDecoder, RconProtocolError, TYPE, type Packet } from './packet.js';
 
@@ -35,6 +36,11 @@ interface Pending {
 }
 
 const MAX_REPLY_BYTES = 1024 * 1024;
+/**
+ * Commands sent together in one exchange: enough that a roster's round trips stop mattering, few enough
+ * that a server working through them answers the marker well within one command's timeout.
+ */
+export const BATCH = 16;
 
 export class RconClient {
   #socket: Socket | null = null;
@@ -47,8 +53,22 @@ export class RconClient {
   constructor(private readonly options: RconOptions) {}
 
   /** Runs `command` and answers its whole reply; commands wait their turn on the one connection. */
-  command(command: string): Promise<string> {
-    const run = this.#queue.then(() => this.#run(command));
+  async command(command: string): Promise<string> {
+    const [reply] = await this.commands([command]);
+    return reply!;
+  }
+
+  /**
+   * Runs `commands` in order, BATCH at a time per round trip, and answers their replies in the same
+   * order. The whole list is one turn on the connection: nothing queued meanwhile runs between them.
+   */
+  commands(commands: readonly string[]): Promise<string[]> {
+    const run = this.#queue.then(async () => {
+      const replies: string[] = [];
+      for (let i = 0; i < commands.length; i += BATCH)
+        replies.push(...(await this.#run(commands.slice(i, i + BATCH))));
+      return replies;
+    });
     this.#queue = run.catch(() => undefined);
     return run;
   }
@@ -58,26 +78,32 @@ export class RconClient {
     this.#drop(new RconError('unreachable', 'client closed'));
   }
 
-  async #run(command: string): Promise<string> {
+  async #run(commands: readonly string[]): Promise<string[]> {
     if (this.#closed) throw new RconError('unreachable', 'client closed');
     await this.#connection();
-    const id = this.#id();
+    const ids = commands.map(() => this.#id());
     const marker = this.#id();
-    const parts: string[] = [];
-    let size = 0;
+    const parts = commands.map(() => [] as string[]);
+    const sizes = commands.map(() => 0);
+    // Servers answer in order: a fragment of an earlier command after a later one's is not RCON.
+    let at = 0;
     return this.#exchange(
       [
-        { id, type: TYPE.command, body: command },
+        ...commands.map((body, i) => ({ id: ids[i]!, type: TYPE.command, body })),
         { id: marker, type: TYPE.response, body: '' },
       ],
       this.options.commandTimeoutMs ?? 5000,
       (packet, done) => {
-        if (packet.id === id) {
-          size += packet.body.length;
-          if (size > MAX_REPLY_BYTES) throw new RconProtocolError('reply too long');
-          parts.push(packet.body);
-        } else if (packet.id === marker) done(parts.join(''));
-        else throw new RconProtocolError(`reply for unknown request ${packet.id}`);
+        if (packet.id === marker) {
+          done(parts.map((p) => p.join('')));
+          return;
+        }
+        const i = ids.indexOf(packet.id, at);
+        if (i < 0) throw new RconProtocolError(`reply for unknown request ${packet.id}`);
+        at = i;
+        sizes[i]! += packet.body.length;
+        if (sizes[i]! > MAX_REPLY_BYTES) throw new RconProtocolError('reply too long');
+        parts[i]!.push(packet.body);
       },
     );
   }
