@@ -19,6 +19,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'server/**/*.test.ts', 'sdk/test/**/*.test.ts', 'cli/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/each-file.ts'],
     // Each file gets its own database (and its own ports), so files run in parallel. Files mostly wait
     // (on PostgreSQL, child programs, mail, the job queue): vitest's default of one fork on 2 cores ran
     // them one after another and the suite took 78 minutes on CI, so three run at once.

@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, vi } from 'vitest';
 import { CLI_BIN } from './build.js';
 
 export interface CliResult {
@@ -24,14 +23,17 @@ export interface CliRun {
 }
 
 // A test here runs svcctl as a new process per command (a dozen or more per test), each paying a Node
-// start; with test files running side by side on two cores that alone can pass a minute.
-vi.setConfig({ testTimeout: 180_000 });
+// start; with test files running side by side on two cores that alone can pass a minute. Test files
+// share their worker (isolate: false), so this is set for each e2e file by test/support/each-file.ts,
+// never once at this module's first import.
+export const CLI_TEST_TIMEOUT_MS = 180_000;
 
 const created: string[] = [];
-// Registered while the test file imports this module, so it runs after that file's tests.
-afterAll(() => {
+
+/** Removes the temporary directories made so far: after each test file (test/support/each-file.ts). */
+export function removeTempDirs(): void {
   for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+}
 
 export function tempDir(prefix = 'svcctl-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
