@@ -37,6 +37,8 @@ export async function startWorld(
     env?: Record<string, string>;
   } = {},
 ): Promise<World> {
+  // A new world is a new browser: no cookie of another file's app (files share this module).
+  jar.clear();
   const smtp = await startTestSmtp();
   const idp = await startTestIdp({ redirectUris: [`${PUBLIC_BASE_URL}${callbackPath('idp')}`] });
   const spare = await startTestIdp({ redirectUris: [`${PUBLIC_BASE_URL}${callbackPath('spare')}`] });
