@@ -215,6 +215,9 @@ describe.skipIf(!confinable).each(['proxy', 'kernel'] as const)('forwarding by t
       expect(await udp(udpPort.externalPort, '127.0.0.3')).toBe('nothing');
       await forwarding.apply([tcpPort, udpPort], ingress());
       expect(await tcp(tcpPort.externalPort, '127.0.0.3')).toBe('hello');
+      // The counts run on across rule changes: 2 connections before, 3 more admitted here.
+      const traffic = (await forwarding.traffic()).get(tcpPort.id)!;
+      expect(mode === 'kernel' ? traffic.kernelFlows : traffic.proxyFlows).toBeGreaterThanOrEqual(5);
     } finally {
       talking.close();
     }

@@ -22,7 +22,8 @@ import {
   dnatJump,
   FORWARD_CHAIN,
   unitChains,
-  unitRestoreScript,
+  unitFilterScript,
+  unitNatScript,
   unitTag,
   UNITS_CHAIN,
   type KernelUnit,
@@ -184,12 +185,12 @@ export async function startKernelForwarding(
   await prepare();
   // What each unit's chains hold now and the address its jump matches; adopted units start unknown, so
   // the first apply rewrites or removes them.
-  const applied = new Map<string, { fingerprint: string; address: string | null }>();
+  const applied = new Map<string, { filter: string; nat: string; address: string | null }>();
   const found = new Set([
     ...(await taggedRules('nat', DNAT_CHAIN, host)).keys(),
     ...(await taggedRules('filter', UNITS_CHAIN, host)).keys(),
   ]);
-  for (const unitId of await ours([...found])) applied.set(unitId, { fingerprint: '', address: null });
+  for (const unitId of await ours([...found])) applied.set(unitId, { filter: '', nat: '', address: null });
 
   return {
     async apply(units) {
@@ -201,10 +202,13 @@ export async function startKernelForwarding(
       }
       for (const unit of units) {
         await routeLoopbackReplies(unit.unitId);
-        const script = unitRestoreScript(host, unit);
+        const filter = unitFilterScript(host, unit);
+        const nat = unitNatScript(host, unit);
         const was = applied.get(unit.unitId);
-        if (was?.fingerprint === script && was.address === unit.address) continue;
-        await must('iptables-restore', ['-w', '--noflush'], script);
+        if (was?.filter === filter && was.nat === nat && was.address === unit.address) continue;
+        // A table left as it was keeps its counters (a rule change does not zero the allocations' flows).
+        const script = (was?.filter === filter ? '' : filter) + (was?.nat === nat ? '' : nat);
+        if (script) await must('iptables-restore', ['-w', '--noflush'], script);
         // The firewall's jump before the DNAT's, so no flow is sent in before its rules are reachable;
         // a jump for an address the unit no longer has goes once the new one is in.
         const jump = allocationsJump(host, unit);
@@ -212,7 +216,7 @@ export async function startKernelForwarding(
         for (const args of (await taggedRules('filter', UNITS_CHAIN, host)).get(unit.unitId) ?? [])
           if (!args.includes(`${unit.address}/32`)) await run('iptables', ['-w', '-D', ...args]);
         await ensureRule('nat', dnatJump(host, unit.unitId), 'last');
-        applied.set(unit.unitId, { fingerprint: script, address: unit.address });
+        applied.set(unit.unitId, { filter, nat, address: unit.address });
       }
     },
     async flows() {

@@ -152,32 +152,43 @@ export function dnatLines(host: string, unit: KernelUnit, chains: UnitChains): s
 }
 
 const quote = (arg: string) => (/^[\w.:/,@+=-]+$/.test(arg) ? arg : `"${arg.replace(/["\\]/g, '\\$&')}"`);
+const restoreLine = (args: readonly string[]) => args.map(quote).join(' ');
 
-/**
- * The iptables-restore input that replaces the unit's three chains: the filter table first, so a flow
- * the new DNAT sends meets the new firewall. Each table is committed whole (a packet meets the old chain
- * or the new one, never a mix).
- */
-export function unitRestoreScript(host: string, unit: KernelUnit): string {
+/** The iptables-restore input that replaces the unit's two filter chains in one commit. */
+export function unitFilterScript(host: string, unit: KernelUnit): string {
   const chains = unitChains(host, unit.unitId);
-  const line = (args: readonly string[]) => args.map(quote).join(' ');
   return [
     '*filter',
     `:${chains.firewall} - [0:0]`,
     `:${chains.allocations} - [0:0]`,
     `-F ${chains.firewall}`,
     `-F ${chains.allocations}`,
-    ...firewallLines(chains.firewall, unit.rules).map(line),
-    ...allocationLines(host, unit, chains).map(line),
-    'COMMIT',
-    '*nat',
-    `:${chains.dnat} - [0:0]`,
-    `-F ${chains.dnat}`,
-    ...dnatLines(host, unit, chains).map(line),
+    ...firewallLines(chains.firewall, unit.rules).map(restoreLine),
+    ...allocationLines(host, unit, chains).map(restoreLine),
     'COMMIT',
     '',
   ].join('\n');
 }
+
+/** The iptables-restore input that replaces the unit's DNAT chain (and so its flow counters). */
+export function unitNatScript(host: string, unit: KernelUnit): string {
+  const chains = unitChains(host, unit.unitId);
+  return [
+    '*nat',
+    `:${chains.dnat} - [0:0]`,
+    `-F ${chains.dnat}`,
+    ...dnatLines(host, unit, chains).map(restoreLine),
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The unit's three chains replaced: the filter table first, so a flow the new DNAT sends meets the new
+ * firewall. Each table is committed whole (a packet meets the old chain or the new one, never a mix).
+ */
+export const unitRestoreScript = (host: string, unit: KernelUnit) =>
+  unitFilterScript(host, unit) + unitNatScript(host, unit);
 
 /** The unit's jump from SVC-EDGE-UNITS (filter), by its address: the other units' flows pass it by. */
 export const allocationsJump = (host: string, unit: { unitId: string; address: string }) => [
