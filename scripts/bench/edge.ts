@@ -105,14 +105,20 @@ export interface EdgeMeasure {
   kernelProblem: string | null;
   /** Bytes per second (p50 of the slices) and round trip p50 in ms, per path. */
   throughput: Partial<Record<Path, number>>;
+  /**
+   * Per path, the p50 over rounds of its slice's throughput over the direct slice of the same round: a
+   * round's slices run back to back, so load elsewhere that comes and goes cancels out of each ratio.
+   */
+  ratio: Partial<Record<Path, number>>;
+  rounds: number;
   latencyMs: Partial<Record<Path, number>>;
   ruleNs: number;
   noRuleNs: number;
 }
 
 export async function measureEdge(options: { sliceMs?: number; slices?: number } = {}): Promise<EdgeMeasure> {
-  const sliceMs = options.sliceMs ?? 1500;
-  const slices = options.slices ?? 6;
+  const sliceMs = options.sliceMs ?? 750;
+  const slices = options.slices ?? 12;
   const kernelProblem = kernelForwardingProblem(HOST);
   const namespace = kernelProblem === null;
   const address = namespace ? unitAddressCandidate(UNIT_ID) : LOOPBACK_UNIT;
@@ -166,6 +172,10 @@ export async function measureEdge(options: { sliceMs?: number; slices?: number }
       unit: { address, namespace },
       kernelProblem,
       throughput: Object.fromEntries(paths.map((p) => [p, p50(streams[p])])),
+      ratio: Object.fromEntries(
+        paths.map((p) => [p, p50(streams[p].map((bytes, round) => bytes / streams.direct[round]!))]),
+      ),
+      rounds: slices,
       latencyMs: Object.fromEntries(paths.map((p) => [p, p50(times[p])])),
       ruleNs,
       noRuleNs,
@@ -242,7 +252,7 @@ export function describeEdge(m: EdgeMeasure): EdgeReport {
   const µs = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
   const direct = m.throughput.direct!;
   const lines = [
-    `  the unit: ${m.unit.namespace ? `its own network namespace (veth) at ${m.unit.address}` : `a loopback address, ${m.unit.address}`}; direct ${mb(direct)}`,
+    `  the unit: ${m.unit.namespace ? `its own network namespace (veth) at ${m.unit.address}` : `a loopback address, ${m.unit.address}`}; direct ${mb(direct)}; ${m.rounds} rounds, ratios the p50 of each round's to its direct slice`,
   ];
   const missed: string[] = [];
   const kernel = m.throughput.kernel;
@@ -250,7 +260,7 @@ export function describeEdge(m: EdgeMeasure): EdgeReport {
     lines.push(`  TCP through the edge's kernel path (DNAT): not measured (${m.kernelProblem})`);
     missed.push(`edge kernel path not measured: ${m.kernelProblem}`);
   } else {
-    const ratio = kernel / direct;
+    const ratio = m.ratio.kernel!;
     lines.push(
       `  TCP through the edge's kernel path (DNAT) ${mb(kernel)}: ${ratio.toFixed(2)} of direct (floor ${FLOOR}, goal ${GOAL})`,
     );
@@ -258,7 +268,7 @@ export function describeEdge(m: EdgeMeasure): EdgeReport {
   }
   const proxy = m.throughput.proxy!;
   lines.push(
-    `  TCP through the edge's user-space proxy ${mb(proxy)}: ${(proxy / direct).toFixed(2)} of direct (reported; it serves where the kernel path may not)`,
+    `  TCP through the edge's user-space proxy ${mb(proxy)}: ${m.ratio.proxy!.toFixed(2)} of direct (reported; it serves where the kernel path may not)`,
   );
   const rtt = m.latencyMs;
   lines.push(
