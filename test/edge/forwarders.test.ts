@@ -1,9 +1,11 @@
 // The edge's two forwarders side by side (server/src/edge/forwarding.ts): a unit in a network of its own
 // (the local substrate's namespace and veth, sandbox/network.ts) echoing TCP and UDP, reached through an
 // allocation by the user-space proxy and by the kernel's DNAT, from two client addresses on the host's
-// loopback. The same checks hold on both: what the unit sees, the ingress rules by source (for a UDP
-// client already talking too), a released allocation, and which path carried the traffic. The kernel's
-// own: nothing left behind when the edge stops, and a restarted edge adopting what a crashed one left.
+// loopback and from a remote client (a namespace of its own, routed to the host over a veth pair, as a
+// player on the internet is). The same checks hold on both: what the unit sees, the ingress rules by
+// source (for a UDP client already talking too), a released allocation, and which path carried the
+// traffic. The kernel's own: nothing left behind when the edge stops, and a restarted edge adopting what
+// a crashed one left.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -29,11 +31,18 @@ import { ECHO_PROGRAM, randomPortPool } from '../support/edge.js';
 
 const HOST = '127.0.0.1';
 const CHILD = fileURLToPath(new URL('../support/forwarding-child.ts', import.meta.url));
+const PROBE = fileURLToPath(new URL('../support/probe-client.mjs', import.meta.url));
 const UNIT_PORT = 7000;
 const unitId = randomUUID();
 const address = unitAddressCandidate(unitId);
 const [poolFrom] = randomPortPool(8).split('-').map(Number) as [number];
 let unit: ChildProcess | null = null;
+// The remote client's network: a /30 of 198.18.0.0/15 (set aside for tests, RFC 2544), the host's end
+// named so the guard (`svh+`) does not take it for a unit's.
+const tag = unitId.slice(0, 8);
+const remoteNet = { ns: `svc-client-${tag}`, link: `sct${tag}`, third: Number.parseInt(tag.slice(0, 2), 16) };
+const REMOTE_HOST = `198.18.${remoteNet.third}.1`;
+const REMOTE_CLIENT = `198.18.${remoteNet.third}.2`;
 
 const quiet = { info: () => {}, warn: () => {} };
 const ours = async (ids: string[]) => new Set(ids.filter((id) => id === unitId));
@@ -114,6 +123,22 @@ async function udp(port: number, from: string, text = 'ping'): Promise<string> {
   }
 }
 
+/** What the remote client gets back for `text` sent to the edge's remote address (`refused`, `nothing`). */
+async function remote(protocol: 'tcp' | 'udp', port: number, text: string): Promise<string> {
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', remoteNet.ns, process.execPath, PROBE, protocol, REMOTE_HOST, String(port), text],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return line;
+}
+
+async function ip(...args: string[]): Promise<void> {
+  const result = await run('ip', args);
+  if (result.code !== 0) throw new Error(`ip ${args.join(' ')}: ${result.stderr.trim()}`);
+}
+
 /** Every rule on the host that names this unit (its chains are named for it and the edge's address). */
 async function rulesOfUnit(): Promise<string[]> {
   const out = await Promise.all([
@@ -129,6 +154,12 @@ beforeAll(async () => {
   if (!confinable) return;
   await ensureHostGuard();
   await ensureUnitNetwork(unitId, address);
+  await ip('netns', 'add', remoteNet.ns);
+  await ip('link', 'add', remoteNet.link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', remoteNet.ns);
+  await ip('addr', 'add', `${REMOTE_HOST}/30`, 'dev', remoteNet.link);
+  await ip('link', 'set', remoteNet.link, 'up');
+  await ip('-n', remoteNet.ns, 'addr', 'add', `${REMOTE_CLIENT}/30`, 'dev', 'eth0');
+  await ip('-n', remoteNet.ns, 'link', 'set', 'eth0', 'up');
   unit = spawn('ip', ['netns', 'exec', unitNetnsName(unitId), process.execPath, ECHO_PROGRAM], {
     env: { PATH: process.env.PATH, SVC_BIND_ADDRESS: address, ECHO_PORTS: String(UNIT_PORT) },
     stdio: 'ignore',
@@ -151,6 +182,8 @@ afterAll(async () => {
   if (kernelForwardingProblem(HOST) === null)
     await (await startForwarding({ host: HOST, mode: 'kernel', log: quiet, ours })).close();
   await removeUnitNetwork(unitId);
+  await run('ip', ['netns', 'del', remoteNet.ns]);
+  await run('ip', ['link', 'del', remoteNet.link]);
 });
 
 describe.skipIf(!confinable).each(['proxy', 'kernel'] as const)('forwarding by the %s', (mode) => {
@@ -220,6 +253,27 @@ describe.skipIf(!confinable).each(['proxy', 'kernel'] as const)('forwarding by t
       expect(mode === 'kernel' ? traffic.kernelFlows : traffic.proxyFlows).toBeGreaterThanOrEqual(5);
     } finally {
       talking.close();
+    }
+  });
+
+  it("forwards a remote client, held to the rules by its own address, which the kernel's DNAT shows the unit", async () => {
+    const ports = [tcpPort, udpPort].map((p) => ({ ...p, externalIp: REMOTE_HOST }));
+    const edge = await startForwarding({ host: REMOTE_HOST, mode, log: quiet, ours });
+    try {
+      // The proxy connects to the unit itself; the DNAT leaves the client's address as it was.
+      const seen = mode === 'kernel' ? REMOTE_CLIENT : '169.254.1.1';
+      await edge.apply(ports, ingress());
+      expect(await remote('tcp', tcpPort.externalPort, 'from afar')).toBe('from afar');
+      expect(await remote('udp', udpPort.externalPort, 'ping')).toBe(`${seen}|ping`);
+      await edge.apply(ports, ingress(block('tcp', `${REMOTE_CLIENT}/32`), block('udp', '198.18.0.0/15')));
+      expect(await remote('tcp', tcpPort.externalPort, 'blocked?')).toBe('refused');
+      expect(await remote('udp', udpPort.externalPort, 'blocked?')).toBe('nothing');
+      // The loopback edge of the same unit is another edge's: its forwarding is untouched.
+      expect(await tcp(tcpPort.externalPort, '127.0.0.2')).toBe('hello');
+      const traffic = (await edge.traffic()).get(tcpPort.id)!;
+      expect(mode === 'kernel' ? traffic.kernelFlows : traffic.proxyFlows).toBeGreaterThanOrEqual(1);
+    } finally {
+      await edge.close();
     }
   });
 
