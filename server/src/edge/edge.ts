@@ -77,12 +77,12 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const startedAt = new Date();
   let applied = 0;
   let stopped = false;
+  // The units whose kernel rules this edge may change: those of its own database (tests run several).
+  const ours = (ids: string[]) => unitsOfThisDatabase(sql, ids);
   // Units of another substrate (LXD) are not this host's processes: their egress is not ours to hold.
   const egress: EgressEnforcer = options.substrate
     ? { enforced: false, apply: async () => undefined }
-    : await startEgress(log, (ids) => unitsOfThisDatabase(sql, ids));
-
-  const ours = (ids: string[]) => unitsOfThisDatabase(sql, ids);
+    : await startEgress(log, ours);
   const forwarding = await startForwarding({
     host,
     mode: options.forwarding ?? 'auto',
