@@ -915,7 +915,7 @@ async function confinementSection(): Promise<void> {
   }
 }
 
-/** scripts/bench/edge.ts: forwarded TCP against direct (floor 0.5), added latency, 50 rules' cost. */
+/** scripts/bench/edge.ts: forwarded TCP against direct, kernel path (floor 0.8) and proxy, added latency, 50 rules' cost. */
 async function edgeSection(): Promise<void> {
   lines.push('The local edge (forwarding and firewall)');
   try {

@@ -1,14 +1,21 @@
 // A VPS's firewall end to end (document 2 §4 "Firewall", DECISIONS.md §6 "Network"): the routes' rules
 // (every refusal reading back that nothing changed), the per-direction ceiling against parallel requests,
 // and enforcement by the real edge seen from two client addresses on the machine's SSH port, with the
-// listing's enforcement field telling when a change has reached the edge.
+// listing's enforcement field telling when a change has reached the edge: on each of the edge's
+// forwarders (the user-space proxy, and the kernel's DNAT where this host allows it).
 import net from 'node:net';
 import type { components } from '@svcplatform/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkConfinable } from '../../server/src/substrate/local/sandbox/network.js';
 import { staffMember } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js';
+import {
+  FORWARDERS,
+  kernelForwardingHere,
+  randomPortPool,
+  startTestEdge,
+  type TestEdge,
+} from '../support/edge.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
 import { outcome, refusal } from '../support/refusal.js';
 import { provisionService, type Provisioned } from '../support/services.js';
@@ -26,6 +33,7 @@ let orgId: string;
 let vps: Provisioned;
 let game: Provisioned;
 let sshPort: number;
+let sshAllocation: string;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -50,8 +58,8 @@ beforeAll(async () => {
     provisionService(staff.elevated, { projectId, productSlug: 'vps-small', name: 'Box' }),
     provisionService(staff.elevated, { projectId, productSlug: 'block-game', name: 'Game' }),
   ]);
-  sshPort = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations[0]!
-    .external_port;
+  const system = (await owner.api.externalAccessGet({ path: { id: vps.serviceInstanceId } })).allocations[0]!;
+  [sshPort, sshAllocation] = [system.external_port, system.id];
 }, 180_000);
 afterAll(async () => {
   await edge?.stop();
@@ -93,70 +101,92 @@ function reach(localAddress: string): Promise<'ssh' | 'refused'> {
   });
 }
 
-describe('enforcement by the edge', () => {
-  it('blocks by source address, first match deciding, and reopens when the rule goes', async () => {
-    await edge!.caughtUp();
-    expect(await list()).toMatchObject({
-      rules: [],
-      max_rules_per_direction: 50,
-      // Egress is held where the host can confine units (test/firewall/egress.test.ts).
-      enforcement: { pending: false, egress_enforced: networkConfinable() },
-    });
-    // The machine's sshd answers once it has booted (it makes its host keys at its first boot).
-    await expect.poll(() => reach('127.0.0.2'), { timeout: 20_000, interval: 250 }).toBe('ssh');
-    expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'ssh']);
-
-    const rule = await create(block22('127.0.0.2'));
-    expect(rule).toMatchObject({
-      cidr: '127.0.0.2/32',
-      direction: 'ingress',
-      enabled: true,
-      description: null,
-    });
-    await edge!.caughtUp();
-    expect((await list()).enforcement).toMatchObject({ pending: false });
-    expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['refused', 'ssh']);
-
-    // An allow before a broader block: the first match decides for each source.
-    await replace([
-      { action: 'allow', direction: 'ingress', protocol: 'any', priority: 1, cidr: '127.0.0.2/32' },
-      block22('127.0.0.0/8', 5),
-      // A block on another port, and egress rules, do not touch these connections.
-      { ...block22(null, 0), port_from: 80, port_to: 80 },
-      { action: 'block', direction: 'egress', protocol: 'any', priority: 0 },
-    ]);
-    await edge!.caughtUp();
-    expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'refused']);
-
-    // Disabled, the block stops applying; deleted, likewise.
-    const broad = (await rulesNow()).find((r) => r.cidr === '127.0.0.0/8')!;
-    await owner.api.firewallRuleUpdate({ path: { ...path(), rule_id: broad.id }, body: { enabled: false } });
-    await edge!.caughtUp();
-    expect(await reach('127.0.0.3')).toBe('ssh');
-    await owner.api.firewallRuleUpdate({ path: { ...path(), rule_id: broad.id }, body: { enabled: true } });
-    await edge!.caughtUp();
-    expect(await reach('127.0.0.3')).toBe('refused');
-    await owner.api.firewallRuleDelete({ path: { ...path(), rule_id: broad.id } });
-    await edge!.caughtUp();
-    expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'ssh']);
-    expect((await auditEntries(app, orgId)).map((e) => e.action)).toEqual(
-      expect.arrayContaining([
-        'firewall.rule_created',
-        'firewall.rules_replaced',
-        'firewall.rule_updated',
-        'firewall.rule_deleted',
-      ]),
-    );
+describe.each(FORWARDERS)('enforcement by the edge (%s)', (forwarding) => {
+  const unavailable = forwarding === 'kernel' && !kernelForwardingHere();
+  beforeAll(async () => {
+    if (unavailable) return;
+    await edge?.stop();
+    edge = await startTestEdge(app, { forwarding });
   });
 
-  it('says pending while no edge has applied the newest change', async () => {
+  it.skipIf(unavailable)(
+    'blocks by source address, first match deciding, and reopens when the rule goes',
+    async () => {
+      await edge!.caughtUp();
+      expect(await list()).toMatchObject({
+        rules: [],
+        max_rules_per_direction: 50,
+        // Egress is held where the host can confine units (test/firewall/egress.test.ts).
+        enforcement: { pending: false, egress_enforced: networkConfinable() },
+      });
+      // The machine's sshd answers once it has booted (it makes its host keys at its first boot).
+      await expect.poll(() => reach('127.0.0.2'), { timeout: 20_000, interval: 250 }).toBe('ssh');
+      expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'ssh']);
+
+      const rule = await create(block22('127.0.0.2'));
+      expect(rule).toMatchObject({
+        cidr: '127.0.0.2/32',
+        direction: 'ingress',
+        enabled: true,
+        description: null,
+      });
+      await edge!.caughtUp();
+      expect((await list()).enforcement).toMatchObject({ pending: false });
+      expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['refused', 'ssh']);
+
+      // An allow before a broader block: the first match decides for each source.
+      await replace([
+        { action: 'allow', direction: 'ingress', protocol: 'any', priority: 1, cidr: '127.0.0.2/32' },
+        block22('127.0.0.0/8', 5),
+        // A block on another port, and egress rules, do not touch these connections.
+        { ...block22(null, 0), port_from: 80, port_to: 80 },
+        { action: 'block', direction: 'egress', protocol: 'any', priority: 0 },
+      ]);
+      await edge!.caughtUp();
+      expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'refused']);
+
+      // Disabled, the block stops applying; deleted, likewise.
+      const broad = (await rulesNow()).find((r) => r.cidr === '127.0.0.0/8')!;
+      await owner.api.firewallRuleUpdate({
+        path: { ...path(), rule_id: broad.id },
+        body: { enabled: false },
+      });
+      await edge!.caughtUp();
+      expect(await reach('127.0.0.3')).toBe('ssh');
+      await owner.api.firewallRuleUpdate({ path: { ...path(), rule_id: broad.id }, body: { enabled: true } });
+      await edge!.caughtUp();
+      expect(await reach('127.0.0.3')).toBe('refused');
+      await owner.api.firewallRuleDelete({ path: { ...path(), rule_id: broad.id } });
+      await edge!.caughtUp();
+      expect([await reach('127.0.0.2'), await reach('127.0.0.3')]).toEqual(['ssh', 'ssh']);
+      // The forwarder asked for carried the connections, the other none.
+      const traffic = (await edge!.edge.traffic()).get(sshAllocation)!;
+      expect(traffic.path).toBe(forwarding);
+      const [carried, other] =
+        forwarding === 'kernel'
+          ? [traffic.kernelFlows, traffic.proxyFlows]
+          : [traffic.proxyFlows, traffic.kernelFlows];
+      expect(carried).toBeGreaterThanOrEqual(2);
+      expect(other).toBe(0);
+      expect((await auditEntries(app, orgId)).map((e) => e.action)).toEqual(
+        expect.arrayContaining([
+          'firewall.rule_created',
+          'firewall.rules_replaced',
+          'firewall.rule_updated',
+          'firewall.rule_deleted',
+        ]),
+      );
+    },
+  );
+
+  it.skipIf(unavailable)('says pending while no edge has applied the newest change', async () => {
     await edge!.stop();
     edge = null;
     await create(block22('127.0.0.3'));
     const pending = await list();
     expect(pending.enforcement).toMatchObject({ pending: true, applied_generation: null });
     expect(pending.enforcement.generation).toBeGreaterThan(0);
-    edge = await startTestEdge(app);
+    edge = await startTestEdge(app, { forwarding });
     await edge.caughtUp();
     const applied = (await list()).enforcement;
     expect(applied.pending).toBe(false);

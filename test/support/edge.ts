@@ -6,6 +6,7 @@ import { connect, type Sql } from '../../server/src/db/client.js';
 import { unitsOfThisDatabase } from '../../server/src/edge/desired.js';
 import { startEdge, type Edge, type EdgeOptions } from '../../server/src/edge/edge.js';
 import { releaseEgress } from '../../server/src/edge/egress.js';
+import { kernelForwardingProblem } from '../../server/src/edge/forward-kernel.js';
 import type { TestApp } from './app.js';
 
 /** A pool of `size` ports somewhere in 10000-31999, for PORT_POOL. */
@@ -33,6 +34,8 @@ export async function startTestEdge(
     substrate?: EdgeOptions['substrate'];
     /** The HTTP ingress on free ports (default), or off. */
     ingress?: boolean;
+    /** How it forwards allocations (server/src/edge/forwarding.ts); default `auto`. */
+    forwarding?: EdgeOptions['forwarding'];
   } = {},
 ): Promise<TestEdge> {
   const sql = connect(app.databaseUrl, { max: 2 });
@@ -43,6 +46,7 @@ export async function startTestEdge(
     reconcileSeconds: options.reconcileSeconds ?? app.config.firewallReconcileSeconds,
     heartbeatSeconds: 1,
     substrate: options.substrate,
+    forwarding: options.forwarding,
     log: { info: () => {}, warn: () => {}, error: () => {} },
     ingress:
       options.ingress === false
@@ -74,6 +78,10 @@ export async function startTestEdge(
     },
   };
 }
+
+/** The edge's two forwarders, for tests that hold on both: `kernel` where this host lets the edge program netfilter. */
+export const FORWARDERS = ['proxy', 'kernel'] as const;
+export const kernelForwardingHere = () => kernelForwardingProblem('127.0.0.1') === null;
 
 /** A unit program (UnitSpec.command) echoing tcp and udp on SVC_BIND_ADDRESS at each of ECHO_PORTS. */
 export const ECHO_PROGRAM = fileURLToPath(new URL('./echo-unit.mjs', import.meta.url));

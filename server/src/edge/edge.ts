@@ -1,6 +1,7 @@
 // The local edge (DECISIONS.md §6 "Network", SUBSTRATE.md): opens a listener on HOST:external_port for
 // every allocation on its address and forwards it (tcp or udp) to the unit's address and internal port,
-// admitting each connection or datagram by the unit's ingress firewall; on the local substrate it also
+// admitting each connection or datagram by the unit's ingress firewall, through the kernel where it may
+// (forwarding.ts); on the local substrate it also
 // holds the units' outgoing connections to their egress rules (egress.ts) where the host allows. It
 // converges on the desired state in PostgreSQL: at once when notified (LISTEN edge_state), and by
 // polling, so a missed notification or a port that could not be bound is retried within the reconcile
@@ -15,18 +16,9 @@ import { CertificateContexts } from './ingress/certificates.js';
 import { startIngress, type Ingress } from './ingress/server.js';
 import { challengeAnswer, readIngressState } from './ingress/state.js';
 import { startControl, type Control } from './control.js';
-import {
-  currentGeneration,
-  forgetEdge,
-  readDesired,
-  reportEdge,
-  unitsOfThisDatabase,
-  type DesiredPort,
-} from './desired.js';
+import { currentGeneration, forgetEdge, readDesired, reportEdge, unitsOfThisDatabase } from './desired.js';
 import { startEgress, type EgressEnforcer } from './egress.js';
-import { admits, type IngressRules } from './firewall.js';
-import { forwardTcp, type TcpForwarder } from './forward-tcp.js';
-import { forwardUdp, type UdpForwarder } from './forward-udp.js';
+import { startForwarding, type AllocationTraffic, type ForwardingMode } from './forwarding.js';
 
 export interface EdgeOptions {
   sql: Sql;
@@ -47,6 +39,8 @@ export interface EdgeOptions {
   substrate?: Pick<SubstrateDriver, 'exposePorts'>;
   /** The HTTP ingress (ingress/server.ts); absent, or both ports null, this edge runs none. */
   ingress?: EdgeIngressOptions;
+  /** How allocations are forwarded (forwarding.ts); default `auto`. */
+  forwarding?: ForwardingMode;
 }
 
 export interface EdgeIngressOptions {
@@ -68,65 +62,34 @@ export interface Edge {
   readonly ingressHttpsPort: number | null;
   /** The generation of the desired state last applied. */
   appliedGeneration(): number;
+  /** Whether allocations into units' networks are forwarded by the kernel (forwarding.ts). */
+  readonly kernelForwarding: boolean;
+  /** Per bound allocation, which path forwards it and the flows each path carried. */
+  traffic(): Promise<Map<string, AllocationTraffic>>;
   /** Applies the desired state now (tests, and the notification handler). */
   reconcile(): Promise<void>;
   stop(): Promise<void>;
 }
 
-interface Listener {
-  spec: DesiredPort;
-  forwarder: TcpForwarder | UdpForwarder;
-}
-
-const sameBinding = (a: DesiredPort, b: DesiredPort) =>
-  a.externalIp === b.externalIp && a.externalPort === b.externalPort && a.protocol === b.protocol;
-
 export async function startEdge(options: EdgeOptions): Promise<Edge> {
   const { sql, host, id, log } = options;
   const heartbeatSeconds = options.heartbeatSeconds ?? Math.min(5, options.reconcileSeconds);
   const startedAt = new Date();
-  const listeners = new Map<string, Listener>();
-  // Null until the first snapshot is read: a listener refuses everything before it knows its rules (an
-  // empty map would admit everything).
-  let rules: IngressRules | null = null;
   let applied = 0;
   let stopped = false;
+  // The units whose kernel rules this edge may change: those of its own database (tests run several).
+  const ours = (ids: string[]) => unitsOfThisDatabase(sql, ids);
   // Units of another substrate (LXD) are not this host's processes: their egress is not ours to hold.
   const egress: EgressEnforcer = options.substrate
     ? { enforced: false, apply: async () => undefined }
-    : await startEgress(log, (ids) => unitsOfThisDatabase(sql, ids));
-
-  const admitter = (port: DesiredPort) => (remoteAddress: string, remotePort: number) =>
-    rules !== null &&
-    admits(
-      rules.get(port.resourceId),
-      port.protocol,
-      remoteAddress,
-      remotePort,
-      listeners.get(port.id)?.spec.targetPort ?? port.targetPort,
-    );
-
-  async function open(port: DesiredPort): Promise<void> {
-    const target = { address: port.targetAddress, port: port.targetPort };
-    try {
-      const forwarder =
-        port.protocol === 'tcp'
-          ? await forwardTcp(host, port.externalPort, target, admitter(port))
-          : await forwardUdp(host, port.externalPort, target, admitter(port));
-      listeners.set(port.id, { spec: port, forwarder });
-    } catch (err) {
-      // Left out of the live state (so the API reports it degraded) and tried again next reconcile.
-      log.warn(
-        {
-          allocation: port.id,
-          port: port.externalPort,
-          protocol: port.protocol,
-          code: (err as NodeJS.ErrnoException).code,
-        },
-        'edge could not open a port',
-      );
-    }
-  }
+    : await startEgress(log, ours);
+  const forwarding = await startForwarding({
+    host,
+    mode: options.forwarding ?? 'auto',
+    log,
+    ours,
+    proxyOnly: options.substrate !== undefined,
+  });
 
   // One reconcile at a time; a request during one asks for one more after it.
   let running: Promise<void> | null = null;
@@ -153,20 +116,8 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       }
     }
     // The snapshot's rules are in force before any of its ports opens (issue 33: a restarted edge admitted a
-    // blocked source for 20-40 ms while the ingress below was brought up).
-    rules = desired.ingress;
-    const wanted = new Map(desired.ports.map((p) => [p.id, p]));
-    for (const [allocationId, listener] of [...listeners]) {
-      const next = wanted.get(allocationId);
-      if (next && sameBinding(next, listener.spec)) {
-        listener.forwarder.retarget({ address: next.targetAddress, port: next.targetPort });
-        listener.spec = next;
-        continue;
-      }
-      listeners.delete(allocationId);
-      await listener.forwarder.close();
-    }
-    for (const port of desired.ports) if (!listeners.has(port.id)) await open(port);
+    // blocked source for 20-40 ms while the ingress below was brought up); forwarding.apply sees to it.
+    await forwarding.apply(desired.ports, desired.ingress);
     if (ingress && certificates && options.ingress) {
       await ingress.bindMissing();
       const state = await readIngressState(sql, options.ingress.platformDomain);
@@ -228,7 +179,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
     edge_id: id,
     applied_generation: applied,
     allocations: Object.fromEntries(
-      [...listeners.keys()].map((allocationId) => [allocationId, 'normal' as const]),
+      forwarding.bound().map((allocationId) => [allocationId, 'normal' as const]),
     ),
   }));
 
@@ -259,7 +210,8 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       edge: id,
       host,
       control: control.url,
-      ports: listeners.size,
+      ports: forwarding.bound().length,
+      forwarding: forwarding.kernel ? 'kernel' : 'proxy',
       http: ingress?.httpPort,
       https: ingress?.httpsPort,
     },
@@ -275,6 +227,8 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       return ingress?.httpsPort ?? null;
     },
     appliedGeneration: () => applied,
+    kernelForwarding: forwarding.kernel,
+    traffic: () => forwarding.traffic(),
     reconcile,
     async stop() {
       stopped = true;
@@ -283,8 +237,7 @@ export async function startEdge(options: EdgeOptions): Promise<Edge> {
       await running;
       await control.close();
       await ingress?.close();
-      for (const listener of listeners.values()) await listener.forwarder.close();
-      listeners.clear();
+      await forwarding.close();
       await forgetEdge(sql, id).catch(() => undefined);
     },
   };

@@ -9,11 +9,10 @@
 // Several edges may share the host (one per database in the tests): each touches only the chains of its
 // own database's units. Rules stay in force when the edge stops: the next edge adopts them (it finds its
 // units in SVC-EGRESS by the comment naming the unit), so a restart never opens a machine's egress.
-import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
 import { ensureHostGuard, networkConfinable } from '../substrate/local/sandbox/network.js';
 import { unitVethName } from '../substrate/local/sandbox/names.js';
-import { searchPath } from '../substrate/local/programs.js';
+import { must, run } from './iptables.js';
 import { chainRules, EGRESS_CHAIN, restoreScript, unitChain, type EgressRule } from './egress-rules.js';
 
 /** Per unit (resource id), its enabled egress rules in evaluation order. */
@@ -33,37 +32,6 @@ const FAMILIES = [
 ];
 const COMMENT = 'svc-unit ';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(file: string, args: string[], input?: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      env: { PATH: searchPath(), LANG: 'C' },
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-    // A program that exits before reading says so by its status, not by a broken pipe.
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(input);
-  });
-}
-
-async function must(file: string, args: string[], input?: string): Promise<string> {
-  const result = await run(file, args, input);
-  if (result.code !== 0)
-    throw new Error(`${file} ${args.slice(0, 3).join(' ')} failed: ${result.stderr.trim().split('\n')[0]}`);
-  return result.stdout;
-}
 
 const jump = (unitId: string) => [
   EGRESS_CHAIN,

@@ -10,6 +10,8 @@ export interface TcpTarget {
 export interface TcpForwarder {
   readonly server: net.Server;
   retarget(target: TcpTarget): void;
+  /** Connections admitted and forwarded since it opened. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export async function forwardTcp(
   admit: (remoteAddress: string, remotePort: number) => boolean,
 ): Promise<TcpForwarder> {
   let target = initial;
+  let admitted = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer({ noDelay: true }, (client) => {
     sockets.add(client);
@@ -33,6 +36,7 @@ export async function forwardTcp(
       client.resetAndDestroy();
       return;
     }
+    admitted += 1;
     const upstream = net.connect({ host: target.address, port: target.port, noDelay: true });
     sockets.add(upstream);
     upstream.once('close', () => sockets.delete(upstream));
@@ -59,6 +63,7 @@ export async function forwardTcp(
     retarget(next) {
       target = next;
     },
+    connections: () => admitted,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,6 +9,8 @@ const MAX_CLIENTS = 4096;
 
 export interface UdpForwarder {
   retarget(target: TcpTarget): void;
+  /** Clients (address and port) admitted since it opened, each counted when its session began. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export async function forwardUdp(
   admit: (remoteAddress: string, remotePort: number) => boolean,
 ): Promise<UdpForwarder> {
   let target = initial;
+  let admitted = 0;
   const sessions = new Map<string, Session>();
   const front = dgram.createSocket({ type: 'udp4' });
 
@@ -53,6 +56,7 @@ export async function forwardUdp(
       socket.on('error', () => drop(key));
       session = { socket, lastSeen: Date.now() };
       sessions.set(key, session);
+      admitted += 1;
     } else {
       sessions.delete(key);
       sessions.set(key, session);
@@ -82,6 +86,7 @@ export async function forwardUdp(
     retarget(next) {
       target = next;
     },
+    connections: () => admitted,
     async close() {
       clearInterval(sweep);
       for (const key of [...sessions.keys()]) drop(key);

@@ -25,6 +25,11 @@ const GUARD_INPUT = 'SVC-UNIT-IN';
 const GUARD_FORWARD = 'SVC-UNIT-FWD';
 /** The edge's chain of egress rules (edge/egress.ts), entered from the guard for units' new connections. */
 export const EGRESS_CHAIN = 'SVC-EGRESS';
+/**
+ * The edge's chain for flows its DNAT sends into a unit (edge/kernel-rules.ts): it holds them to the unit's
+ * ingress rules and drops what no allocation of the unit accounts for.
+ */
+export const EDGE_FORWARD_CHAIN = 'SVC-EDGE-FWD';
 const VETH_MATCH = 'svh+';
 
 interface Result {
@@ -75,6 +80,11 @@ export async function ensureUnitNetwork(unitId: string, address: string): Promis
   await sysctl(`/proc/sys/net/ipv6/conf/${veth}/disable_ipv6`, '1');
   // Strict reverse-path filtering: a unit cannot send as another's address.
   await sysctl(`/proc/sys/net/ipv4/conf/${veth}/rp_filter`, '1');
+  // The edge's DNAT of a client on the host's loopback (edge/forward-kernel.ts): the unit's replies come
+  // back on this veth addressed to 127.x once the DNAT is undone, which the kernel drops as martian unless
+  // the interface may route loopback addresses. What a unit itself sends to 127.x still meets the guard
+  // (SVC-UNIT-IN drops it unless it answers the host), and rp_filter drops a spoofed loopback source.
+  await sysctl(`/proc/sys/net/ipv4/conf/${veth}/route_localnet`, '1');
   await must(
     'ip',
     ['-batch', '-'],
@@ -123,7 +133,8 @@ let guarded: Promise<void> | null = null;
 /**
  * The host's rules for every unit's veth, made once per process (and checked, so a second process adds
  * nothing): what a unit sends to the host itself is dropped unless it answers the host; nothing is
- * forwarded from one unit to another, nor to a unit unless it answers; a unit's new outgoing connections
+ * forwarded from one unit to another, nor to a unit unless it answers or the edge's DNAT sends it (and
+ * the edge's chain lets it through); a unit's new outgoing connections
  * meet the edge's egress rules, and what they let through leaves masqueraded as the host.
  */
 export function ensureHostGuard(): Promise<void> {
@@ -141,6 +152,7 @@ async function guard(): Promise<void> {
   await must('ip', ['route', 'replace', 'unreachable', UNIT_NETWORK]);
   // Declaring a chain in a --noflush restore empties it, so the edge's chain is only made when missing.
   await run('iptables', ['-w', '-N', EGRESS_CHAIN]);
+  await run('iptables', ['-w', '-N', EDGE_FORWARD_CHAIN]);
   const chains = [
     `*filter`,
     `:${GUARD_INPUT} - [0:0]`,
@@ -150,6 +162,8 @@ async function guard(): Promise<void> {
     `-A ${GUARD_INPUT} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
     `-A ${GUARD_INPUT} -j DROP`,
     `-A ${GUARD_FORWARD} -i ${VETH_MATCH} -o ${VETH_MATCH} -j DROP`,
+    // Before the established flows: the edge decides a forwarded UDP flow datagram by datagram.
+    `-A ${GUARD_FORWARD} -o ${VETH_MATCH} -m conntrack --ctstate DNAT -j ${EDGE_FORWARD_CHAIN}`,
     `-A ${GUARD_FORWARD} -o ${VETH_MATCH} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
     `-A ${GUARD_FORWARD} -o ${VETH_MATCH} -j DROP`,
     `-A ${GUARD_FORWARD} -i ${VETH_MATCH} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`,
