@@ -22,7 +22,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -149,7 +149,9 @@ export async function measureTransfers(
     const rate = (seconds: number) => (mib * slices) / seconds;
     const line = (what: string, gateway: number, disk: number, diskWhat: string) =>
       `  ${what}: ${rate(gateway).toFixed(0)} MiB/s through the gateway, ${rate(disk).toFixed(0)} MiB/s ${diskWhat}: ${(disk / gateway).toFixed(2)} of disk (floor 0.5, goal 0.8)`;
-    lines.push(`  ${mib} MiB file, ${slices} interleaved slices`);
+    lines.push(
+      `  ${mib} MiB file, ${slices} interleaved slices, load average ${loadavg()[0]!.toFixed(2)} at the end`,
+    );
     lines.push(line('download', sum.gatewayDown, sum.diskRead, 'reading it from disk'));
     lines.push(line('upload', sum.gatewayUp, sum.diskWrite, 'writing it to disk and syncing it'));
     for (const [what, ratio] of [
