@@ -1,5 +1,5 @@
-// SFTP throughput (issue 20: "SFTP throughput against OpenSSH's own sftp-server on the same files", goal
-// >= 0.5): OpenSSH's `sftp` client downloads and uploads one 64 MiB file, once from the gateway's SFTP
+// SFTP throughput (issue 20: "SFTP throughput against OpenSSH's own sftp-server on the same files"; issue
+// 36: floor 0.5, goal 0.8, a ratio under the floor fails `npm run bench`): OpenSSH's `sftp` client downloads and uploads one 64 MiB file, once from the gateway's SFTP
 // path (ssh2's Server and the session handler of server/src/gateway/sftp/session.ts over the confined
 // file layer) and once from OpenSSH's sshd running its sftp-server on the same directory, both on
 // loopback, in interleaved slices; each figure is ours divided by OpenSSH's in the same run. Sign-in
@@ -13,15 +13,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import ssh2 from 'ssh2';
+import { SFTP_ALGORITHMS } from '../../server/src/gateway/sftp/algorithms.js';
 import { serveSftp } from '../../server/src/gateway/sftp/session.js';
 import { VolumeFiles } from '../../server/src/substrate/local/files/index.js';
 
-const GOAL = 0.5;
+const FLOOR = 0.5;
+const GOAL = 0.8;
 const FILE_MIB = 64;
 const SLICES = 3;
 const SSHD = '/usr/sbin/sshd';
@@ -97,7 +99,7 @@ export async function measureSftp(): Promise<SftpReport> {
 
     // Ours: ssh2's Server with the gateway's session handler on the confined layer over `volume`.
     const key = ssh2.utils.generateKeyPairSync('ed25519');
-    ours = new ssh2.Server({ hostKeys: [key.private] }, (client) => {
+    ours = new ssh2.Server({ hostKeys: [key.private], algorithms: SFTP_ALGORITHMS }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => ctx.accept());
       client.on('session', (accept) => {
@@ -164,17 +166,17 @@ export async function measureSftp(): Promise<SftpReport> {
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const lines: string[] = [];
+    const lines: string[] = [`  load average ${loadavg()[0]!.toFixed(2)} at the end`];
     const missed: string[] = [];
     for (const direction of ['get', 'put'] as const) {
       const o = median(rates[`ours-${direction}`]!);
       const b = median(rates[`openssh-${direction}`]!);
       const ratio = o / b;
-      const met = ratio >= GOAL;
+      const verdict = ratio >= GOAL ? 'ok' : ratio >= FLOOR ? 'floor met, goal not' : 'MISSED';
       lines.push(
-        `  ${direction === 'get' ? 'download' : 'upload  '} ${FILE_MIB} MiB: ${o.toFixed(0)} MiB/s against OpenSSH sftp-server ${b.toFixed(0)} MiB/s: ${ratio.toFixed(2)} (goal ${GOAL}) ${met ? 'ok' : 'MISSED'}`,
+        `  ${direction === 'get' ? 'download' : 'upload  '} ${FILE_MIB} MiB: ${o.toFixed(0)} MiB/s against OpenSSH sftp-server ${b.toFixed(0)} MiB/s: ${ratio.toFixed(2)} (floor ${FLOOR}, goal ${GOAL}) ${verdict}`,
       );
-      if (!met) missed.push(`sftp ${direction} ${ratio.toFixed(2)} < ${GOAL}`);
+      if (ratio < FLOOR) missed.push(`sftp ${direction} ${ratio.toFixed(2)} < ${FLOOR}`);
     }
     return { lines, missed };
   } finally {

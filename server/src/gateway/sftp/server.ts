@@ -17,6 +17,7 @@ import { verifyPassword } from '../../auth/crypto/passwords.js';
 import { hit, scaled, type Limit } from '../../ratelimit/limiter.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { SubstrateDriver } from '../../substrate/driver.js';
+import { SFTP_ALGORITHMS } from './algorithms.js';
 import { hostKey } from './host-key.js';
 import { serveSftp } from './session.js';
 import { accountByUsername, sessionsStillAllowed } from './store.js';
@@ -150,7 +151,10 @@ export function createSftpServer(options: SftpServerOptions): SftpServer {
     },
     async listen(port, host) {
       const key = await hostKey(sql, box, clock.now());
-      server = new ssh2.Server({ hostKeys: [key.privateKey], ident: 'svc-gateway' }, accept);
+      server = new ssh2.Server(
+        { hostKeys: [key.privateKey], ident: 'svc-gateway', algorithms: SFTP_ALGORITHMS },
+        accept,
+      );
       server.listen(port, host);
       await once(server, 'listening');
       let checking = false;
