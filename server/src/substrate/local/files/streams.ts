@@ -8,7 +8,7 @@ import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/p
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { sweepTemporaries, uploadTemporaryName } from './temporaries.js';
-import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, openVolumeDir, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
 import type { VolumeStreamAccess } from '../../volume-access.js';
 import type { OpenedVolumeFile, PendingVolumeFile } from '../../volume-access.js';
@@ -193,19 +193,16 @@ export class VolumeStreams implements VolumeStreamAccess {
     target: VolumePath,
     use: (dir: FileHandle, name: string) => Promise<T>,
   ): Promise<T> {
-    const root = await openRoot(this.root);
     try {
-      const dir = await openDir(root, target.parts.slice(0, -1), target.path);
+      const opened = await openVolumeDir(this.root, target.parts.slice(0, -1), target.path);
       try {
-        return await use(dir, target.parts.at(-1)!);
+        return await use(opened.dir, target.parts.at(-1)!);
       } finally {
-        await dir.close();
+        await opened.close();
       }
     } catch (err) {
       if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(target.path);
       throw err;
-    } finally {
-      await root.close();
     }
   }
 }
