@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import { isStorageFull } from '../../substrate/storage-full.js';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { FileLayerError } from '../../substrate/local/files/index.js';
+import { ReadAhead } from './read-ahead.js';
 import { WriteBatcher } from './write-batch.js';
 import type {
   FileStats,
@@ -58,6 +59,7 @@ const volumeFull = () =>
 
 export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (err: unknown) => void): void {
   const handles: VolumeHandleAccess = files.handles();
+  const ahead = new ReadAhead();
   const open = new Map<number, Open>();
   let nextHandle = 1;
 
@@ -85,6 +87,18 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     });
   };
   const ok = (reqId: number) => sftp.status(reqId, STATUS_CODE.OK);
+
+  // Whatever the session changes, no block read ahead answers for what was there before (these
+  // listeners run first, as each request arrives).
+  const changed = () => ahead.clear();
+  sftp.on('OPEN', (_reqId, _filename, flags) => {
+    if ((flags & (OPEN_MODE.WRITE | OPEN_MODE.APPEND | OPEN_MODE.TRUNC)) !== 0) changed();
+  });
+  sftp.on('WRITE', changed);
+  sftp.on('FSETSTAT', changed);
+  sftp.on('SETSTAT', changed);
+  sftp.on('REMOVE', changed);
+  sftp.on('RENAME', changed);
 
   sftp.on('OPEN', (reqId, filename, flags, attrs) =>
     serve(reqId, async () => {
@@ -123,10 +137,9 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     serve(reqId, async () => {
       const entry = handleOf(handle);
       if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
-      const buffer = Buffer.allocUnsafe(Math.min(length, MAX_READ_BYTES));
-      const { bytesRead } = await entry.file.read(buffer, 0, buffer.length, offset);
-      if (bytesRead === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
-      sftp.data(reqId, bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
+      const data = await ahead.read(entry, entry.file, offset, Math.min(length, MAX_READ_BYTES));
+      if (data.length === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
+      sftp.data(reqId, data);
     }),
   );
 
@@ -173,6 +186,7 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
       const entry = handleOf(handle);
       if (!entry) return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
       open.delete(handle.readUInt32BE(0));
+      ahead.forget(entry);
       if (entry.kind === 'file') {
         await entry.writes.idle();
         await entry.file.close();
@@ -279,8 +293,13 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
   // The client closed its side (OpenSSH's `bye`): close ours, or its ssh waits for the channel forever.
   sftp.on('end', () => sftp.end());
   sftp.on('close', () => {
+    // Writes already queued land first: closing under them would fail them as errors of the server.
     for (const entry of open.values())
-      if (entry.kind === 'file') void entry.file.close().catch(() => undefined);
+      if (entry.kind === 'file')
+        void entry.writes
+          .idle()
+          .then(() => entry.file.close())
+          .catch(() => undefined);
     open.clear();
   });
 }
