@@ -12,13 +12,13 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
+import { createServer, type Server as NetServer } from 'node:net';
 import { loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import ssh2 from 'ssh2';
-import { SFTP_ALGORITHMS } from '../../server/src/gateway/sftp/algorithms.js';
+import { sftpTransport } from '../../server/src/gateway/sftp/transport.js';
 import { serveSftp } from '../../server/src/gateway/sftp/session.js';
 import { VolumeFiles } from '../../server/src/substrate/local/files/index.js';
 
@@ -64,7 +64,7 @@ export async function measureSftp(): Promise<SftpReport> {
   await mkdir(volume);
   await mkdir(local);
   const children: ReturnType<typeof spawn>[] = [];
-  let ours: ssh2.Server | null = null;
+  let ours: NetServer | null = null;
   try {
     // Incompressible bytes, so no layer gains by compressing.
     const payload = randomBytes(FILE_MIB * 1024 * 1024);
@@ -97,9 +97,10 @@ export async function measureSftp(): Promise<SftpReport> {
     const sshd = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: 'ignore' });
     children.push(sshd);
 
-    // Ours: ssh2's Server with the gateway's session handler on the confined layer over `volume`.
+    // Ours: ssh2's Server with the gateway's transport (transport.ts) and session handler on the
+    // confined layer over `volume`.
     const key = ssh2.utils.generateKeyPairSync('ed25519');
-    ours = new ssh2.Server({ hostKeys: [key.private], algorithms: SFTP_ALGORITHMS }, (client) => {
+    ours = sftpTransport({ hostKeys: [key.private] }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => ctx.accept());
       client.on('session', (accept) => {
@@ -107,7 +108,7 @@ export async function measureSftp(): Promise<SftpReport> {
           serveSftp(acceptSftp(), new VolumeFiles(volume), () => undefined),
         );
       });
-    });
+    }).listener;
     ours.listen(0, '127.0.0.1');
     await once(ours, 'listening');
     const oursPort = (ours.address() as AddressInfo).port;
