@@ -14,6 +14,11 @@
 // Measured on 2 cores, quiet (load 2-3): download 929-1004 MiB/s against 1739-1752 from disk, 0.53-0.57;
 // upload 185-197 MiB/s against 318-364 written and synced, 0.54-0.58. Floor 0.5 met; goal 0.8 not. (A
 // first run at load 16 with the Node client and an unsynced baseline read 0.10 and 0.23.)
+// Issue 36, 2 cores shared with other work (load 6.6-7.6), interleaved with the code before it: upload
+// 0.35 / 0.37 before, 0.48 / 0.39 after writing behind the body and starting the file's disk writes
+// every 8 MiB (receiveFile's WriteQueue, streams.ts WriteBehind); download 0.35-0.68 either way. What is
+// left is CPU a loaded machine does not have: the gateway's process spends about 2.5x the baseline's
+// CPU per byte (the loopback receive and HTTP parsing, then the same page-cache write).
 //
 //   npx tsx scripts/bench/transfers.ts [--mib=128] [--slices=3]
 import { spawn } from 'node:child_process';
