@@ -4,7 +4,9 @@
 // O_NOFOLLOW per component, server/src/substrate/local/files) against the plain fs/promises call on the
 // same path (readFile, lstat, readdir + lstat of each entry, writeFile of a temp file then rename). Both
 // run in this process, interleaved in slices; every figure is the plain call's rate divided by the
-// layer's (1.0: free; 0.5: the layer takes twice as long). Reported, never failing.
+// layer's (1.0: free; 0.5: the layer takes twice as long). Reported, never failing; issue 36's goal is
+// 0.5 for read and stat. The layer's cost is trips to libuv's thread pool (a stat three directories deep
+// was 9 in a row; walk.ts's openVolumeDir makes it 4 rounds), so the figures move with the load.
 //
 //   npx tsx scripts/bench/files.ts [--ops=2000] [--slices=5]
 import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -81,7 +83,8 @@ export async function measureFiles(options: { ops?: number; slices?: number } = 
       const layer = median(rates.layer);
       lines.push(
         `  ${c.name}: layer ${fmt(layer)}/s, plain fs ${fmt(plain)}/s, ratio ${(layer / plain).toFixed(2)} ` +
-          `(${(1e6 / layer - 1e6 / plain) | 0} µs more per operation)`,
+          `(${(1e6 / layer - 1e6 / plain) | 0} µs more per operation)` +
+          (/^(read|stat) /.test(c.name) ? ' (goal 0.5)' : ''),
       );
     }
     lines.push(`  load average ${loadavg()[0]!.toFixed(2)}`);

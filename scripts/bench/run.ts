@@ -1029,7 +1029,7 @@ async function filesSection(): Promise<void> {
   }
 }
 
-/** scripts/bench/sftp.ts: SFTP download and upload against OpenSSH's own sftp-server (goal 0.5). */
+/** scripts/bench/sftp.ts: SFTP download and upload against OpenSSH's own sftp-server (floor 0.5, goal 0.8). */
 async function sftpSection(): Promise<void> {
   lines.push("SFTP throughput against OpenSSH's sftp-server (scripts/bench/sftp.ts)");
   try {

@@ -1,10 +1,14 @@
-// SFTP throughput (issue 20: "SFTP throughput against OpenSSH's own sftp-server on the same files", goal
-// >= 0.5): OpenSSH's `sftp` client downloads and uploads one 64 MiB file, once from the gateway's SFTP
-// path (ssh2's Server and the session handler of server/src/gateway/sftp/session.ts over the confined
-// file layer) and once from OpenSSH's sshd running its sftp-server on the same directory, both on
+// SFTP throughput (issue 20: "SFTP throughput against OpenSSH's own sftp-server on the same files"; issue
+// 36: floor 0.5, goal 0.8, a ratio under the floor fails `npm run bench`): OpenSSH's `sftp` client
+// downloads and uploads one 64 MiB file, once from the gateway's SFTP path (ssh2's Server and the
+// session handler of server/src/gateway/sftp/session.ts over the confined file layer) and once from OpenSSH's sshd running its sftp-server on the same directory, both on
 // loopback, in interleaved slices; each figure is ours divided by OpenSSH's in the same run. Sign-in
 // and the account reads are left out (the bench server accepts the client at once): they are paid once
 // per session, not per byte.
+//
+// Issue 36, 2 cores shared with other work (load 6-7.5), interleaved with the code before it: download
+// 0.80 / 0.73 before, 1.26 / 1.12 after; upload 0.43 / 0.54 before, 1.18 / 1.09 after (transport.ts:
+// no chacha20 in JavaScript, a tick's writes corked; write-batch.ts; read-ahead.ts).
 //
 //   npx tsx scripts/bench/sftp.ts      (also a section of `npm run bench`)
 import { spawn } from 'node:child_process';
@@ -12,16 +16,18 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { createServer, type Server as NetServer } from 'node:net';
+import { loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import ssh2 from 'ssh2';
+import { sftpTransport } from '../../server/src/gateway/sftp/transport.js';
 import { serveSftp } from '../../server/src/gateway/sftp/session.js';
 import { VolumeFiles } from '../../server/src/substrate/local/files/index.js';
 
-const GOAL = 0.5;
+const FLOOR = 0.5;
+const GOAL = 0.8;
 const FILE_MIB = 64;
 const SLICES = 3;
 const SSHD = '/usr/sbin/sshd';
@@ -62,7 +68,7 @@ export async function measureSftp(): Promise<SftpReport> {
   await mkdir(volume);
   await mkdir(local);
   const children: ReturnType<typeof spawn>[] = [];
-  let ours: ssh2.Server | null = null;
+  let ours: NetServer | null = null;
   try {
     // Incompressible bytes, so no layer gains by compressing.
     const payload = randomBytes(FILE_MIB * 1024 * 1024);
@@ -95,9 +101,10 @@ export async function measureSftp(): Promise<SftpReport> {
     const sshd = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: 'ignore' });
     children.push(sshd);
 
-    // Ours: ssh2's Server with the gateway's session handler on the confined layer over `volume`.
+    // Ours: ssh2's Server with the gateway's transport (transport.ts) and session handler on the
+    // confined layer over `volume`.
     const key = ssh2.utils.generateKeyPairSync('ed25519');
-    ours = new ssh2.Server({ hostKeys: [key.private] }, (client) => {
+    ours = sftpTransport({ hostKeys: [key.private] }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => ctx.accept());
       client.on('session', (accept) => {
@@ -105,7 +112,7 @@ export async function measureSftp(): Promise<SftpReport> {
           serveSftp(acceptSftp(), new VolumeFiles(volume), () => undefined),
         );
       });
-    });
+    }).listener;
     ours.listen(0, '127.0.0.1');
     await once(ours, 'listening');
     const oursPort = (ours.address() as AddressInfo).port;
@@ -164,17 +171,17 @@ export async function measureSftp(): Promise<SftpReport> {
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const lines: string[] = [];
+    const lines: string[] = [`  load average ${loadavg()[0]!.toFixed(2)} at the end`];
     const missed: string[] = [];
     for (const direction of ['get', 'put'] as const) {
       const o = median(rates[`ours-${direction}`]!);
       const b = median(rates[`openssh-${direction}`]!);
       const ratio = o / b;
-      const met = ratio >= GOAL;
+      const verdict = ratio >= GOAL ? 'ok' : ratio >= FLOOR ? 'floor met, goal not' : 'MISSED';
       lines.push(
-        `  ${direction === 'get' ? 'download' : 'upload  '} ${FILE_MIB} MiB: ${o.toFixed(0)} MiB/s against OpenSSH sftp-server ${b.toFixed(0)} MiB/s: ${ratio.toFixed(2)} (goal ${GOAL}) ${met ? 'ok' : 'MISSED'}`,
+        `  ${direction === 'get' ? 'download' : 'upload  '} ${FILE_MIB} MiB: ${o.toFixed(0)} MiB/s against OpenSSH sftp-server ${b.toFixed(0)} MiB/s: ${ratio.toFixed(2)} (floor ${FLOOR}, goal ${GOAL}) ${verdict}`,
       );
-      if (!met) missed.push(`sftp ${direction} ${ratio.toFixed(2)} < ${GOAL}`);
+      if (ratio < FLOOR) missed.push(`sftp ${direction} ${ratio.toFixed(2)} < ${FLOOR}`);
     }
     return { lines, missed };
   } finally {

@@ -190,6 +190,27 @@ describe('symbolic links never lead out of the volume', () => {
     expect(await refusal(files.rename('/real.txt', '/out/planted.txt'))).toBe('not-found');
   });
 
+  it('a link inside the volume on the way to a deeper entry is not followed, whatever the depth', async () => {
+    await mkdir(join(box.volume, 'real', 'b', 'c'), { recursive: true });
+    await writeFile(join(box.volume, 'real', 'b', 'c', 'f.txt'), 'inside');
+    await symlink('real', join(box.volume, 'alias'));
+    await symlink('c', join(box.volume, 'real', 'b', 'hop'));
+    await symlink(join(box.volume, 'real'), join(box.volume, 'absolute'));
+    for (const path of ['/alias/b/c/f.txt', '/real/b/hop/f.txt', '/absolute/b/c/f.txt']) {
+      expect(await refusal(files.read(path))).toBe('not-found');
+      expect(await refusal(files.stat(path))).toBe('not-found');
+      // A write makes missing directories, so a link in the way is something other than a directory.
+      expect(await refusal(files.write(path, 'through a link'))).toBe('not-a-directory');
+    }
+    expect(await refusal(files.list('/alias/b/c'))).toBe('not-found');
+    expect(await refusal(files.handles().stat('/alias/b/c/f.txt'))).toBe('not-found');
+    expect(await refusal(files.streams.openRead('/real/b/hop/f.txt'))).toBe('not-found');
+    // The same entries by their own path answer as always.
+    expect((await files.read('/real/b/c/f.txt')).content).toBe('inside');
+    expect((await files.handles().stat('/real/b/c/f.txt')).size).toBe(6);
+    expect((await files.list('/real/b/c')).entries.map((e) => e.name)).toEqual(['f.txt']);
+  });
+
   it('GHSA-rhq6-9rgh-v45c: chmod through a link changes nothing outside', async () => {
     await symlink(box.outsideFile, join(box.volume, 'server.jar'));
     await symlink(box.outside, join(box.volume, 'dir'));

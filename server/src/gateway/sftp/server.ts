@@ -7,9 +7,9 @@
 // read again: one disabled or rotated since it signed in, or a service suspended or ended, is ended
 // within 2 seconds (Wings' GHSA-8c39-xppg-479c kept such sessions open).
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
-import ssh2, { type Connection } from 'ssh2';
+import type { Connection } from 'ssh2';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Sql } from '../../db/client.js';
@@ -17,6 +17,7 @@ import { verifyPassword } from '../../auth/crypto/passwords.js';
 import { hit, scaled, type Limit } from '../../ratelimit/limiter.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { SubstrateDriver } from '../../substrate/driver.js';
+import { sftpTransport } from './transport.js';
 import { hostKey } from './host-key.js';
 import { serveSftp } from './session.js';
 import { accountByUsername, sessionsStillAllowed } from './store.js';
@@ -55,7 +56,7 @@ export function createSftpServer(options: SftpServerOptions): SftpServer {
   const { sql, config, log, clock, box, substrate } = options;
   const connections = new Set<Connection>();
   const signed = new Set<Signed>();
-  let server: ssh2.Server | null = null;
+  let server: NetServer | null = null;
   let timer: NodeJS.Timeout | null = null;
   const perSource = scaled(SFTP_SIGN_IN_PER_SOURCE, config.sourceRateLimitScale);
 
@@ -150,7 +151,7 @@ export function createSftpServer(options: SftpServerOptions): SftpServer {
     },
     async listen(port, host) {
       const key = await hostKey(sql, box, clock.now());
-      server = new ssh2.Server({ hostKeys: [key.privateKey], ident: 'svc-gateway' }, accept);
+      server = sftpTransport({ hostKeys: [key.privateKey], ident: 'svc-gateway' }, accept).listener;
       server.listen(port, host);
       await once(server, 'listening');
       let checking = false;

@@ -6,6 +6,8 @@ import { posix } from 'node:path';
 import { isStorageFull } from '../../substrate/storage-full.js';
 import ssh2, { type Attributes, type FileEntry, type SFTPWrapper } from 'ssh2';
 import { FileLayerError } from '../../substrate/local/files/index.js';
+import { ReadAhead } from './read-ahead.js';
+import { WriteBatcher } from './write-batch.js';
 import type {
   FileStats,
   VolumeFileAccess,
@@ -47,13 +49,17 @@ interface Written {
   full: boolean;
 }
 type Open =
-  | { kind: 'file'; file: VolumeFileHandle; written: Written | null }
+  | { kind: 'file'; file: VolumeFileHandle; written: Written | null; writes: WriteBatcher }
   | { kind: 'dir'; path: string; entries: FileEntry[] | null };
 const volumeFull = () =>
-  new SftpRefusal(STATUS_CODE.FAILURE, 'No space left on device: the volume is full; nothing of this upload was kept.');
+  new SftpRefusal(
+    STATUS_CODE.FAILURE,
+    'No space left on device: the volume is full; nothing of this upload was kept.',
+  );
 
 export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (err: unknown) => void): void {
   const handles: VolumeHandleAccess = files.handles();
+  const ahead = new ReadAhead();
   const open = new Map<number, Open>();
   let nextHandle = 1;
 
@@ -82,12 +88,29 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
   };
   const ok = (reqId: number) => sftp.status(reqId, STATUS_CODE.OK);
 
+  // Whatever the session changes, no block read ahead answers for what was there before (these
+  // listeners run first, as each request arrives).
+  const changed = () => ahead.clear();
+  sftp.on('OPEN', (_reqId, _filename, flags) => {
+    if ((flags & (OPEN_MODE.WRITE | OPEN_MODE.APPEND | OPEN_MODE.TRUNC)) !== 0) changed();
+  });
+  sftp.on('WRITE', changed);
+  sftp.on('FSETSTAT', changed);
+  sftp.on('SETSTAT', changed);
+  sftp.on('REMOVE', changed);
+  sftp.on('RENAME', changed);
+
   sftp.on('OPEN', (reqId, filename, flags, attrs) =>
     serve(reqId, async () => {
       if (open.size >= MAX_OPEN_HANDLES) throw new SftpRefusal(STATUS_CODE.FAILURE, 'Too many open handles.');
       const write = (flags & OPEN_MODE.WRITE) !== 0 || (flags & OPEN_MODE.APPEND) !== 0;
       const path = pathOf(filename);
-      const existed = write ? await handles.stat(path).then(() => true, () => false) : true;
+      const existed = write
+        ? await handles.stat(path).then(
+            () => true,
+            () => false,
+          )
+        : true;
       const file = await handles.openFile(path, {
         read: (flags & OPEN_MODE.READ) !== 0,
         write,
@@ -98,8 +121,15 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
         // As OpenSSH's server: the client's mode for a file it creates, less the umask.
         ...(typeof attrs?.mode === 'number' ? { createMode: attrs.mode } : {}),
       });
-      const written = write ? { path, created: !existed, sizeAtOpen: (await file.stat()).size, full: false } : null;
-      newHandle(reqId, { kind: 'file', file, written });
+      const written = write
+        ? { path, created: !existed, sizeAtOpen: (await file.stat()).size, full: false }
+        : null;
+      newHandle(reqId, {
+        kind: 'file',
+        file,
+        written,
+        writes: new WriteBatcher((d, o) => writeOut(file, written, d, o)),
+      });
     }),
   );
 
@@ -107,10 +137,9 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     serve(reqId, async () => {
       const entry = handleOf(handle);
       if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
-      const buffer = Buffer.allocUnsafe(Math.min(length, MAX_READ_BYTES));
-      const { bytesRead } = await entry.file.read(buffer, 0, buffer.length, offset);
-      if (bytesRead === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
-      sftp.data(reqId, bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead));
+      const data = await ahead.read(entry, entry.file, offset, Math.min(length, MAX_READ_BYTES));
+      if (data.length === 0) return void sftp.status(reqId, STATUS_CODE.EOF);
+      sftp.data(reqId, data);
     }),
   );
 
@@ -118,24 +147,7 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
     serve(reqId, async () => {
       const entry = handleOf(handle);
       if (entry?.kind !== 'file') return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
-      if (entry.written?.full) throw volumeFull();
-      let written = 0;
-      try {
-        while (written < data.length) {
-          const { bytesWritten } = await entry.file.write(
-            data,
-            written,
-            data.length - written,
-            offset + written,
-          );
-          written += bytesWritten;
-        }
-      } catch (err) {
-        if (!isStorageFull(err) || !entry.written) throw err;
-        entry.written.full = true;
-        await entry.file.truncate(entry.written.sizeAtOpen).catch(() => undefined);
-        throw volumeFull();
-      }
+      await entry.writes.add(offset, data);
       ok(reqId);
     }),
   );
@@ -174,9 +186,12 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
       const entry = handleOf(handle);
       if (!entry) return void sftp.status(reqId, STATUS_CODE.FAILURE, 'Invalid handle.');
       open.delete(handle.readUInt32BE(0));
+      ahead.forget(entry);
       if (entry.kind === 'file') {
+        await entry.writes.idle();
         await entry.file.close();
-        if (entry.written?.full && entry.written.created) await files.remove(entry.written.path).catch(() => undefined);
+        if (entry.written?.full && entry.written.created)
+          await files.remove(entry.written.path).catch(() => undefined);
       }
       ok(reqId);
     }),
@@ -278,10 +293,39 @@ export function serveSftp(sftp: SFTPWrapper, files: VolumeFileAccess, onError: (
   // The client closed its side (OpenSSH's `bye`): close ours, or its ssh waits for the channel forever.
   sftp.on('end', () => sftp.end());
   sftp.on('close', () => {
+    // Writes already queued land first: closing under them would fail them as errors of the server.
     for (const entry of open.values())
-      if (entry.kind === 'file') void entry.file.close().catch(() => undefined);
+      if (entry.kind === 'file')
+        void entry.writes
+          .idle()
+          .then(() => entry.file.close())
+          .catch(() => undefined);
     open.clear();
   });
+}
+
+/**
+ * Puts all of `data` at `offset`. Writes of a handle run one at a time (WriteBatcher), so once one meets
+ * a full disk and cuts the file back, none queued behind it lands.
+ */
+async function writeOut(
+  file: VolumeFileHandle,
+  written: Written | null,
+  data: Buffer,
+  offset: number,
+): Promise<void> {
+  if (written?.full) throw volumeFull();
+  try {
+    for (let done = 0; done < data.length;) {
+      const { bytesWritten } = await file.write(data, done, data.length - done, offset + done);
+      done += bytesWritten;
+    }
+  } catch (err) {
+    if (!isStorageFull(err) || !written) throw err;
+    written.full = true;
+    await file.truncate(written.sizeAtOpen).catch(() => undefined);
+    throw volumeFull();
+  }
 }
 
 /** The session's path as a volume path: relative names are under `/`, `.` and `..` resolved lexically. */

@@ -7,7 +7,7 @@ import { lstat, open, readdir, truncate, utimes, chmod, type FileHandle } from '
 import { isLayerTemporary } from './temporaries.js';
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
-import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import { adopt, at, openVolumeDir, type VolumeRoot } from './walk.js';
 import type { VolumeHandleAccess } from '../../volume-access.js';
 import type { OpenMode, Attributes } from '../../volume-access.js';
 // The driver-facing interface owns these; re-exported for the file layer's own users.
@@ -130,19 +130,16 @@ export class VolumeHandles implements VolumeHandleAccess {
     shown: string,
     use: (dir: FileHandle) => Promise<T>,
   ): Promise<T> {
-    const root = await openRoot(this.root);
     try {
-      const dir = await openDir(root, parts, shown);
+      const opened = await openVolumeDir(this.root, parts, shown);
       try {
-        return await use(dir);
+        return await use(opened.dir);
       } finally {
-        await dir.close();
+        await opened.close();
       }
     } catch (err) {
       if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(shown);
       throw err;
-    } finally {
-      await root.close();
     }
   }
 

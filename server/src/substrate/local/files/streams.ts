@@ -8,7 +8,7 @@ import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/p
 import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { sweepTemporaries, uploadTemporaryName } from './temporaries.js';
-import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import { adopt, at, openDir, openRoot, openVolumeDir, type VolumeRoot } from './walk.js';
 import type { FileEntry } from './volume-files.js';
 import type { VolumeStreamAccess } from '../../volume-access.js';
 import type { OpenedVolumeFile, PendingVolumeFile } from '../../volume-access.js';
@@ -114,6 +114,7 @@ export class VolumeStreams implements VolumeStreamAccess {
       }
     };
     const removeTemp = () => unlink(at(dir, temp)).catch(() => undefined);
+    const behind = new WriteBehind(handle);
     return {
       handle,
       path: target.path,
@@ -129,6 +130,7 @@ export class VolumeStreams implements VolumeStreamAccess {
           );
           written += bytesWritten;
         }
+        behind.wrote(written);
       },
       commit: async () =>
         (await settle(async () => {
@@ -137,6 +139,7 @@ export class VolumeStreams implements VolumeStreamAccess {
             // A replaced file keeps its mode; lstat never follows, so only a real file lends one.
             const before = await lstat(at(dir, name)).catch(() => null);
             if (before?.isFile()) await handle.chmod(before.mode & 0o777);
+            await behind.settled();
             await handle.sync();
             stats = await handle.stat();
           } catch (err) {
@@ -160,6 +163,7 @@ export class VolumeStreams implements VolumeStreamAccess {
         })) as FileEntry,
       discard: async () => {
         await settle(async () => {
+          await behind.settled().catch(() => undefined);
           await handle.close().catch(() => undefined);
           await removeTemp();
         });
@@ -189,20 +193,54 @@ export class VolumeStreams implements VolumeStreamAccess {
     target: VolumePath,
     use: (dir: FileHandle, name: string) => Promise<T>,
   ): Promise<T> {
-    const root = await openRoot(this.root);
     try {
-      const dir = await openDir(root, target.parts.slice(0, -1), target.path);
+      const opened = await openVolumeDir(this.root, target.parts.slice(0, -1), target.path);
       try {
-        return await use(dir, target.parts.at(-1)!);
+        return await use(opened.dir, target.parts.at(-1)!);
       } finally {
-        await dir.close();
+        await opened.close();
       }
     } catch (err) {
       if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(target.path);
       throw err;
-    } finally {
-      await root.close();
     }
+  }
+}
+
+/** Written since the last flush before the file's disk writes are started (see WriteBehind). */
+const WRITE_BEHIND_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Starts an upload's disk writes while it is still arriving: a datasync in the background each
+ * WRITE_BEHIND_BYTES, one at a time, never waited for by a write. Without it every byte reached the disk
+ * in commit's sync, after the last one had arrived (a third of an upload's time in the profile). The
+ * commit still syncs the whole file; a failed flush fails the commit, since the kernel reports a
+ * writeback error to one sync of a descriptor only.
+ */
+class WriteBehind {
+  private unflushed = 0;
+  private flushing: Promise<void> | null = null;
+  private failure: { err: unknown } | null = null;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  wrote(bytes: number): void {
+    this.unflushed += bytes;
+    if (this.flushing || this.unflushed < WRITE_BEHIND_BYTES) return;
+    this.unflushed = 0;
+    this.flushing = this.handle.datasync().then(
+      () => void (this.flushing = null),
+      (err: unknown) => {
+        this.failure ??= { err };
+        this.flushing = null;
+      },
+    );
+  }
+
+  /** Once no flush runs; a flush's failure, if one failed. */
+  async settled(): Promise<void> {
+    await this.flushing;
+    if (this.failure) throw this.failure.err;
   }
 }
 

@@ -13,7 +13,7 @@ import { errnoOf, FileLayerError } from './errors.js';
 import { parseVolumePath, type VolumePath } from './path.js';
 import { VolumeHandles } from './handles.js';
 import { VolumeStreams } from './streams.js';
-import { adopt, at, openDir, openRoot, type VolumeRoot } from './walk.js';
+import { adopt, at, openVolumeDir, type VolumeRoot } from './walk.js';
 import type { VolumeFileAccess } from '../../volume-access.js';
 import type { FileEntry, Listing, FileContent } from '../../volume-access.js';
 // The driver-facing interface owns these; re-exported for the file layer's own users.
@@ -96,11 +96,14 @@ export class VolumeFiles implements VolumeFileAccess {
         let buffer = Buffer.allocUnsafe(stats.size + 1);
         let filled = 0;
         for (;;) {
-          const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, null);
+          const asked = buffer.length - filled;
+          const { bytesRead } = await file.read(buffer, filled, asked, null);
           if (bytesRead === 0) break;
           filled += bytesRead;
           length += bytesRead;
           if (length > MAX_FILE_BYTES) throw tooLarge(target.path);
+          // A regular file reads short only at its end: no trip to the pool to be told so again.
+          if (bytesRead < asked) break;
           if (filled === buffer.length) {
             chunks.push(buffer);
             buffer = Buffer.allocUnsafe(Math.min(64 * 1024, MAX_FILE_BYTES + 1 - length));
@@ -257,21 +260,18 @@ export class VolumeFiles implements VolumeFileAccess {
     use: (dir: FileHandle) => Promise<T>,
     options: { create?: boolean } = {},
   ): Promise<T> {
-    const root = await openRoot(this.root);
     try {
-      const dir = await openDir(root, parts, shown, options);
+      const opened = await openVolumeDir(this.root, parts, shown, options);
       try {
-        return await use(dir);
+        return await use(opened.dir);
       } finally {
-        await dir.close();
+        await opened.close();
       }
     } catch (err) {
       // The directory held open was removed meanwhile (the workload, another request): what was asked
       // for no longer exists.
       if (!(err instanceof FileLayerError) && errnoOf(err) === 'ENOENT') throw absent(shown);
       throw err;
-    } finally {
-      await root.close();
     }
   }
 
