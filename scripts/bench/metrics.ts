@@ -8,8 +8,8 @@
 //   measures it, the batch insert) over six slots, a minute of sampling: the first measures each volume
 //   by walking it (cold, as the first slot of each minute does), the next five take its cached size.
 //   The 100 units are lightweight: a cgroup each (sandbox/limits.ts, 1 CPU and 1 GiB) holding a
-//   `sleep` as its agent, a volume of 50 small files, and a dummy interface named as its veth where
-//   `ip` can make one. PostgreSQL's own CPU is not counted; nor is the local driver's check that the
+//   `sleep` as its agent, a volume of 50 small files, and a veth pair whose host end is named as the
+//   unit's where `ip` can make one. PostgreSQL's own CPU is not counted; nor is the local driver's check that the
 //   unit runs (its status file), the one step of unitUsage skipped.
 // - Claiming 10,000 due schedules (one per service, action start, so each run starts its operation)
 //   by two claimers at once, as two workers would: claims per second, and that each ran once (target:
@@ -183,7 +183,7 @@ interface LightUnits {
   interfaces: string[];
 }
 
-/** A cgroup, an "agent" (sleep), a volume of small files and, where `ip` can, a dummy interface per unit. */
+/** A cgroup, an "agent" (sleep), a volume of small files and, where `ip` can, a veth pair per unit. */
 async function lightUnits(sql: Sql, serviceIds: string[], dataDir: string): Promise<LightUnits> {
   const rows = await sql<{ unit_id: string; volume_id: string }[]>`
     select id as unit_id, volume_id from service_resources
@@ -201,8 +201,9 @@ async function lightUnits(sql: Sql, serviceIds: string[], dataDir: string): Prom
     made.unitIds.push(unitId);
     joinUnitLimits(ensureUnitLimits(unitId, { cpu: 1, memoryMb: 1024 }), [sleeper.pid!]);
     const name = unitVethName(unitId);
+    const pair = ['link', 'add', name, 'type', 'veth', 'peer', 'name', `svp${name.slice(3)}`];
     if (
-      await run('ip', ['link', 'add', name, 'type', 'dummy']).then(
+      await run('ip', pair).then(
         () => true,
         () => false,
       )
