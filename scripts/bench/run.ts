@@ -14,14 +14,16 @@
 // (scripts/bench/sftp.ts), an import's copy against OpenSSH's sftp (scripts/bench/imports.ts) and of
 // 10,000 small files with its peak RSS (scripts/bench/import-files.ts), and the platform DNS server against a static dns2 zone and its change-to-answer
 // time (scripts/bench/dns.ts), and the block game's roster against its bare RCON round trips and live info
-// through its cache (scripts/bench/games.ts), and the LXD substrate against the local one: provisioning,
+// through its cache (scripts/bench/games.ts), and usage metrics and schedules: GET metrics?period=30d
+// against GET /me, the sampler's CPU per 100 units, claims of 10,000 due schedules (scripts/bench/metrics.ts),
+// and the LXD substrate against the local one: provisioning,
 // reinstall, backup and restore, 50 parallel provisionings on a two-member cluster, unitStatus calls per
 // second (scripts/bench/lxd.ts; skipped with a line saying why where LXD is not installed or not root).
 //
 //   npm run bench [-- --no-fail] [--duration=5] [--slices=5] [--connections=10] [--skip-startup]
 //                    [--skip-login-timing] [--skip-account-timing] [--skip-image-bomb] [--skip-elevation-cost] [--skip-me] [--skip-services]
 //                    [--skip-edge] [--skip-confinement] [--skip-backups] [--skip-console] [--skip-files] [--skip-sftp] [--skip-imports] [--skip-dns] [--skip-games]
-//                    [--skip-lxd] [--skip-validator-cold] [--cpu-prof=DIR] [--quick]
+//                    [--skip-metrics] [--skip-lxd] [--skip-validator-cold] [--cpu-prof=DIR] [--quick]
 //
 // --quick measures the full stack against the bare route only, served both ways (no test-mode or
 // unpatched cases, no scaling, /me, start-up, login timing, image bomb or services): the loop to use while
@@ -92,6 +94,7 @@ const { values: args } = parseArgs({
     'skip-confinement': { type: 'boolean', default: false },
     'skip-dns': { type: 'boolean', default: false },
     'skip-games': { type: 'boolean', default: false },
+    'skip-metrics': { type: 'boolean', default: false },
     'skip-imports': { type: 'boolean', default: false },
     'skip-backups': { type: 'boolean', default: false },
     'skip-files': { type: 'boolean', default: false },
@@ -471,6 +474,7 @@ async function main(): Promise<number> {
   if (!args['skip-confinement'] && !quick) await confinementSection();
   if (!args['skip-dns'] && !quick) await dnsSection();
   if (!args['skip-games'] && !quick) await gamesSection();
+  if (!args['skip-metrics'] && !quick) await metricsSection();
   if (!args['skip-backups'] && !quick) await backupsSection();
   if (!args['skip-console'] && !quick) await consoleSection();
   if (!args['skip-files'] && !quick) await filesSection();
@@ -955,6 +959,21 @@ async function gamesSection(): Promise<void> {
   } catch (err) {
     lines.push(`  not measured: ${firstLine(err)}`);
     missed.push('games (not measured)');
+  }
+}
+
+/** scripts/bench/metrics.ts: GET metrics?period=30d (p99 < 50 ms), the sampler (< 1% of a core), claims. */
+async function metricsSection(): Promise<void> {
+  lines.push('Usage metrics and schedules (scripts/bench/metrics.ts)');
+  try {
+    const { measureMetrics } = await import('./metrics.js');
+    const report = await measureMetrics();
+    lines.push(...report.lines);
+    missed.push(...report.missed);
+    goalsMissed.push(...report.goalsMissed);
+  } catch (err) {
+    lines.push(`  not measured: ${firstLine(err)}`);
+    missed.push('metrics (not measured)');
   }
 }
 

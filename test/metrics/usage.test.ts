@@ -1,12 +1,24 @@
 // What the local substrate measures of a real running unit (substrate/local/usage.ts): its CPU time
 // growing, its memory, its volume's size; without a veth of its own the network counters are null, not
-// zero; a stopped unit answers nothing. CPU time is real time's, so this file waits 1.5 real seconds once.
+// zero; a stopped unit answers nothing. Then the sampler and GET /metrics over a unit that spins and
+// holds memory: its CPU at its plan's cap, its memory at least what it holds. CPU time is real time's,
+// so this file waits 1.5 real seconds once and one 10-second slot once.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { unitVethName } from '../../server/src/substrate/local/sandbox/names.js';
-import { unitLimitDirs } from '../../server/src/substrate/local/sandbox/limits.js';
+import {
+  ensureUnitLimits,
+  joinUnitLimits,
+  removeUnitLimits,
+  unitLimitDirs,
+} from '../../server/src/substrate/local/sandbox/limits.js';
+import { pino } from 'pino';
+import { SAMPLE_MS, sampleSlot } from '../../server/src/features/metrics/sampler.js';
+import type { TaskContext } from '../../server/src/jobs/context.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -67,3 +79,79 @@ it('a running unit shows its CPU time growing, its memory and its volume; stoppe
   await power('stop');
   expect(await app.substrate!.unitUsage(unit, web.volumeResourceId)).toBeNull();
 });
+
+const MiB = 1024 * 1024;
+const HOG_MIB = 256;
+/** Two threads spinning (more than a 1-CPU plan allows) beside HOG_MIB of touched memory. */
+const HOG = `
+const { Worker } = require('node:worker_threads');
+const held = Buffer.alloc(${HOG_MIB} * 1024 * 1024, 1);
+for (let i = 0; i < 2; i++) new Worker('for (;;) {}', { eval: true });
+setInterval(() => { held[0]++; }, 1000);
+`;
+
+/** utime + stime of a process, in seconds (USER_HZ 100). */
+async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+it('a unit spinning past its plan shows CPU at its cap, and the memory it holds', async () => {
+  await power('start');
+  const unit = web.primaryResourceId;
+  const [plan] = await app.sql<{ cpu: number; memory_mb: number }[]>`
+    select cp.cpu, cp.memory_mb from service_instances s join catalog_products cp on cp.id = s.product_id
+    where s.id = ${web.serviceInstanceId}`;
+  // The service's own unit, its program swapped for the spinner: same id, volume and plan limits.
+  await app.substrate!.stopUnit(unit);
+  await app.substrate!.startUnit({
+    id: unit,
+    kind: 'workload',
+    volumeId: web.volumeResourceId,
+    command: [process.execPath, '-e', HOG],
+    limits: { cpu: plan!.cpu, memoryMb: plan!.memory_mb },
+  });
+  // What an uncapped unit gets meanwhile: one spinner in a group beside the unit's, so a host too busy
+  // to give the unit its cap lowers the bar by what it gives any unit, not the test's luck.
+  const reference = `usage-reference-${randomUUID()}`;
+  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  try {
+    joinUnitLimits(ensureUnitLimits(reference, null), [spinner.pid!]);
+    const ctx: TaskContext = {
+      sql: app.sql,
+      config: app.config,
+      log: pino({ level: 'silent' }),
+      clock: app.clock,
+      box: app.box,
+      mail: null as never,
+      substrate: app.substrate!,
+      job: { id: 'usage', attempts: 1, maxAttempts: 1, key: null },
+    };
+    // The clock moved to a slot's start, so each sample is measured as its slot begins, 10 s apart.
+    const first = Math.ceil((Date.now() + 1000) / SAMPLE_MS) * SAMPLE_MS;
+    app.clock.set(new Date(first));
+    const [spunBefore, startedAt] = [await cpuSecondsOf(spinner.pid!), performance.now()];
+    expect(await sampleSlot(ctx, app.clock.now())).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, first + SAMPLE_MS - app.clock.now().getTime()));
+    const referenceCores =
+      ((await cpuSecondsOf(spinner.pid!)) - spunBefore) / ((performance.now() - startedAt) / 1000);
+    expect(await sampleSlot(ctx, app.clock.now())).toBe(1);
+
+    const m = await owner.api.serviceMetricsGet({ path: { id: web.serviceInstanceId } });
+    const at = new Date(first + SAMPLE_MS).toISOString();
+    const cpu = m.series.cpu_percent.find(([t]) => t === at)![1]!;
+    const memory = m.series.memory_bytes.find(([t]) => t === at)![1]!;
+    if (process.env.USAGE_DEBUG) console.log(JSON.stringify({ cpu, memory, referenceCores }));
+    // A percent of the plan's CPUs: two spinners under a 1-CPU cap stay at 100, not 200.
+    expect(cpu).toBeLessThanOrEqual(110);
+    expect(cpu).toBeGreaterThanOrEqual((60 * Math.min(plan!.cpu, referenceCores)) / plan!.cpu);
+    expect(memory).toBeGreaterThanOrEqual(HOG_MIB * MiB);
+    expect(memory).toBeLessThanOrEqual(plan!.memory_mb * MiB);
+  } finally {
+    spinner.kill('SIGKILL');
+    await new Promise((resolve) => spinner.once('exit', resolve));
+    removeUnitLimits(reference);
+    await app.substrate!.stopUnit(unit);
+  }
+}, 90_000);

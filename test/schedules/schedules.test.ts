@@ -1,7 +1,8 @@
 // Schedules (DECISIONS.md §8 "Schedules") through the real stack on the local substrate, on a frozen
 // clock (the worker's task is run by hand, never waited for): CRUD with its audit, next runs across
 // DST, every refusal changing nothing, a due run started once as the operation its action starts,
-// skipped behind another operation, missed runs at start, two claimers racing, backup rotation.
+// skipped behind another operation, missed runs at start, two claimers racing, backup rotation, a
+// console line reaching a running game's console.
 import { randomUUID } from 'node:crypto';
 import { createClient, type SvcClient } from '@svcplatform/sdk';
 import { pino } from 'pino';
@@ -27,6 +28,8 @@ let billing: Caller;
 let api: SvcClient;
 let orgId: string;
 let web: Provisioned;
+/** A game with a console, for the command action. */
+let game: Provisioned;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -49,11 +52,18 @@ beforeAll(async () => {
     },
   });
   api = createClient({ baseUrl: app.baseUrl, token: minted.secret, retries: 0 });
-  web = await provisionService(customer.staff.elevated, {
-    projectId: customer.projectId,
-    productSlug: 'web-app',
-    name: 'Shop',
-  });
+  [web, game] = await Promise.all([
+    provisionService(customer.staff.elevated, {
+      projectId: customer.projectId,
+      productSlug: 'web-app',
+      name: 'Shop',
+    }),
+    provisionService(customer.staff.elevated, {
+      projectId: customer.projectId,
+      productSlug: 'arena-game',
+      name: 'Arena',
+    }),
+  ]);
 }, 180_000);
 afterAll(async () => {
   await app?.close();
@@ -71,9 +81,9 @@ async function removeAll() {
   for (const s of (await api.scheduleList({ path: at() })).data) await remove(s.id);
 }
 
-async function operationCount(): Promise<number> {
+async function operationCount(serviceId = web.serviceInstanceId): Promise<number> {
   const [row] = await app.sql<{ n: number }[]>`
-    select count(*)::int as n from service_operations where service_instance_id = ${web.serviceInstanceId}`;
+    select count(*)::int as n from service_operations where service_instance_id = ${serviceId}`;
   return row!.n;
 }
 
@@ -392,4 +402,53 @@ describe('runs', () => {
     // Its backups stay with the customer.
     expect((await api.backupList({ path: volume })).backups).toHaveLength(3);
   });
+
+  it('a command schedule sends its line to the running game, whose console answers it; no operation starts', async () => {
+    app.clock.set(START);
+    const gameAt = { id: game.serviceInstanceId };
+    const word = `tick-${randomUUID().slice(0, 8)}`;
+    const s = await api.scheduleCreate({
+      path: gameAt,
+      body: { name: 'announce', cron: '*/5 * * * *', action: 'command', command: `say ${word}` },
+    });
+    const ops = await operationCount(game.serviceInstanceId);
+    app.clock.set('2026-11-21T12:05:00.000Z');
+    await runDue();
+    expect(await api.scheduleGet({ path: { ...gameAt, schedule_id: s.id } })).toMatchObject({
+      last_run_at: '2026-11-21T12:05:00.000Z',
+      last_status: 'succeeded',
+      last_error: null,
+      last_operation_id: null,
+    });
+    // The game server's own answer to `say` (ioq3ded prints the line as said by the console).
+    const answer = `console: ${word}`;
+    expect(await consoleUntil(game.primaryResourceId, answer)).toContain(answer);
+    expect(await operationCount(game.serviceInstanceId)).toBe(ops);
+    const sent = (await auditEntries(app, orgId)).filter(
+      (e) => e.action === 'service.command_sent' && e.target_id === game.serviceInstanceId,
+    );
+    expect(sent).toEqual([expect.objectContaining({ actor_user_id: null })]);
+    await api.scheduleDelete({ path: { ...gameAt, schedule_id: s.id } });
+  });
 });
+
+/** What the unit's console shows (scrollback first) once it shows `text`, or after 15 s. */
+async function consoleUntil(unitId: string, text: string): Promise<string> {
+  const stream = await app.substrate!.openConsole(unitId);
+  if (!stream) return '(no console)';
+  let seen = '';
+  try {
+    return await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve(seen), 15_000);
+      stream.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes(text)) {
+          clearTimeout(timer);
+          resolve(seen);
+        }
+      });
+    });
+  } finally {
+    stream.destroy();
+  }
+}
