@@ -119,8 +119,10 @@ it('two servers racing over one due schedule run it once: one operation, one run
       { timeout: 30_000, interval: 100 },
     )
     .toBe(0);
-  // Both servers ran some of the racing jobs: the claims met across processes.
-  for (const server of servers) expect([...completedBy(server)].some((id) => jobs.includes(id))).toBe(true);
+  // Every racing job ran in one of the two servers (each usually takes some; which ones is the
+  // scheduler's to decide, so it is not required): whoever claimed, the schedule ran once.
+  const ranIn = () => servers.flatMap((server) => [...completedBy(server)].filter((id) => jobs.includes(id)));
+  await expect.poll(() => ranIn().sort(), { timeout: 5_000 }).toEqual([...jobs].sort());
 
   const ops = await operationsSince(since);
   expect(ops.map((o) => o.kind)).toEqual(['start']);
