@@ -34,11 +34,10 @@ const ZSTD_CREATE = ['-1', '-T0', '-q', '-c'];
 // How long the digest waits for zstd to write more when it has read all there is.
 const FOLLOW_POLL_MS = 5;
 const ZSTD_EXTRACT = ['-d', '-q', '-c'];
-// Records of 128 KiB, the size zstd reads its input in, rather than tar's 10 KiB: a thirteenth of the
-// writes and wake-ups between the two (an archive's record size is found again when it is read).
-const TAR_RECORD = ['--blocking-factor=256'];
-// A checkpoint every 80 records (10 MiB): tar says on stderr how many bytes it wrote so far.
-const TAR_PROGRESS = ['--checkpoint=80', '--checkpoint-action=echo=%{w}T'];
+// A checkpoint every 1000 records (10 MB): tar says on stderr how many bytes it wrote so far. Records stay
+// tar's 10 KiB: with larger ones the zeros padding the last record are more than the unpacking tar reads
+// after the end marker, and zstd, feeding it, dies of SIGPIPE.
+const TAR_PROGRESS = ['--checkpoint=1000', '--checkpoint-action=echo=%{w}T'];
 const STDERR_KEEP = 4096;
 // Larger reads than the stream default (64 KiB): fewer trips through this process per archive.
 const READ_CHUNK = 1024 * 1024;
@@ -84,7 +83,6 @@ export async function createSnapshot(
     '--file=-',
     `--directory=${volume}`,
     '--numeric-owner',
-    ...TAR_RECORD,
     ...TAR_PROGRESS,
     '.',
   ]);
