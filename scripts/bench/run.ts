@@ -7,7 +7,7 @@
 // --help` start-up (cli/scripts/startup-bench.ts), login timing (scripts/bench/login-timing.ts), the
 // refusal of an image bomb (scripts/bench/image-bomb.ts), and provisioning, reinstall and the operation
 // poll under load on the local substrate (scripts/bench/services.ts), and the local edge's forwarding
-// and firewall cost (scripts/bench/edge.ts), backup and restore throughput against tar and the
+// and firewall cost (scripts/bench/edge.ts), backup and restore throughput against an operator's tar | zstd -o and the
 // memory a backup takes (scripts/bench/backups.ts), and the command console through the gateway
 // (scripts/bench/console.ts; its RSS per idle viewer, scripts/bench/console-viewers.ts), and the confined file layer per operation against plain fs calls
 // (scripts/bench/files.ts, reported only), SFTP throughput against OpenSSH's sftp-server
@@ -977,7 +977,7 @@ async function metricsSection(): Promise<void> {
   }
 }
 
-/** scripts/bench/backups.ts: backup and restore against tar (floor 0.5, goal 0.8), a backup's memory. */
+/** scripts/bench/backups.ts: backup and restore against an operator's tar | zstd (floor 0.8, goal 1.0), a backup's memory. */
 async function backupsSection(): Promise<void> {
   lines.push('Backup and restore on the local substrate');
   try {
@@ -993,7 +993,7 @@ async function backupsSection(): Promise<void> {
 }
 
 /**
- * scripts/bench/console.ts: console throughput and keystroke round trip against a direct pipe; and
+ * scripts/bench/console.ts: console throughput and keystroke round trip against OpenSSH on loopback (floor 0.8); and
  * scripts/bench/console-viewers.ts: the gateway's RSS per idle attached viewer (reported).
  */
 async function consoleSection(): Promise<void> {
