@@ -2,7 +2,8 @@
 // memory from its cgroups (sandbox/limits.ts: v1 where its controllers are mounted, else v2),
 // disk from its volume directory, network from the host side of its veth. Anything the host does not
 // keep for the unit is null, never guessed: the sampler stores a gap.
-import { lstat, opendir, readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UnitUsage } from '../driver.js';
 import { unitVethName } from './sandbox/names.js';
@@ -10,17 +11,24 @@ import { processTreeUsage } from './usage-processes.js';
 import { unitLimitDirs } from './sandbox/limits.js';
 
 const V1_ROOT = '/sys/fs/cgroup';
+/** The host's cgroup layout, which does not change while the platform runs. */
+const V2 = existsSync(join(V1_ROOT, 'cgroup.controllers'));
 
-async function readText(path: string): Promise<string | null> {
+/**
+ * The counters are files of cgroupfs and sysfs: kernel memory, never a disk, so they are read at once.
+ * An asynchronous read is four trips through libuv's thread pool (open, stat, read, close), and the
+ * sampler reads a handful per unit every 10 s: 2.4 % of a core for 100 units in the metrics bench.
+ */
+function readText(path: string): string | null {
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
     return null;
   }
 }
 
-async function readNumber(path: string): Promise<number | null> {
-  const text = await readText(path);
+function readNumber(path: string): number | null {
+  const text = readText(path);
   const n = text === null ? NaN : Number(text.trim());
   return Number.isFinite(n) ? n : null;
 }
@@ -33,21 +41,23 @@ function field(text: string | null, key: string): number | null {
 }
 
 /** CPU time of the unit's group: v2's cpu.stat, else v1's cpuacct (co-mounted with cpu, or beside it). */
-async function cpuNanoseconds(unitId: string): Promise<number | null> {
+function cpuNanoseconds(unitId: string): number | null {
   const dir = unitLimitDirs(unitId).cpu;
   if (!dir) return null;
-  const usec = field(await readText(join(dir, 'cpu.stat')), 'usage_usec');
-  if (usec !== null) return usec * 1000;
+  if (V2) {
+    const usec = field(readText(join(dir, 'cpu.stat')), 'usage_usec');
+    return usec === null ? null : usec * 1000;
+  }
   return (
-    (await readNumber(join(dir, 'cpuacct.usage'))) ??
+    readNumber(join(dir, 'cpuacct.usage')) ??
     readNumber(join(V1_ROOT, 'cpuacct', 'svc-units', unitId, 'cpuacct.usage'))
   );
 }
 
-async function memoryBytes(unitId: string): Promise<number | null> {
+function memoryBytes(unitId: string): number | null {
   const dir = unitLimitDirs(unitId).memory;
   if (!dir) return null;
-  return (await readNumber(join(dir, 'memory.current'))) ?? readNumber(join(dir, 'memory.usage_in_bytes'));
+  return readNumber(join(dir, V2 ? 'memory.current' : 'memory.usage_in_bytes'));
 }
 
 /** Walks are not free: a volume's size is taken again at most once a minute. */
@@ -83,13 +93,12 @@ async function diskBytes(volumeDir: string | null): Promise<number | null> {
  * The host side of the veth counts the other way round: what the host receives on it the unit sent.
  * No interface (a unit started before network namespaces, or a host without them): nulls.
  */
-async function network(unitId: string): Promise<Pick<UnitUsage, 'networkRxBytes' | 'networkTxBytes'>> {
+function network(unitId: string): Pick<UnitUsage, 'networkRxBytes' | 'networkTxBytes'> {
   const stats = join('/sys/class/net', unitVethName(unitId), 'statistics');
-  const [hostRx, hostTx] = await Promise.all([
-    readNumber(join(stats, 'rx_bytes')),
-    readNumber(join(stats, 'tx_bytes')),
-  ]);
-  return { networkRxBytes: hostTx, networkTxBytes: hostRx };
+  return {
+    networkRxBytes: readNumber(join(stats, 'tx_bytes')),
+    networkTxBytes: readNumber(join(stats, 'rx_bytes')),
+  };
 }
 
 /**
@@ -102,12 +111,10 @@ export async function localUnitUsage(
   unitDir: string,
   volumeDir: string | null,
 ): Promise<UnitUsage> {
-  const [cpu, memory, disk, net] = await Promise.all([
-    cpuNanoseconds(unitId),
-    memoryBytes(unitId),
-    diskBytes(volumeDir),
-    network(unitId),
-  ]);
+  const cpu = cpuNanoseconds(unitId);
+  const memory = memoryBytes(unitId);
+  const net = network(unitId);
+  const disk = await diskBytes(volumeDir);
   if (cpu === null || memory === null) {
     const tree = await processTreeUsage(unitDir);
     return {
