@@ -144,11 +144,21 @@ describe.skipIf(PROBLEM !== null)(`confinement on the local substrate (${PROBLEM
       const base = (await stat(volume)).uid;
       expect(base).toBeGreaterThanOrEqual(2 ** 20);
       bases.add(base);
+      // Read once no launch is under way: a program may still be starting when its operation ends (the
+      // launcher is setpriv for a moment before it becomes bwrap; bwrap's child has no id map until the
+      // agent writes it), and a product may start a second program (a machine's screen) meanwhile.
       const processes = await eventually(
-        `the programs of ${p.serviceInstanceId}`,
+        `the programs of ${p.serviceInstanceId}, none of them starting`,
         async () => {
           const found = await processesOfVolume(volume);
-          return found.some((f) => f.comm === expected.get(p)) ? found : undefined;
+          if (!found.some((f) => f.comm === expected.get(p))) return undefined;
+          for (const { pid, comm } of found) {
+            const inHost =
+              (await readlink(`/proc/${pid}/ns/user`).catch(() => '')) === (await hostNs('user'));
+            const map = await readFile(`/proc/${pid}/uid_map`, 'utf8').catch(() => '');
+            if ((inHost && comm !== 'bwrap') || (!inHost && map.trim() === '')) return undefined;
+          }
+          return found;
         },
         30_000,
       );
