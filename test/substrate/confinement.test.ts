@@ -31,7 +31,7 @@ import { randomPortPool, startTestEdge, type TestEdge } from '../support/edge.js
 import { signedIn, type Caller } from '../support/organizations.js';
 import { awaitOperation, provisionService, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
-import { eventually, processesOfVolume } from './drivers.js';
+import { eventually, orNull, processesOfVolume } from './drivers.js';
 
 const PROBLEM = confinementProblem();
 const HAS_CC = existsSync('/usr/bin/cc') || existsSync('/usr/bin/gcc');
@@ -165,16 +165,25 @@ describe.skipIf(PROBLEM !== null)(`confinement on the local substrate (${PROBLEM
       let confined = 0;
       for (const { pid, uid, comm } of processes) {
         expect(uid).not.toBe(0);
+        // Read together; a process that has ended since the listing (a program's short-lived child) has
+        // nothing left to check.
+        const seen = await orNull(
+          Promise.all([
+            readlink(`/proc/${pid}/ns/user`),
+            readFile(`/proc/${pid}/uid_map`, 'utf8'),
+            ...['mnt', 'pid', 'net'].map((kind) => readlink(`/proc/${pid}/ns/${kind}`)),
+          ]),
+        );
+        if (!seen) continue;
+        const [user, uidMap, ...others] = seen;
         // The launcher (bwrap, outside, as the unit's id) is the one process in the host's namespaces.
-        if ((await readlink(`/proc/${pid}/ns/user`)) === (await hostNs('user'))) {
+        if (user === (await hostNs('user'))) {
           expect(comm).toBe('bwrap');
           continue;
         }
-        const map = (await readFile(`/proc/${pid}/uid_map`, 'utf8')).trim().split(/\s+/).map(Number);
-        expect(map).toEqual([0, base, 65_536]);
-        for (const kind of ['mnt', 'pid', 'net']) {
-          expect(await readlink(`/proc/${pid}/ns/${kind}`)).not.toBe(await hostNs(kind));
-        }
+        expect(uidMap.trim().split(/\s+/).map(Number)).toEqual([0, base, 65_536]);
+        for (const [i, kind] of ['mnt', 'pid', 'net'].entries())
+          expect(others[i]).not.toBe(await hostNs(kind));
         confined += 1;
       }
       expect(confined).toBeGreaterThan(0);
