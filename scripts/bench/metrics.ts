@@ -45,7 +45,7 @@ import {
 } from '../../server/src/substrate/local/sandbox/limits.js';
 import { unitVethName } from '../../server/src/substrate/local/sandbox/names.js';
 import { localUnitUsage } from '../../server/src/substrate/local/usage.js';
-import { call, provision, staffToken, startServer, stopChild, type Api } from './services.js';
+import { benchProject, call, provision, staffToken, startServer, stopChild, type Api } from './services.js';
 
 const TARGET_P99_MS = 50;
 const TARGET_SAMPLER_CORE_PERCENT = 1;
@@ -315,20 +315,7 @@ export async function measureMetrics(
       const started = await startServer(dir, dataDir, pg.url, encryptionKey);
       server = started.child;
       const api: Api = { base: started.base, authorization: `Bearer ${token}` };
-      const { id: orgId } = await call<{ id: string }>(api, 'POST', '/organizations', 201, {
-        name: 'Bench',
-        slug: 'bench',
-      });
-      const { id: projectId } = await call<{ id: string }>(
-        api,
-        'POST',
-        `/organizations/${orgId}/projects`,
-        201,
-        {
-          name: 'Sites',
-          slug: 'sites',
-        },
-      );
+      const projectId = await benchProject(api, 'Sites');
       const { vps: site } = await provision(api, projectId, 'Site', WEB_APP);
 
       const rows = await fillThirtyDays(sql, site.serviceId, new Date());

@@ -275,6 +275,19 @@ export interface Vps {
   provisionOperationId: string;
 }
 
+/** An organization `Bench` and in it a project `name`: where a bench provisions. Answers the project's id. */
+export async function benchProject(api: Api, name: string): Promise<string> {
+  const { id: orgId } = await call<{ id: string }>(api, 'POST', '/organizations', 201, {
+    name: 'Bench',
+    slug: 'bench',
+  });
+  const { id } = await call<{ id: string }>(api, 'POST', `/organizations/${orgId}/projects`, 201, {
+    name,
+    slug: name.toLowerCase(),
+  });
+  return id;
+}
+
 /**
  * POST /admin/subscriptions for a vps-small (or `productId`), to the operation succeeded; answers its
  * primary resource (the VPS's virtual machine) and the wall time.
@@ -850,20 +863,7 @@ export async function measureServices(options: ServicesOptions = {}): Promise<Se
     server = started.child;
     const api: Api = { base: started.base, authorization: `Bearer ${token}` };
 
-    const { id: orgId } = await call<{ id: string }>(api, 'POST', '/organizations', 201, {
-      name: 'Bench',
-      slug: 'bench',
-    });
-    const { id: projectId } = await call<{ id: string }>(
-      api,
-      'POST',
-      `/organizations/${orgId}/projects`,
-      201,
-      {
-        name: 'Servers',
-        slug: 'servers',
-      },
-    );
+    const projectId = await benchProject(api, 'Servers');
 
     // Warm-up, not counted: the first of each pays for JIT and tsx's first compile of the agent.
     const { vps } = await provision(api, projectId, 'Box');
