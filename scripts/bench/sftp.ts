@@ -21,10 +21,10 @@ import { loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import ssh2 from 'ssh2';
 import { sftpTransport } from '../../server/src/gateway/sftp/transport.js';
 import { serveSftp } from '../../server/src/gateway/sftp/session.js';
 import { VolumeFiles } from '../../server/src/substrate/local/files/index.js';
+import { ed25519KeyPair } from '../../server/src/ssh/ed25519.js';
 
 const FLOOR = 0.5;
 const GOAL = 0.8;
@@ -103,7 +103,7 @@ export async function measureSftp(): Promise<SftpReport> {
 
     // Ours: ssh2's Server with the gateway's transport (transport.ts) and session handler on the
     // confined layer over `volume`.
-    const key = ssh2.utils.generateKeyPairSync('ed25519');
+    const key = ed25519KeyPair();
     ours = sftpTransport({ hostKeys: [key.private] }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => ctx.accept());

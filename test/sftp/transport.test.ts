@@ -7,6 +7,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import { describe, expect, it } from 'vitest';
 import { coalesceWrites, sftpTransport } from '../../server/src/gateway/sftp/transport.js';
+import { ed25519KeyPair } from '../../server/src/ssh/ed25519.js';
 
 // OpenSSH 9's default order.
 const OPENSSH_CIPHERS = [
@@ -23,7 +24,7 @@ describe('sftpTransport', () => {
     const native = (
       createRequire(import.meta.url)('ssh2/lib/protocol/crypto.js') as { bindingAvailable: boolean }
     ).bindingAvailable;
-    const key = ssh2.utils.generateKeyPairSync('ed25519');
+    const key = ed25519KeyPair();
     const server = sftpTransport({ hostKeys: [key.private] }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => ctx.accept());

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../../server/src/ssh/ed25519.js';
 
 const { Server, utils } = ssh2;
 const { STATUS_CODE } = utils.sftp;
@@ -44,17 +45,6 @@ const FILE = 0o100644;
 const BIG = 16 * 1024 * 1024;
 const attrs = (mode: number, size = 0) => ({ mode, uid: 0, gid: 0, size, atime: 1_600_000_000, mtime: 1_600_000_000 });
 
-/**
- * An ed25519 host key ssh2 can read back: now and then it generates one its own parser calls malformed
- * ("Cannot parse privateKey"), seen once in this file's runs; another is generated then.
- */
-function parsableHostKey(): string {
-  for (let i = 0; ; i++) {
-    const key = utils.generateKeyPairSync('ed25519').private;
-    if (!(utils.parseKey(key) instanceof Error) || i >= 10) return key;
-  }
-}
-
 export async function startHostileSftp(mode: HostileMode, options: { cap?: number } = {}): Promise<HostileSftp> {
   const username = 'victim';
   const password = randomBytes(12).toString('base64url');
@@ -81,7 +71,7 @@ export async function startHostileSftp(mode: HostileMode, options: { cap?: numbe
       markSilent();
     });
   } else {
-    const hostKey = parsableHostKey();
+    const hostKey = ed25519KeyPair().private;
     server = new Server({ hostKeys: [hostKey] }, (client) => {
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => {

@@ -8,6 +8,7 @@ import { chmod, chown, lstat, mkdir, open, readdir, rm, writeFile, type FileHand
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
+import { ed25519KeyPair } from '../../server/src/ssh/ed25519.js';
 
 const { Server, utils } = ssh2;
 const { STATUS_CODE, OPEN_MODE } = utils.sftp;
@@ -44,7 +45,7 @@ export async function startSsh2Sftp(root: string): Promise<Ssh2Sftp> {
   const served = { readDelayMs: 0 };
   const username = 'importer';
   const password = randomBytes(12).toString('base64url');
-  const hostKey = utils.generateKeyPairSync('ed25519').private;
+  const hostKey = ed25519KeyPair().private;
   const server = new Server({ hostKeys: [hostKey] }, (client) => {
     client.on('authentication', (ctx) => {
       const ok =

@@ -12,6 +12,7 @@ import { checkMachineAccess, machineAuthorizedKeys } from '../substrate/local/ac
 import { ROOTFS } from '../substrate/local/layout.js';
 import { assertInsideVolume } from '../substrate/local/volumes.js';
 import type { AgentLog } from './log.js';
+import { ed25519KeyPair } from '../ssh/ed25519.js';
 
 export const MACHINE_SSH_PORT = 22;
 /** The machine's host key on its volume: a reinstall removes it, and the fresh install makes a new one. */
@@ -22,7 +23,7 @@ async function hostKey(volumeDir: string): Promise<string> {
   await assertInsideVolume(volumeDir, path);
   const existing = await readIfPresent(path);
   if (existing !== null) return existing;
-  const { private: key } = ssh2.utils.generateKeyPairSync('ed25519');
+  const { private: key } = ed25519KeyPair();
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   await writeFileAtomic(path, key, 0o600);
   return key;

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import ssh2 from 'ssh2';
 import type { Db } from '../../db/client.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
+import { ed25519KeyPair } from '../../ssh/ed25519.js';
 
 export interface HostKey {
   /** OpenSSH private key text, for ssh2's Server (gateway only). */
@@ -30,7 +31,7 @@ async function ensureRow(
     )[0];
   const existing = await read();
   if (existing) return existing;
-  const pair = ssh2.utils.generateKeyPairSync('ed25519');
+  const pair = ed25519KeyPair();
   const parsed = ssh2.utils.parseKey(pair.private);
   if (parsed instanceof Error) throw parsed;
   const fingerprint = fingerprintOf(parsed.getPublicSSH());
