@@ -40,7 +40,7 @@ export interface Remote {
  * route): it may be restarting, as a resumed import's platform just did. About 20 s in all, then the
  * import fails; a refused password or SFTP session is an answer, never retried.
  */
-export const CONNECT_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 4000, 4000, 4000] as const;
+const CONNECT_RETRY_DELAYS_MS: readonly number[] = [250, 500, 1000, 2000, 4000, 4000, 4000, 4000];
 
 /** A failure before the remote's SSH greeting: nothing answered, so another attempt may. */
 class NoAnswer extends Error {
@@ -57,7 +57,6 @@ class NoAnswer extends Error {
 export async function connect(
   options: { address: string; port: number; username: string; password: string },
   guard: RemoteGuard,
-  delaysMs: readonly number[] = CONNECT_RETRY_DELAYS_MS,
 ): Promise<Remote> {
   const peer = `${options.address}:${options.port}`;
   for (let attempt = 0; ; attempt += 1) {
@@ -65,7 +64,7 @@ export async function connect(
       return await connectOnce(options, guard);
     } catch (err) {
       if (err instanceof ImportStopped) throw err;
-      const delay = delaysMs[attempt];
+      const delay = CONNECT_RETRY_DELAYS_MS[attempt];
       if (err instanceof NoAnswer && delay !== undefined) {
         await guard.wait('connecting', new Promise((resolve) => setTimeout(resolve, delay)));
         continue;
