@@ -891,7 +891,8 @@ export async function measureServices(options: ServicesOptions = {}): Promise<Se
   } finally {
     process.off('SIGINT', emergency);
     process.off('SIGTERM', emergency);
-    if (server) await stopChild(server, 15_000);
+    // A server writing a CPU profile needs its whole stop (the worker's drain) to write it.
+    if (server) await stopChild(server, options.cpuProf ? 60_000 : 15_000);
     // The server leaves its units running, as in production: stop every one it started.
     if (existsSync(dataDir)) await createSubstrate('local', { dataDir }).close({ stopUnits: true });
     await pg?.stop().catch(() => undefined);

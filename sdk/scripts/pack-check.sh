@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs the SDK as npm would publish it and proves the tarball works for a stranger: it installs
 # into an empty project outside the monorepo, typechecks a strict NodeNext consumer (exact types,
-# not `any`), makes one real request, and loads it from CommonJS (require) as well as ESM (import). Not part of the vitest suite: it needs npm and the cache.
+# not `any`), makes one real request, and loads it from CommonJS (require) as well as ESM (import), on
+# this Node and on Node 22 and 24 (their binaries from the npm registry). Not part of the vitest suite: it needs npm and the cache.
 #   usage: sdk/scripts/pack-check.sh        (from anywhere; KEEP=1 keeps the temp dir)
 set -euo pipefail
 
@@ -116,5 +117,23 @@ if (Object.keys(operations).length < 100) throw new Error('no operations');
 console.log(`require ok on node ${process.version}`);
 JS
 (cd "$work/cjs-consumer" && node --no-warnings run.cjs)
+
+# Customers run the SDK on every maintained Node line. The other majors' official binaries are on the
+# npm registry as node-<os>-<arch> packages (what the `node` package installs), so no other download is
+# needed; they are kept in a cache between runs. PACK_CHECK_NODES="" checks on this Node alone.
+for major in ${PACK_CHECK_NODES-22 24}; do
+  step "ESM and CommonJS on Node $major"
+  platform="node-$(node -p 'process.platform')-$(node -p "process.arch === 'x64' ? 'x64' : process.arch")"
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/svc-pack-check/$platform-$major"
+  if [[ ! -x "$cache/package/bin/node" ]]; then
+    mkdir -p "$cache"
+    (cd "$cache" && npm pack --silent "$platform@$major" >/dev/null && tar xzf "$platform"-*.tgz package/bin/node && rm -f "$platform"-*.tgz)
+  fi
+  other="$cache/package/bin/node"
+  "$other" --version
+  [[ "$("$other" -p 'process.versions.node.split(".")[0]')" == "$major" ]] || { echo "not Node $major: $other" >&2; exit 1; }
+  (cd "$work/consumer" && "$other" run.mjs)
+  (cd "$work/cjs-consumer" && "$other" --no-warnings run.cjs)
+done
 
 step "pack check passed"
