@@ -376,13 +376,11 @@ export function createLxdDriver(options: LxdDriverOptions): SubstrateDriver {
       if (!text) return null;
       const unit = JSON.parse(text) as UnitSpec;
       const volume = volumeDirIn(unit.volumeId);
-      return openLxdShell(
-        client,
-        name,
-        shells,
-        size,
-        unit.kind === 'machine' ? `${volume}/${ROOTFS}` : volume,
-      );
+      const machine = unit.kind === 'machine';
+      return openLxdShell(client, name, shells, size, {
+        root: machine ? `${volume}/${ROOTFS}` : volume,
+        home: machine ? '/root' : '/',
+      });
     },
     // The confined file layer: on the volume where its member keeps it on this machine, its new files
     // given to the instance's mapped root (walk.ts OwnedVolumeRoot); or, for a cluster elsewhere, run by
