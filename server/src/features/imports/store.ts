@@ -182,14 +182,22 @@ export async function volumeOf(db: Db, serviceId: string): Promise<string | unde
   return row?.id;
 }
 
-/** How the copy ended (before cleaning up); `error` with a failure. */
+/**
+ * How the copy ended (before cleaning up); `error` with a failure. A cancel asked for before this wins over
+ * a copy that ended meanwhile (seed 001 §3: a cancel while preparing or running ends `cancelled`): decided
+ * in the one statement, so no cancel lands between a look and the write.
+ */
 export async function decideOutcome(
   db: Db,
   importId: string,
   outcome: 'succeeded' | 'failed' | 'cancelled',
   error: string | null,
 ): Promise<void> {
-  await db`update service_imports set outcome = ${outcome}, error = ${error} where id = ${importId} and outcome is null`;
+  await db`
+    update service_imports
+    set outcome = case when cancel_requested and ${outcome}::text = 'succeeded' then 'cancelled' else ${outcome}::text end,
+      error = ${error}
+    where id = ${importId} and outcome is null`;
 }
 
 export async function decidedOutcome(

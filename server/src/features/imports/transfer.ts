@@ -278,13 +278,20 @@ async function readFully(
 
 /**
  * With delete_extraneous, after a complete copy: what the volume holds that the remote tree does not
- * (an import's own temporary files left by a killed run included), deepest first.
+ * (an import's own temporary files left by a killed run included), deepest first. A stop (cancel) ends it
+ * between two removals: on a volume reached through a cluster a removal is a round trip, and thousands of
+ * them outlast the 5 s a cancel has to take effect in (DECISIONS.md §8).
  */
-export async function deleteExtraneous(tree: RemoteTree, target: VolumeImportAccess): Promise<number> {
+export async function deleteExtraneous(
+  tree: RemoteTree,
+  target: VolumeImportAccess,
+  guard?: RemoteGuard,
+): Promise<number> {
   let removed = 0;
   for (const entry of await target.tree()) {
     // A remote name never starts like our temporary files do unless the customer's tree has one: keep it then.
     if (entry.kind !== 'other' && inTree(tree, entry.path)) continue;
+    guard?.check();
     try {
       await target.remove(entry.path);
     } catch (err) {

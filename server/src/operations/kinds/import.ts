@@ -133,7 +133,7 @@ async function running(s: ImportState, ctx: TaskContext): Promise<void> {
     });
     report(latest, true);
     await writing;
-    if (s.row.delete_extraneous) await deleteExtraneous(tree, target);
+    if (s.row.delete_extraneous) await deleteExtraneous(tree, target, guard);
     await store.decideOutcome(ctx.sql, s.row.id, 'succeeded', null);
   } catch (err) {
     report(latest, true);
