@@ -3493,7 +3493,8 @@ export type paths = {
          * @description Asks the import to stop: it answers the import with `cancel_requested` true; the copy stops after at
          *     most the file chunk in flight, then the import goes `cleaning_up` (paused workloads started again)
          *     and `cancelled`. Files already copied stay. Asking again is harmless; an import that has ended is 422
-         *     `import-finished`. Owners, Admins and Members (not Billing); another service's import the 404 of an
+         *     `import-finished`, and so is one whose copy has already ended and which is cleaning up after it (its
+         *     result is decided: a cancel accepted then could not change it). Owners, Admins and Members (not Billing); another service's import the 404 of an
          *     unknown id. Audited as `import.cancel_requested`.
          */
         post: operations["importCancel"];

@@ -52,10 +52,13 @@ beforeAll(async () => {
   staff = await staffMember(app, smtp, 'im-staff', ['manage_services']);
   [owner, billing] = await Promise.all([signedIn(app, smtp, 'im-owner'), signedIn(app, smtp, 'im-billing')]);
   orgId = (
-    await owner.api.organizationCreate({ body: { name: 'Imports', slug: `imports-${Date.now().toString(36)}` } })
+    await owner.api.organizationCreate({
+      body: { name: 'Imports', slug: `imports-${Date.now().toString(36)}` },
+    })
   ).id;
   await owner.api.memberAdd({ path: { id: orgId }, body: { user_id: billing.userId, role: 'billing' } });
-  projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } })).id;
+  projectId = (await owner.api.projectCreate({ path: { id: orgId }, body: { name: 'Sites', slug: 'sites' } }))
+    .id;
   [site, other] = await Promise.all([
     provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Shop' }),
     provisionService(staff.elevated, { projectId, productSlug: 'web-app', name: 'Blog' }),
@@ -87,12 +90,16 @@ afterAll(async () => {
 });
 
 async function power(p: Provisioned, action: 'start' | 'stop') {
-  const { operation_id } = await owner.api.serviceInstancePower({ path: { id: p.serviceInstanceId }, body: { action } });
+  const { operation_id } = await owner.api.serviceInstancePower({
+    path: { id: p.serviceInstanceId },
+    body: { action },
+  });
   const op = await awaitOperation(owner.api, p.serviceInstanceId, operation_id, 60_000);
   expect(op.status).toBe('succeeded');
 }
 
-const volume = (p: Provisioned, ...rest: string[]) => join(app.substrateDir, 'volumes', p.volumeResourceId, ...rest);
+const volume = (p: Provisioned, ...rest: string[]) =>
+  join(app.substrateDir, 'volumes', p.volumeResourceId, ...rest);
 
 type StartBody = components['schemas']['ImportStartRequest'];
 const start = (c: Caller, body: Partial<StartBody>, target = site) => {
@@ -214,9 +221,9 @@ describe('copying', () => {
       remote_path: openssh.remotePath,
     });
     expect(done).toMatchObject({ status: 'succeeded', host: 'sftp.example.test', files_total: 2 });
-    expect((await readFile(volume(site, 'world.dat'))).equals(await readFile(join(openssh.root, 'world.dat')))).toBe(
-      true,
-    );
+    expect(
+      (await readFile(volume(site, 'world.dat'))).equals(await readFile(join(openssh.root, 'world.dat'))),
+    ).toBe(true);
     expect(await readFile(volume(site, 'maps/one.txt'), 'utf8')).toBe('map one');
     // One resolution (A and AAAA), at the start; the operation connected to the address it checked.
     expect(dns.queries.slice(asked).sort()).toEqual(['A sftp.example.test', 'AAAA sftp.example.test']);
@@ -228,7 +235,17 @@ describe('refusals', () => {
     dns.setAddresses('loop.example.test', '127.0.0.2');
     dns.setAddresses('mixed.example.test', '127.0.0.1', '10.1.2.3');
     const before = await state();
-    for (const host of ['10.0.0.1', '::1', '169.254.10.1', 'fd00::1', '224.0.0.1', '127.0.0.2', 'loop.example.test', 'mixed.example.test', 'nowhere.example.test']) {
+    for (const host of [
+      '10.0.0.1',
+      '::1',
+      '169.254.10.1',
+      'fd00::1',
+      '224.0.0.1',
+      '127.0.0.2',
+      'loop.example.test',
+      'mixed.example.test',
+      'nowhere.example.test',
+    ]) {
       expect(await outcome(start(owner, { host })), host).toEqual([422, 'import-host-refused']);
     }
     expect(await state()).toEqual(before);
@@ -275,14 +292,37 @@ describe('refusals', () => {
     expect(done.error).toMatch(/refused the username or password/);
     const [row] = await app.sql`select password_sealed from service_imports where id = ${done.id}`;
     expect(row!.password_sealed).toBeNull();
-    expect(await outcome(owner.api.importCancel({ path: { id: site.serviceInstanceId, import_id: done.id } }))).toEqual([
-      422,
-      'import-finished',
-    ]);
+    expect(
+      await outcome(owner.api.importCancel({ path: { id: site.serviceInstanceId, import_id: done.id } })),
+    ).toEqual([422, 'import-finished']);
   });
 });
 
 describe('cancel', () => {
+  it('refuses a cancel once the copy has ended and the import cleans up (its result decided): 422, nothing changed', async () => {
+    const done = await imported({});
+    expect(done.status).toBe('succeeded');
+    // The moment between deciding the result and ending (milliseconds in a real import), held still: the
+    // row as decideOutcome leaves it while the workloads are started again.
+    await app.sql`update service_imports set status = 'cleaning_up', completed_at = null where id = ${done.id}`;
+    try {
+      const audits = async () =>
+        (
+          await app.sql`select count(*)::int as n from audit_entries where action = 'import.cancel_requested'`
+        )[0]!.n as number;
+      const before = { audits: await audits(), state: await state() };
+      expect(
+        await outcome(owner.api.importCancel({ path: { id: site.serviceInstanceId, import_id: done.id } })),
+      ).toEqual([422, 'import-finished']);
+      const [row] =
+        await app.sql`select status, outcome, cancel_requested from service_imports where id = ${done.id}`;
+      expect(row).toEqual({ status: 'cleaning_up', outcome: 'succeeded', cancel_requested: false });
+      expect({ audits: await audits(), state: await state() }).toEqual(before);
+    } finally {
+      await app.sql`update service_imports set status = 'succeeded', completed_at = now() where id = ${done.id}`;
+    }
+  });
+
   it('stops a running import: another start is 409 meanwhile, files already copied stay, nothing partial', async () => {
     await rm(volume(site, 'assets'), { recursive: true, force: true });
     await rm(volume(site, 'index.html'));
@@ -291,25 +331,35 @@ describe('cancel', () => {
       const accepted = await start(owner, {});
       // Wait until the copy is under way.
       for (let i = 0; i < 400; i++) {
-        const now = await owner.api.importGet({ path: { id: site.serviceInstanceId, import_id: accepted.id } });
+        const now = await owner.api.importGet({
+          path: { id: site.serviceInstanceId, import_id: accepted.id },
+        });
         if (now.status === 'running' && now.bytes_transferred > 0) break;
         await new Promise((r) => setTimeout(r, 25));
       }
       const before = await state();
       expect(await outcome(start(owner, {}))).toEqual([409, 'operation-in-progress']);
       expect((await state()).imports).toBe(before.imports);
-      const asked = await owner.api.importCancel({ path: { id: site.serviceInstanceId, import_id: accepted.id } });
+      const asked = await owner.api.importCancel({
+        path: { id: site.serviceInstanceId, import_id: accepted.id },
+      });
       expect(asked.cancel_requested).toBe(true);
       const op = await awaitOperation(owner.api, site.serviceInstanceId, accepted.operation_id, 60_000);
       expect(op.status).toBe('cancelled');
-      const done = await owner.api.importGet({ path: { id: site.serviceInstanceId, import_id: accepted.id } });
+      const done = await owner.api.importGet({
+        path: { id: site.serviceInstanceId, import_id: accepted.id },
+      });
       expect(done).toMatchObject({ status: 'cancelled', cancel_requested: true, error: null });
       expect(done.bytes_transferred).toBeLessThan(BIG);
       // The big file was not finished: absent, and no temporary file left beside it.
       await expect(stat(volume(site, 'assets/img/big.bin'))).rejects.toThrow();
       expect(await readdir(volume(site, 'assets/img'))).toEqual([]);
       const audited = (await auditEntries(app, orgId)).filter((e) => e.target_id === accepted.id);
-      expect(audited.map((e) => e.action)).toEqual(['import.started', 'import.cancel_requested', 'import.cancelled']);
+      expect(audited.map((e) => e.action)).toEqual([
+        'import.started',
+        'import.cancel_requested',
+        'import.cancelled',
+      ]);
     } finally {
       ssh2Sftp.readDelayMs = 0;
     }

@@ -124,7 +124,19 @@ export const importHandlers: AreaHandlers<'importList' | 'importStart' | 'import
       const row = await store.findImport(tx, access.service.id, path.import_id, { lock: true });
       if (!row) throw serviceNotFound();
       if (store.FINISHED.includes(row.status)) {
-        throw unprocessable('import-finished', `The import has ended (${row.status}); there is nothing to cancel.`);
+        throw unprocessable(
+          'import-finished',
+          `The import has ended (${row.status}); there is nothing to cancel.`,
+        );
+      }
+      // Its result is decided once the copy ends (decideOutcome, an update of this locked row): a cancel
+      // accepted after that would be answered and then ignored.
+      const decided = row.cancel_requested ? null : (await store.decidedOutcome(tx, row.id)).outcome;
+      if (decided) {
+        throw unprocessable(
+          'import-finished',
+          `The import's copy has ended (${decided}) and it is cleaning up; there is nothing to cancel.`,
+        );
       }
       const cancelled = row.cancel_requested ? row : await store.requestCancel(tx, row.id, ctx.clock.now());
       if (!row.cancel_requested) await audit(tx, ctx, auth, access, 'import.cancel_requested', row.id);
