@@ -22,8 +22,28 @@ function timesOfDayFor(stepMs: number): string[] {
   return times;
 }
 
+interface StepHeads {
+  bytes: Buffer;
+  at: Uint32Array;
+}
+
+/**
+ * The latest heads of each period (step and count), which every answer until its next step shares:
+ * they depend on nothing else.
+ */
+const latestHeads = new Map<string, { first: number; heads: StepHeads }>();
+
+function stepHeads(first: number, count: number, stepMs: number): StepHeads {
+  const key = `${stepMs}:${count}`;
+  const latest = latestHeads.get(key);
+  if (latest?.first === first) return latest.heads;
+  const heads = makeStepHeads(first, count, stepMs);
+  latestHeads.set(key, { first, heads });
+  return heads;
+}
+
 /** `["<step's time>",` for each step, as toISOString writes the time, and where each one starts. */
-function stepHeads(first: number, count: number, stepMs: number): { bytes: Buffer; at: Uint32Array } {
+function makeStepHeads(first: number, count: number, stepMs: number): StepHeads {
   const ofDay = timesOfDayFor(stepMs);
   const bytes = Buffer.allocUnsafe(count * 32);
   const at = new Uint32Array(count + 1);
