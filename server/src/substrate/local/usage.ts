@@ -74,7 +74,7 @@ const WALK_SLICE = 256;
 
 /**
  * The blocks a directory tree holds. Synchronous lstat, in slices between which the loop runs: a
- * promise per entry cost ten times the CPU (the metrics bench walks 100 volumes a minute).
+ * promise per entry cost about three times the CPU (100 volumes of 50 files: 90-150 ms against 35-60).
  */
 async function walk(root: string, budget: { left: number }): Promise<number> {
   let bytes = 0;
