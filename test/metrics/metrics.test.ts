@@ -6,6 +6,9 @@ import { createClient, type SvcClient } from '@svcplatform/sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../server/src/db/client.js';
+import { API_BASE_PATH, bundledSpec } from '../../server/src/spec.js';
+import { createSchemaValidator } from '../conformance/schema-validator.js';
+import type { OpenApiDocument } from '../conformance/spec-walk.js';
 import type { TaskContext } from '../../server/src/jobs/context.js';
 import { rollUpAndPrune, sampleSlot } from '../../server/src/features/metrics/sampler.js';
 import type { SubstrateDriver, UnitUsage } from '../../server/src/substrate/driver.js';
@@ -21,6 +24,7 @@ const S = 10_000;
 let app: TestApp;
 let smtp: TestSmtp;
 let api: SvcClient;
+let token: string;
 let stranger: SvcClient;
 let web: Provisioned;
 /** What the scripted substrate answers for the next sample, by unit. */
@@ -39,7 +43,8 @@ beforeAll(async () => {
       authorization: { grants: [{ capability: 'services.read', scope: { kind: 'all' } }] },
     },
   });
-  api = createClient({ baseUrl: app.baseUrl, token: minted.secret, retries: 0 });
+  token = minted.secret;
+  api = createClient({ baseUrl: app.baseUrl, token, retries: 0 });
   stranger = (await signedIn(app, smtp, 'metrics-stranger')).api;
   web = await provisionService(customer.staff.elevated, {
     projectId: customer.projectId,
@@ -242,6 +247,110 @@ describe('rollup and keeping', () => {
     expect(await outcome(stranger.serviceMetricsGet({ path: { id: web.serviceInstanceId } }))).toEqual([
       404,
       'not-found',
+    ]);
+  });
+});
+
+describe('the answer', () => {
+  const day = new Date('2026-12-10T00:00:00.000Z');
+  const step = (i: number) => new Date(day.getTime() + i * 300_000);
+  const rollup = (i: number, cpu: number | string) => ({
+    service_instance_id: web.serviceInstanceId,
+    at: step(i),
+    cpu_percent: cpu,
+    memory_bytes: 1000,
+    disk_bytes: 2000,
+    network_rx_bps: 1,
+    network_tx_bps: 2,
+  });
+  const sample = (at: Date, cpu: number) => ({
+    service_instance_id: web.serviceInstanceId,
+    at,
+    cpu_percent: cpu,
+    memory_bytes: 1000,
+    disk_bytes: 2000,
+    network_rx_bps: 1,
+    network_tx_bps: 2,
+    cpu_ns: null,
+    rx_bytes: null,
+    tx_bytes: null,
+  });
+  const clear = async () => {
+    await app.sql`delete from usage_samples where service_instance_id = ${web.serviceInstanceId}`;
+    await app.sql`delete from usage_rollups where service_instance_id = ${web.serviceInstanceId}`;
+  };
+
+  it("is the spec's ServiceMetrics in JSON, each value read back exactly, one that is no number null", async () => {
+    await clear();
+    // PostgreSQL writes these as text (1e-07, 1.5e+300): still the same numbers to a JSON reader.
+    const values = [
+      '0.30000000000000004',
+      '1e-7',
+      '123456789.12345679',
+      '1.5e300',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '-0.5',
+    ];
+    await app.sql`insert into usage_rollups ${app.sql(values.map((v, i) => rollup(i, v)))}`;
+    app.clock.set(new Date(step(values.length).getTime() + 1000));
+    const res = await fetch(
+      `${app.baseUrl}${API_BASE_PATH}/service-instances/${web.serviceInstanceId}/metrics?period=24h`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await res.json()) as { series: Record<string, [string, number | null][]> };
+    const spec = bundledSpec as unknown as OpenApiDocument;
+    expect(createSchemaValidator(spec).errors({ $ref: '#/components/schemas/ServiceMetrics' }, body)).toEqual(
+      [],
+    );
+    const tail = body.series.cpu_percent!.slice(-values.length - 1);
+    expect(tail.map((p) => p[0])).toEqual(
+      [...values.keys(), values.length].map((i) => step(i).toISOString()),
+    );
+    expect(tail.map((p) => p[1])).toEqual([
+      0.1 + 0.2,
+      1e-7,
+      123456789.12345679,
+      1.5e300,
+      null,
+      null,
+      null,
+      -0.5,
+      null,
+    ]);
+    expect(body.series.memory_bytes!.slice(-2)).toEqual([
+      [step(7).toISOString(), 1000],
+      [step(8).toISOString(), null],
+    ]);
+  });
+
+  it('averages raw samples for the steps after the latest rollup; before it, a step the rollup has not is a gap', async () => {
+    await clear();
+    await app.sql`insert into usage_rollups ${app.sql([rollup(0, 10), rollup(2, 30)])}`;
+    // Step 1: a sample the rollup did not see (it came in after the rollup ran). Steps 3 and 4: not rolled up yet.
+    const raw = [
+      sample(new Date(step(1).getTime() + 50_000), 99),
+      sample(step(3), 40),
+      sample(new Date(step(3).getTime() + 10_000), 50),
+      sample(step(4), 70),
+    ];
+    await app.sql`insert into usage_samples ${app.sql(raw)}`;
+    app.clock.set(new Date(step(4).getTime() + 20_000));
+    const m = await metrics('24h');
+    expect(m.series.cpu_percent.slice(-5).map((p) => p[1])).toEqual([10, null, 30, 45, 70]);
+    // A service with nothing rolled up yet: its raw samples answer.
+    await app.sql`delete from usage_rollups where service_instance_id = ${web.serviceInstanceId}`;
+    expect((await metrics('24h')).series.cpu_percent.slice(-5).map((p) => p[1])).toEqual([
+      null,
+      99,
+      null,
+      45,
+      70,
     ]);
   });
 });

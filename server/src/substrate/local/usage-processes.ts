@@ -1,7 +1,9 @@
-// The fallback of usage.ts for a unit whose processes have no cgroup of their own (a host that cannot
-// confine them): its agent's process tree read from /proc. CPU is each process's own time plus what its
-// reaped children used (cutime, cstime), so a child that exits does not take its CPU time away; memory
-// is the tree's resident set.
+// What usage.ts reads of processes from /proc. The CPU time of a unit's group where the host keeps none
+// for it (cgroup v1 with cpuacct apart, which units are not put in): the group's processes. And the
+// fallback for a unit whose processes have no cgroup of their own (a host that cannot confine them): its
+// agent's process tree. CPU is each process's own time plus what its reaped children used (cutime,
+// cstime), so a child that exits does not take its CPU time away; memory is the tree's resident set.
+import { readFileSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { readAgentPid } from './agent-process.js';
 
@@ -15,6 +17,41 @@ interface Proc {
   rssPages: number;
 }
 
+/** utime, stime, cutime and cstime of a /proc/<pid>/stat, in ticks. */
+function cpuTicksOf(stat: string): number {
+  // Fields after the command name (which may hold spaces and parentheses): state is field 3.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 15);
+  return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+}
+
+/**
+ * CPU time of the processes listed in a group's cgroup.procs; null when it cannot be read or is empty
+ * (the unit's processes are not in it). A process that ends between the two reads is left out: its time
+ * is its reaper's cutime once reaped. When the group's top process itself ends (the unit restarted), the
+ * sum starts again lower, and the sampler takes a counter that went back as a gap.
+ * Synchronous reads: procfs and cgroupfs are kernel memory (usage.ts).
+ */
+export function groupCpuNanoseconds(procsFile: string): number | null {
+  let pids: string[];
+  try {
+    pids = readFileSync(procsFile, 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+  let ticks = 0;
+  let seen = 0;
+  for (const pid of pids) {
+    if (pid === '') continue;
+    try {
+      ticks += cpuTicksOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      seen++;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return seen === 0 || !Number.isFinite(ticks) ? null : ticks * TICK_NS;
+}
+
 /** One read of the process table serves every unit sampled in the same second. */
 let table: { at: number; procs: Promise<Map<number, Proc>> } | null = null;
 
@@ -25,12 +62,11 @@ async function readTable(): Promise<Map<number, Proc>> {
     pids.map(async (pid) => {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
       if (!stat) return;
-      // Fields after the command name (which may hold spaces and parentheses): state is field 3.
       const f = stat
         .slice(stat.lastIndexOf(')') + 2)
         .split(' ')
         .map(Number);
-      procs.set(Number(pid), { ppid: f[1]!, cpuTicks: f[11]! + f[12]! + f[13]! + f[14]!, rssPages: f[21]! });
+      procs.set(Number(pid), { ppid: f[1]!, cpuTicks: cpuTicksOf(stat), rssPages: f[21]! });
     }),
   );
   return procs;
