@@ -1,19 +1,19 @@
 // One structured line per request. Only the route template is logged (never the raw URL, whose query
 // may hold a token), and never headers or bodies.
 import type { NextFunction, Request, Response } from 'express';
-import { destination as fileDestination, pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { bufferedStdout } from './log-format.js';
 import { assignRequestId } from './request-id.js';
 import { API_BASE_PATH } from '../spec.js';
 import type { ValidatedRequest } from './validator.js';
 
 /**
  * The process's logger: JSON lines on standard output (or `destination`, for tests). Lines are
- * written asynchronously (a request never waits for standard output to take its line; lines logged
- * while a write is under way go out together in the next one), and what is still buffered is written
- * out when the process exits: pino flushes its destination on exit, whether the process stops or
- * crashes.
+ * written asynchronously and in batches (a request never waits for standard output to take its line;
+ * see bufferedStdout), and what is still buffered is written out when the process exits: pino flushes
+ * its destination on exit, whether the process stops or crashes.
  */
-export function createLogger(level: string, destination: DestinationStream = fileDestination({ dest: 1, sync: false })): Logger {
+export function createLogger(level: string, destination: DestinationStream = bufferedStdout()): Logger {
   return pino(
     {
       level,

@@ -110,12 +110,17 @@ export async function signAccessToken(
  * authenticated request, and a client polling an operation sends the same token many times a second.
  * The key is still looked up (a withdrawn key refuses at once), and expiry is checked on every use.
  */
-const VERIFIED = new Map<string, Record<string, unknown>>();
+interface Verified {
+  payload: Record<string, unknown>;
+  /** The header's key id, as verified: a repeat skips decoding the header again. */
+  kid: string;
+}
+const VERIFIED = new Map<string, Verified>();
 const VERIFIED_MAX = 10_000;
 
-function remember(token: string, payload: Record<string, unknown>): void {
+function remember(token: string, verified: Verified): void {
   if (VERIFIED.size >= VERIFIED_MAX) VERIFIED.delete(VERIFIED.keys().next().value!);
-  VERIFIED.set(token, payload);
+  VERIFIED.set(token, verified);
 }
 
 /**
@@ -136,22 +141,30 @@ export async function verifyAccessToken(
   } = {},
 ): Promise<AccessTokenClaims> {
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new AccessTokenError('malformed');
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  try {
-    header = decodeProtectedHeader(token);
-  } catch (cause) {
-    throw new AccessTokenError('malformed', { cause });
+  // The same bytes verified before: the header, signature, typ, issuer and audience hold; only time
+  // moved. Its key is still looked up below and its expiry checked.
+  const seen = options.expiredToleranceSeconds ? undefined : VERIFIED.get(token);
+  const fresh =
+    seen && typeof seen.payload.exp === 'number' && seen.payload.exp * 1000 > now.getTime()
+      ? seen
+      : undefined;
+  let kid = fresh?.kid;
+  if (kid === undefined) {
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch (cause) {
+      throw new AccessTokenError('malformed', { cause });
+    }
+    // Refused before any lookup; jwtVerify's `algorithms` below enforces the same again.
+    if (header.alg !== SIGNING_ALG) throw new AccessTokenError('bad_signature');
+    if (typeof header.kid !== 'string') throw new AccessTokenError('malformed');
+    kid = header.kid;
   }
-  // Refused before any lookup; jwtVerify's `algorithms` below enforces the same again.
-  if (header.alg !== SIGNING_ALG) throw new AccessTokenError('bad_signature');
-  if (typeof header.kid !== 'string') throw new AccessTokenError('malformed');
-  const key = await ring.verificationKey(header.kid, now);
+  const key = await ring.verificationKey(kid, now);
   if (!key) throw new AccessTokenError('unknown_key');
 
-  // The same bytes verified before: the signature, typ, issuer and audience hold; only time moved.
-  const seen = options.expiredToleranceSeconds ? undefined : VERIFIED.get(token);
-  let payload: Record<string, unknown> | undefined =
-    seen && typeof seen.exp === 'number' && seen.exp * 1000 > now.getTime() ? seen : undefined;
+  let payload = fresh?.payload;
   if (!payload) {
     try {
       ({ payload } = await jwtVerify(token, key.publicKey, {
@@ -166,7 +179,7 @@ export async function verifyAccessToken(
     } catch (cause) {
       throw new AccessTokenError(reasonOf(cause), { cause });
     }
-    if (!options.expiredToleranceSeconds) remember(token, payload);
+    if (!options.expiredToleranceSeconds) remember(token, { payload, kid });
   }
 
   const { sub, sid, jti, exp, elevated_until: elevatedUntil, elv } = payload;
