@@ -38,6 +38,18 @@ describe.skipIf(!lxdUrl)('LXD parity with the local substrate', () => {
   const project = `t${randomUUID().slice(0, 8)}`;
   const lxd = new LxdClient({ url: lxdUrl ?? 'unix:/nowhere', project });
   const remoteDir = join(process.cwd(), '.tmp', `lxd-parity-${randomBytes(4).toString('hex')}`);
+  const startImport = (service: string, remotePath: string, deleteExtraneous = false) =>
+    owner.api.importStart({
+      path: { id: service },
+      body: {
+        host: '127.0.0.1',
+        port: sftp.port,
+        username: sftp.username,
+        password: sftp.password,
+        remote_path: remotePath,
+        delete_extraneous: deleteExtraneous,
+      },
+    });
 
   beforeAll(async () => {
     await lxd.call('POST', '/1.0/projects', {
@@ -162,16 +174,7 @@ describe.skipIf(!lxdUrl)('LXD parity with the local substrate', () => {
       const service = blocks.serviceInstanceId;
       sftp.readDelayMs = 200;
       try {
-        const accepted = await owner.api.importStart({
-          path: { id: service },
-          body: {
-            host: '127.0.0.1',
-            port: sftp.port,
-            username: sftp.username,
-            password: sftp.password,
-            remote_path: '/big',
-          },
-        });
+        const accepted = await startImport(service, '/big');
         const read = () => owner.api.importGet({ path: { id: service, import_id: accepted.id } });
         await eventually(
           'the copy under way',
@@ -193,23 +196,11 @@ describe.skipIf(!lxdUrl)('LXD parity with the local substrate', () => {
 
     it('ends an import cancelled while it deletes what the remote does not have `cancelled`', async () => {
       const service = blocks.serviceInstanceId;
-      const start = (remotePath: string, deleteExtraneous: boolean) =>
-        owner.api.importStart({
-          path: { id: service },
-          body: {
-            host: '127.0.0.1',
-            port: sftp.port,
-            username: sftp.username,
-            password: sftp.password,
-            remote_path: remotePath,
-            delete_extraneous: deleteExtraneous,
-          },
-        });
-      const first = await start('/many', false);
+      const first = await startImport(service, '/many');
       expect(await awaitOperation(owner.api, service, first.operation_id, 120_000)).toMatchObject({
         status: 'succeeded',
       });
-      const accepted = await start('/one', true);
+      const accepted = await startImport(service, '/one', true);
       const read = () => owner.api.importGet({ path: { id: service, import_id: accepted.id } });
       // Its one file is copied (the count is written before the deleting starts); then the cancel.
       const seen = await eventually(
