@@ -143,6 +143,9 @@ export async function sendConsoleLine(
 ): Promise<string | null> {
   const stream = await ctx.substrate.openConsole(unitId).catch(() => null);
   if (!stream) return 'The console did not answer: nothing runs to send the command to.';
+  // What the console replays is read and dropped: closing on it unread would make the console's write
+  // fail, and it drops a viewer whose write failed, with a line it had not read yet.
+  stream.on('data', () => undefined);
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -156,11 +159,24 @@ export async function sendConsoleLine(
         else resolve();
       });
     });
+    // Our end follows the line, so the console has read the line once it ends its side in turn.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CONSOLE_END_WAIT_MS);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      stream.once('end', done);
+      stream.once('close', done);
+      stream.end();
+    });
     return null;
   } catch (err) {
     return (err as Error).message;
   } finally {
-    stream.end();
     stream.destroy();
   }
 }
+
+/** How long a console may take to end its side after ours (the line was already written). */
+const CONSOLE_END_WAIT_MS = 5_000;
