@@ -3,6 +3,7 @@
 import type { components } from '../../../../generated/api.js';
 import type { AreaHandlers, ResultOf } from '../../http/handler.js';
 import { requireService } from '../services/access.js';
+import { windowSeries } from './days.js';
 import { metricsJson } from './json.js';
 import { SAMPLE_MS } from './sampler.js';
 import * as store from './store.js';
@@ -26,13 +27,11 @@ export const metricsHandlers: AreaHandlers<'serviceMetricsGet'> = {
     // The newest step is the one now falls in; the oldest the one a period before it.
     const last = Math.floor(now / step) * step;
     const first = last - PERIOD_MS[period] + step;
-    const s = await store.seriesText(
-      ctx.sql,
-      access.service.id,
-      new Date(first),
-      new Date(last),
-      step / 1000,
-    );
+    // 7d and 30d hold whole days that no longer change: most of their answer is stored (days.ts).
+    const s =
+      period === '7d' || period === '30d'
+        ? await windowSeries(ctx.sql, access.service.id, first, last)
+        : await store.seriesText(ctx.sql, access.service.id, new Date(first), new Date(last), step / 1000);
     const body = metricsJson({ period, step_seconds: step / 1000 }, first, PERIOD_MS[period] / step, {
       cpu_percent: s.cpu_percent,
       memory_bytes: s.memory_bytes,

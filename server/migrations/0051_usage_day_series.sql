@@ -1,0 +1,21 @@
+-- A finished UTC day of a service's 5-minute steps never changes once it is older than the last 24 hours
+-- (the rollup job only rolls up steps of the last 24 hours; raw samples older than that are pruned), so
+-- the rollup job keeps it ready to answer: each series' values for the day's 288 steps as GET metrics
+-- writes them (PostgreSQL's text of each value, `null` for a gap, comma-separated). The 30-day read takes
+-- these and computes only the rest live; a day without a row is computed live too.
+create table usage_day_series (
+  service_instance_id uuid not null references service_instances (id) on delete cascade,
+  day date not null,
+  cpu_percent text not null,
+  memory_bytes text not null,
+  disk_bytes text not null,
+  network_rx_bps text not null,
+  network_tx_bps text not null,
+  primary key (service_instance_id, day)
+);
+
+-- Days the rollup job has written for every service, so each run looks only at days it has not done
+-- (rather than scanning 30 days of rollups every 5 minutes).
+create table usage_day_series_done (
+  day date primary key
+);
