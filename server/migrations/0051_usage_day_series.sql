@@ -1,7 +1,7 @@
 -- A finished UTC day of a service's 5-minute steps never changes once it is older than the last 24 hours
 -- (the rollup job only rolls up steps of the last 24 hours; raw samples older than that are pruned), so
--- the rollup job keeps it ready to answer: each series' values for the day's 288 steps as GET metrics
--- writes them (PostgreSQL's text of each value, `null` for a gap, comma-separated). The 30-day read takes
+-- the rollup job keeps it ready to answer: each series' 288 points, `["<time>",<value>]` comma-separated,
+-- the bytes GET metrics writes for them (server/src/features/metrics/json.ts). The 30-day read copies
 -- these and computes only the rest live; a day without a row is computed live too.
 create table usage_day_series (
   service_instance_id uuid not null references service_instances (id) on delete cascade,
@@ -19,3 +19,11 @@ create table usage_day_series (
 create table usage_day_series_done (
   day date primary key
 );
+
+-- A value as a point of the answer: float8's text (as array_to_string gives it to the live read), null
+-- for a gap and for what JSON has no number for.
+create function point_value(v double precision) returns text
+language sql immutable parallel safe as $$
+  select case when v is null or v in ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) then 'null'
+              else v::text end
+$$;

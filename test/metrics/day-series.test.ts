@@ -87,7 +87,8 @@ describe('stored day series', () => {
     await app.sql`
       insert into usage_rollups (service_instance_id, at, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps)
       select ${web.serviceInstanceId}, at, 50 + 50 * sin(i), 2e8 + i * 1000.5, case when i % 5 = 0 then null else 5e8 end,
-             i / 7.0, case when i % 11 = 0 then 'NaN'::float8 else 1e-7 * i end
+             (i - 4000) / 7.0,
+             case when i % 11 = 0 then 'NaN'::float8 when i % 13 = 0 then '-Infinity'::float8 else 1e-7 * i end
       from generate_series(${new Date(until - 31 * DAY)}::timestamptz, ${new Date(until - 2 * 3600_000)}::timestamptz - interval '5 minutes', interval '5 minutes')
              with ordinality g(at, i)
       where i % 97 <> 0 and at::date <> '2026-11-10'
@@ -121,7 +122,7 @@ describe('stored day series', () => {
 
     // The stored days are what the answer is read from.
     await app.sql`
-      update usage_day_series set cpu_percent = array_to_string(array_fill(7, array[288]), ',')
+      update usage_day_series set cpu_percent = regexp_replace(cpu_percent, ',[^],]*]', ',7]', 'g')
       where service_instance_id = ${web.serviceInstanceId} and day = '2026-11-25'`;
     const m = JSON.parse((await body('30d')).toString()) as { series: { cpu_percent: [string, number][] } };
     const day = m.series.cpu_percent.filter((p) => p[0].startsWith('2026-11-25'));

@@ -146,7 +146,10 @@ function steps(db: Db, serviceId: string, from: Date, last: Date) {
     group by 1`;
 }
 
-/** A stored day: `day` as `YYYY-MM-DD` (UTC) and its 288 steps' values, as seriesText gives them. */
+/**
+ * A stored day: `day` as `YYYY-MM-DD` (UTC) and each series' 288 points, `["<time>",<value>]`
+ * comma-separated, as json.ts writes them.
+ */
 export interface DaySeries extends SeriesText {
   day: string;
 }
@@ -175,9 +178,10 @@ export async function pendingDays(db: Db, fromDay: string, toDay: string): Promi
 }
 
 /**
- * Writes day `day`'s series for each service with a rollup in it, formatted as seriesText formats
- * them (array_to_string of the float8 values, `null` for a gap), so a stored day reads back the same
- * bytes as the day computed live. A service with no rollup that day gets no row: read live, all gaps.
+ * Writes day `day`'s points for each service with a rollup in it, as json.ts writes points: the time
+ * as toISOString, the value as seriesText gives it (float8's text), null for a gap and for what is no
+ * JSON number (NaN, ±Infinity), so a stored day is the same bytes as the day computed live. A service
+ * with no rollup that day gets no row: read live, all gaps.
  */
 export async function writeDaySeries(db: Sql, day: string): Promise<void> {
   await db.begin(async (tx) => {
@@ -185,20 +189,25 @@ export async function writeDaySeries(db: Sql, day: string): Promise<void> {
       with bounds as (select ${day}::date::timestamp at time zone 'UTC' as start),
       services as (
         select distinct service_instance_id from usage_rollups, bounds
-        where at >= bounds.start and at < bounds.start + interval '1 day')
+        where at >= bounds.start and at < bounds.start + interval '1 day'),
+      steps as (
+        select s.service_instance_id, g.at,
+               '["' || to_char(g.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '",' as head,
+               v.cpu_percent, v.memory_bytes, v.disk_bytes, v.network_rx_bps, v.network_tx_bps
+        from services s
+        cross join bounds
+        cross join lateral generate_series(bounds.start, bounds.start + interval '1 day' - interval '5 minutes',
+                                           interval '5 minutes') g(at)
+        left join usage_rollups v on v.service_instance_id = s.service_instance_id and v.at = g.at)
       insert into usage_day_series (service_instance_id, day, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps)
-      select s.service_instance_id, ${day}::date,
-             array_to_string(array_agg(v.cpu_percent order by g.at), ',', 'null'),
-             array_to_string(array_agg(v.memory_bytes order by g.at), ',', 'null'),
-             array_to_string(array_agg(v.disk_bytes order by g.at), ',', 'null'),
-             array_to_string(array_agg(v.network_rx_bps order by g.at), ',', 'null'),
-             array_to_string(array_agg(v.network_tx_bps order by g.at), ',', 'null')
-      from services s
-      cross join bounds
-      cross join lateral generate_series(bounds.start, bounds.start + interval '1 day' - interval '5 minutes',
-                                         interval '5 minutes') g(at)
-      left join usage_rollups v on v.service_instance_id = s.service_instance_id and v.at = g.at
-      group by s.service_instance_id
+      select service_instance_id, ${day}::date,
+             string_agg(head || point_value(cpu_percent) || ']', ',' order by at),
+             string_agg(head || point_value(memory_bytes) || ']', ',' order by at),
+             string_agg(head || point_value(disk_bytes) || ']', ',' order by at),
+             string_agg(head || point_value(network_rx_bps) || ']', ',' order by at),
+             string_agg(head || point_value(network_tx_bps) || ']', ',' order by at)
+      from steps
+      group by service_instance_id
       on conflict (service_instance_id, day) do nothing`;
     await tx`insert into usage_day_series_done (day) values (${day}::date) on conflict do nothing`;
   });
