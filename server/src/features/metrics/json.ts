@@ -2,7 +2,8 @@
 // five series of 8,640 `[time, value]` points, 2 MB of JSON: as arrays handed to res.json, building them
 // (a Date and toISOString per step) and JSON.stringify cost more than the rest of the request together
 // (the metrics bench). Here each step's time is written once and copied into each series, and each value
-// is the text PostgreSQL gave (store.seriesText), copied byte by byte.
+// is the text PostgreSQL gave (store.seriesText), copied byte by byte. A stored day's points
+// (usage_day_series, days.ts) come written already and are copied whole.
 
 const DAY_MS = 86_400_000;
 const COMMA = 0x2c;
@@ -65,48 +66,79 @@ function makeStepHeads(first: number, count: number, stepMs: number): StepHeads 
 }
 
 /**
- * `{"period":…,"step_seconds":…,"series":{name: [[time, value], …], …}}`: `series` maps each name to
- * its values, comma-separated, one per step. A value that is not a JSON number (NaN, ±Infinity) is null,
- * as JSON.stringify writes it.
+ * A run of the answer's steps: computed live (`first`, `count` steps, each series' values as
+ * store.seriesText gives them), or a stored day (usage_day_series) whose points are written already.
  */
-export function metricsJson(
-  head: { period: string; step_seconds: number },
-  first: number,
-  count: number,
-  series: Record<string, string>,
-): Buffer {
-  const steps = stepHeads(first, count, head.step_seconds * 1000);
+export type SeriesPart =
+  { first: number; count: number; values: Record<string, string> } | { points: Record<string, string> };
+
+/**
+ * `{"period":…,"step_seconds":…,"series":{name: [[time, value], …], …}}`: `series` maps each name to
+ * its points, the parts' one after another. A value that is not a JSON number (NaN, ±Infinity) is
+ * null, as JSON.stringify writes it.
+ */
+export function metricsJson(head: { period: string; step_seconds: number }, parts: SeriesPart[]): Buffer {
+  const stepMs = head.step_seconds * 1000;
+  const heads = parts.map((p) => ('points' in p ? null : stepHeads(p.first, p.count, stepMs)));
+  const names = Object.keys(
+    parts.length > 0 ? ('points' in parts[0]! ? parts[0].points : parts[0]!.values) : {},
+  );
   const start = `${JSON.stringify(head).slice(0, -1)},"series":{`;
   let size = start.length + 2;
-  for (const [name, values] of Object.entries(series))
-    size += name.length + 6 + steps.at[count]! + values.length + 2 * count;
+  for (const name of names) {
+    size += name.length + 6 + parts.length;
+    parts.forEach((p, k) => {
+      size +=
+        'points' in p
+          ? p.points[name]!.length
+          : heads[k]!.at[p.count]! + p.values[name]!.length + 2 * p.count;
+    });
+  }
   const out = Buffer.allocUnsafe(size);
   let o = out.write(start, 0, 'latin1');
-  let firstSeries = true;
-  for (const [name, values] of Object.entries(series)) {
-    o += out.write(`${firstSeries ? '' : ','}"${name}":[`, o, 'latin1');
-    firstSeries = false;
-    let c = 0;
-    for (let i = 0; i < count; i++) {
-      if (c > values.length) throw new Error(`series ${name} has fewer than ${count} values`);
-      if (i > 0) out[o++] = COMMA;
-      // Byte by byte: a native copy per few bytes costs more than the loop (the metrics bench).
-      for (let b = steps.at[i]!, e = steps.at[i + 1]!; b < e; b++) out[o++] = steps.bytes[b]!;
-      const lead = values.charCodeAt(c) === MINUS ? values.charCodeAt(c + 1) : values.charCodeAt(c);
-      // Digits, or "null": a JSON value already. "NaN", "Infinity", "-Infinity": not one.
-      if (lead === 0x4e || lead === 0x49) {
-        o += out.write('null', o, 'latin1');
-        while (c < values.length && values.charCodeAt(c) !== COMMA) c++;
-      } else {
-        for (let ch; c < values.length && (ch = values.charCodeAt(c)) !== COMMA; c++) out[o++] = ch;
-      }
-      c++;
-      out[o++] = CLOSE;
-    }
-    if (c <= values.length) throw new Error(`series ${name} has more than ${count} values`);
+  names.forEach((name, n) => {
+    o += out.write(`${n === 0 ? '' : ','}"${name}":[`, o, 'latin1');
+    parts.forEach((p, k) => {
+      if (k > 0) out[o++] = COMMA;
+      o +=
+        'points' in p
+          ? out.write(p.points[name]!, o, 'latin1')
+          : writePoints(out, o, heads[k]!, p.count, name, p.values[name]!);
+    });
     out[o++] = CLOSE;
-  }
+  });
   out[o++] = 0x7d;
   out[o++] = 0x7d;
   return out.subarray(0, o);
+}
+
+/** `[time, value]` for each of `count` steps, comma-separated, at `o`; answers how many bytes. */
+function writePoints(
+  out: Buffer,
+  from: number,
+  steps: StepHeads,
+  count: number,
+  name: string,
+  values: string,
+): number {
+  let o = from;
+  let c = 0;
+  for (let i = 0; i < count; i++) {
+    if (c > values.length) throw new Error(`series ${name} has fewer than ${count} values`);
+    if (i > 0) out[o++] = COMMA;
+    // Byte by byte: a native copy per few bytes costs more than the loop (the metrics bench).
+    for (let b = steps.at[i]!, e = steps.at[i + 1]!; b < e; b++) out[o++] = steps.bytes[b]!;
+    const lead = values.charCodeAt(c) === MINUS ? values.charCodeAt(c + 1) : values.charCodeAt(c);
+    // Digits, or "null": a JSON value already. "NaN", "Infinity", "-Infinity": not one.
+    if (lead === 0x4e || lead === 0x49) {
+      o += out.write('null', o, 'latin1');
+      while (c < values.length && values.charCodeAt(c) !== COMMA) c++;
+    } else {
+      for (let ch; c < values.length && (ch = values.charCodeAt(c)) !== COMMA; c++) out[o++] = ch;
+    }
+    c++;
+    out[o++] = CLOSE;
+  }
+  if (c <= values.length) throw new Error(`series ${name} has more than ${count} values`);
+  return o - from;
 }

@@ -5,6 +5,7 @@
 // went back (the unit restarted), the rate is a gap, never guessed.
 import type { TaskContext } from '../../jobs/context.js';
 import type { UnitUsage } from '../../substrate/driver.js';
+import { DAY_MS, dayOf } from './days.js';
 import * as store from './store.js';
 
 export const SAMPLE_MS = 10_000;
@@ -89,10 +90,20 @@ export async function sampleMinute(ctx: TaskContext): Promise<void> {
   }
 }
 
-/** Rolls finished 5-minute steps up and prunes what is past keeping. */
+/**
+ * Rolls finished 5-minute steps up, prunes what is past keeping, then stores each day that can no
+ * longer change (days.ts): one that ended before the rolled-up 24 hours, whose raw samples are gone
+ * (pruned just now), and that began inside the 30 days kept (none of its steps pruned).
+ */
 export async function rollUpAndPrune(ctx: TaskContext): Promise<void> {
   const now = ctx.clock.now();
   const until = new Date(Math.floor(now.getTime() / 300_000) * 300_000);
   await store.rollUp(ctx.sql, new Date(until.getTime() - 24 * 3600_000), until);
   await store.prune(ctx.sql, now);
+  const firstKept = Math.ceil((now.getTime() - 30 * DAY_MS) / DAY_MS) * DAY_MS;
+  const lastFinished = Math.floor((until.getTime() - DAY_MS) / DAY_MS) * DAY_MS - DAY_MS;
+  await store.pruneDaySeries(ctx.sql, dayOf(firstKept));
+  if (firstKept > lastFinished) return;
+  for (const day of await store.pendingDays(ctx.sql, dayOf(firstKept), dayOf(lastFinished)))
+    await store.writeDaySeries(ctx.sql, day);
 }

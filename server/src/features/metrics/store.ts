@@ -1,5 +1,5 @@
 // All SQL of usage metrics (DECISIONS.md §8 "Usage metrics").
-import type { Db } from '../../db/client.js';
+import type { Db, Sql } from '../../db/client.js';
 
 export interface SampleRow {
   service_instance_id: string;
@@ -110,7 +110,7 @@ export async function seriesText(
           select at, cpu_percent, memory_bytes::float8 as memory_bytes, disk_bytes::float8 as disk_bytes,
                  network_rx_bps, network_tx_bps
           from usage_samples where service_instance_id = ${serviceId} and at >= ${first}`
-      : steps(db, serviceId, first);
+      : steps(db, serviceId, first, last);
   const [row] = await db<[SeriesText]>`
     with v as (${measured})
     select array_to_string(array_agg(v.cpu_percent order by g.at), ',', 'null') as cpu_percent,
@@ -129,10 +129,12 @@ export async function seriesText(
  * without a row had nothing measured when it ran: a gap, as it stays once its raw samples are pruned.
  * Raw samples are read only after the latest rollup, not all 24 hours of them (the metrics bench).
  */
-function steps(db: Db, serviceId: string, from: Date) {
+function steps(db: Db, serviceId: string, from: Date, last: Date) {
+  // Bounded above too: a day series read (days.ts) asks for the window's first partial day alone. Which
+  // raw samples count is still decided by the latest rollup from `from` on, as for the whole window.
   return db`
     select at, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps
-    from usage_rollups where service_instance_id = ${serviceId} and at >= ${from}
+    from usage_rollups where service_instance_id = ${serviceId} and at >= ${from} and at <= ${last}
     union all
     select date_bin('5 minutes', s.at, timestamptz 'epoch'), avg(s.cpu_percent), avg(s.memory_bytes),
            avg(s.disk_bytes), avg(s.network_rx_bps), avg(s.network_tx_bps)
@@ -140,5 +142,79 @@ function steps(db: Db, serviceId: string, from: Date) {
     where s.service_instance_id = ${serviceId}
       and s.at >= greatest(${from}::timestamptz, (select max(at) + interval '5 minutes' from usage_rollups
                                                   where service_instance_id = ${serviceId} and at >= ${from}))
+      and s.at < ${last}::timestamptz + interval '5 minutes'
     group by 1`;
+}
+
+/**
+ * A stored day: `day` as `YYYY-MM-DD` (UTC) and each series' 288 points, `["<time>",<value>]`
+ * comma-separated, as json.ts writes them.
+ */
+export interface DaySeries extends SeriesText {
+  day: string;
+}
+
+/** The service's stored days from `fromDay` to `toDay` (inclusive), oldest first. */
+export async function daySeries(
+  db: Db,
+  serviceId: string,
+  fromDay: string,
+  toDay: string,
+): Promise<DaySeries[]> {
+  return db<DaySeries[]>`
+    select day::text as day, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps
+    from usage_day_series
+    where service_instance_id = ${serviceId} and day >= ${fromDay}::date and day <= ${toDay}::date
+    order by day`;
+}
+
+/** Days from `fromDay` to `toDay` (inclusive) whose series the rollup job has not written yet. */
+export async function pendingDays(db: Db, fromDay: string, toDay: string): Promise<string[]> {
+  const rows = await db<{ day: string }[]>`
+    select d::date::text as day from generate_series(${fromDay}::date, ${toDay}::date, interval '1 day') d
+    where not exists (select 1 from usage_day_series_done done where done.day = d::date)
+    order by 1`;
+  return rows.map((r) => r.day);
+}
+
+/**
+ * Writes day `day`'s points for each service with a rollup in it, as json.ts writes points: the time
+ * as toISOString, the value as seriesText gives it (float8's text), null for a gap and for what is no
+ * JSON number (NaN, ±Infinity), so a stored day is the same bytes as the day computed live. A service
+ * with no rollup that day gets no row: read live, all gaps.
+ */
+export async function writeDaySeries(db: Sql, day: string): Promise<void> {
+  await db.begin(async (tx) => {
+    await tx`
+      with bounds as (select ${day}::date::timestamp at time zone 'UTC' as start),
+      services as (
+        select distinct service_instance_id from usage_rollups, bounds
+        where at >= bounds.start and at < bounds.start + interval '1 day'),
+      steps as (
+        select s.service_instance_id, g.at,
+               '["' || to_char(g.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '",' as head,
+               v.cpu_percent, v.memory_bytes, v.disk_bytes, v.network_rx_bps, v.network_tx_bps
+        from services s
+        cross join bounds
+        cross join lateral generate_series(bounds.start, bounds.start + interval '1 day' - interval '5 minutes',
+                                           interval '5 minutes') g(at)
+        left join usage_rollups v on v.service_instance_id = s.service_instance_id and v.at = g.at)
+      insert into usage_day_series (service_instance_id, day, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps)
+      select service_instance_id, ${day}::date,
+             string_agg(head || point_value(cpu_percent) || ']', ',' order by at),
+             string_agg(head || point_value(memory_bytes) || ']', ',' order by at),
+             string_agg(head || point_value(disk_bytes) || ']', ',' order by at),
+             string_agg(head || point_value(network_rx_bps) || ']', ',' order by at),
+             string_agg(head || point_value(network_tx_bps) || ']', ',' order by at)
+      from steps
+      group by service_instance_id
+      on conflict (service_instance_id, day) do nothing`;
+    await tx`insert into usage_day_series_done (day) values (${day}::date) on conflict do nothing`;
+  });
+}
+
+/** Drops stored days before `day`: they start before the 30 days kept, so no window covers them whole. */
+export async function pruneDaySeries(db: Db, day: string): Promise<void> {
+  await db`delete from usage_day_series where day < ${day}::date`;
+  await db`delete from usage_day_series_done where day < ${day}::date`;
 }
