@@ -16,27 +16,16 @@ export interface SessionRow {
   elevation_epoch: number;
 }
 
-/** A session that may still be used: not revoked, not past its absolute or idle lifetime. */
-/**
- * What a request authenticated by a session's access token needs of the session, on every request (its
- * user and elevation epoch while it is live): the narrowest read, as it is the most frequent statement.
- */
-export async function liveSessionOf(
-  db: Db,
-  id: string,
-  now: Date,
-): Promise<Pick<SessionRow, 'user_id' | 'elevation_epoch'> | undefined> {
-  const [row] = await db<Pick<SessionRow, 'user_id' | 'elevation_epoch'>[]>`
-    select user_id, elevation_epoch from sessions
-    where id = ${id} and revoked_at is null and absolute_expires_at > ${now} and idle_expires_at > ${now}`;
-  return row;
-}
+/** What every session-authenticated request reads of its session (its user and elevation epoch). */
+export type LiveSession = Pick<SessionRow, 'user_id' | 'elevation_epoch'>;
 
-export async function findLiveSession(db: Db, id: string, now: Date): Promise<SessionRow | undefined> {
-  const [row] = await db<SessionRow[]>`
-    select id, user_id, created_at, last_used_at, absolute_expires_at, idle_expires_at, user_agent, ip, revoked_at,
-           elevation_epoch
-    from sessions
+/**
+ * A session that may still be used (not revoked, not past its absolute or idle lifetime): what a request
+ * needs of it, and no more, as this is the most frequent statement of all.
+ */
+export async function findLiveSession(db: Db, id: string, now: Date): Promise<LiveSession | undefined> {
+  const [row] = await db<LiveSession[]>`
+    select user_id, elevation_epoch from sessions
     where id = ${id} and revoked_at is null and absolute_expires_at > ${now} and idle_expires_at > ${now}`;
   return row;
 }

@@ -6,7 +6,7 @@
 import { AccessTokenError, verifyAccessToken } from '../auth/crypto/access-tokens.js';
 import { keyedDigest, parseApplicationToken, parsePersonalApiToken, safeEqual } from '../auth/crypto/tokens.js';
 import type { Db } from '../db/client.js';
-import { liveSessionOf } from '../auth/sessions.js';
+import { findLiveSession } from '../auth/sessions.js';
 import { bearerToken, unauthenticated } from '../http/authenticate.js';
 import { forbidden, invalidFieldValue } from '../http/errors.js';
 import type { RequestContext } from '../http/handler.js';
@@ -74,7 +74,7 @@ async function session(ctx: RequestContext, token: string): Promise<Credential> 
     if (err instanceof AccessTokenError) throw unauthenticated();
     throw err;
   }
-  const live = await liveSessionOf(ctx.sql, claims.sid, now);
+  const live = await findLiveSession(ctx.sql, claims.sid, now);
   if (!live || live.user_id !== claims.sub) throw unauthenticated();
   return {
     kind: 'session',

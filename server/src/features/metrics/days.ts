@@ -7,7 +7,8 @@ import type { SeriesPart } from './json.js';
 import * as store from './store.js';
 
 export const DAY_MS = 86_400_000;
-const STEP_MS = 300_000;
+/** The step of 7d and 30d (and of the rollups). */
+export const STEP_MS = 300_000;
 
 export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 

@@ -3,7 +3,7 @@
 import type { components } from '../../../../generated/api.js';
 import type { AreaHandlers, ResultOf } from '../../http/handler.js';
 import { requireService } from '../services/access.js';
-import { liveParts, windowParts } from './days.js';
+import { liveParts, STEP_MS, windowParts } from './days.js';
 import { metricsJson } from './json.js';
 import { SAMPLE_MS } from './sampler.js';
 
@@ -15,7 +15,6 @@ const PERIOD_MS: Record<Period, number> = {
   '7d': 7 * 86400_000,
   '30d': 30 * 86400_000,
 };
-const STEP_MS = 300_000;
 
 export const metricsHandlers: AreaHandlers<'serviceMetricsGet'> = {
   async serviceMetricsGet({ path, query, auth, ctx }) {

@@ -5,7 +5,8 @@
 // is the text PostgreSQL gave (store.seriesText), copied byte by byte. A stored day's points
 // (usage_day_series, days.ts) come written already and are copied whole.
 
-const DAY_MS = 86_400_000;
+import { DAY_MS } from './days.js';
+
 const COMMA = 0x2c;
 const CLOSE = 0x5d;
 const MINUS = 0x2d;

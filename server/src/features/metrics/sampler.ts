@@ -5,7 +5,7 @@
 // went back (the unit restarted), the rate is a gap, never guessed.
 import type { TaskContext } from '../../jobs/context.js';
 import type { UnitUsage } from '../../substrate/driver.js';
-import { DAY_MS, dayOf } from './days.js';
+import { DAY_MS, dayOf, STEP_MS } from './days.js';
 import * as store from './store.js';
 
 export const SAMPLE_MS = 10_000;
@@ -97,7 +97,7 @@ export async function sampleMinute(ctx: TaskContext): Promise<void> {
  */
 export async function rollUpAndPrune(ctx: TaskContext): Promise<void> {
   const now = ctx.clock.now();
-  const until = new Date(Math.floor(now.getTime() / 300_000) * 300_000);
+  const until = new Date(Math.floor(now.getTime() / STEP_MS) * STEP_MS);
   await store.rollUp(ctx.sql, new Date(until.getTime() - 24 * 3600_000), until);
   await store.prune(ctx.sql, now);
   const firstKept = Math.ceil((now.getTime() - 30 * DAY_MS) / DAY_MS) * DAY_MS;

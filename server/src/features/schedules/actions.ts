@@ -135,6 +135,9 @@ async function commandTarget(tx: Db, target: RunTarget): Promise<RunStart> {
   return { status: null, error: null, operationId: null, consoleUnitId: workload.id };
 }
 
+/** How long a console may take to end its side after ours (the line was already written). */
+const CONSOLE_END_WAIT_MS = 5_000;
+
 /** Sends one line to the unit's console; answers why it could not, or null. */
 export async function sendConsoleLine(
   ctx: TaskContext,
@@ -177,6 +180,3 @@ export async function sendConsoleLine(
     stream.destroy();
   }
 }
-
-/** How long a console may take to end its side after ours (the line was already written). */
-const CONSOLE_END_WAIT_MS = 5_000;
