@@ -113,6 +113,7 @@ function contextOf(sql: Sql, now: () => Date, dataDir: string, substrate?: Subst
     box: null as never,
     mail: null as never,
     substrate: substrate ?? (null as never),
+    stopping: new AbortController().signal,
     job: { id: 'bench', attempts: 1, maxAttempts: 1, key: null },
   };
 }

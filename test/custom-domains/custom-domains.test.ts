@@ -429,6 +429,7 @@ describe('issuance by the local CA', () => {
       box: app.box,
       mail: undefined as never,
       substrate: app.substrate!,
+      stopping: new AbortController().signal,
       job: { id: '0', attempts: 1, maxAttempts: 1, key: null },
     };
     const outcomes = await Promise.all([certifyHttpName(ctx, id), certifyHttpName(ctx, id)]);

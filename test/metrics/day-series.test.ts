@@ -52,6 +52,7 @@ const contextOf = (): TaskContext => ({
   box: app.box,
   mail: null as never,
   substrate: null as never,
+  stopping: new AbortController().signal,
   job: { id: 'test', attempts: 1, maxAttempts: 1, key: null },
 });
 

@@ -69,6 +69,7 @@ function contextOf(sql = app.sql): TaskContext {
     box: app.box,
     mail: null as never,
     substrate,
+    stopping: new AbortController().signal,
     job: { id: 'test', attempts: 1, maxAttempts: 1, key: null },
   };
 }

@@ -2,13 +2,15 @@
 // growing, its memory, its volume's size; without a veth of its own the network counters are null, not
 // zero; a stopped unit answers nothing. Then the sampler and GET /metrics over a unit that spins and
 // holds memory: its CPU at its plan's cap, its memory at least what it holds. CPU time is real time's,
-// so this file waits 1.5 real seconds once and one 10-second slot once.
+// so this file waits 1.5 real seconds once and one 10-second slot once. Last, a stopping worker does not
+// wait out the sampler's minute.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { unitVethName } from '../../server/src/substrate/local/sandbox/names.js';
 import {
   ensureUnitLimits,
@@ -17,7 +19,7 @@ import {
   unitLimitDirs,
 } from '../../server/src/substrate/local/sandbox/limits.js';
 import { pino } from 'pino';
-import { SAMPLE_MS, sampleSlot } from '../../server/src/features/metrics/sampler.js';
+import { SAMPLE_MS, sampleMinute, sampleSlot } from '../../server/src/features/metrics/sampler.js';
 import type { TaskContext } from '../../server/src/jobs/context.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
@@ -126,6 +128,7 @@ it('a unit spinning past its plan shows CPU at its cap, and the memory it holds'
       box: app.box,
       mail: null as never,
       substrate: app.substrate!,
+      stopping: new AbortController().signal,
       job: { id: 'usage', attempts: 1, maxAttempts: 1, key: null },
     };
     // The clock moved to a slot's start, so each sample is measured as its slot begins, 10 s apart.
@@ -155,3 +158,34 @@ it('a unit spinning past its plan shows CPU at its cap, and the memory it holds'
     await app.substrate!.stopUnit(unit);
   }
 }, 90_000);
+
+it("a stopping worker ends the sampler's minute at once instead of waiting out its slots", async () => {
+  const stop = new AbortController();
+  const ctx: TaskContext = {
+    sql: app.sql,
+    config: app.config,
+    log: pino({ level: 'silent' }),
+    clock: app.clock,
+    box: app.box,
+    mail: null as never,
+    substrate: app.substrate!,
+    stopping: stop.signal,
+    job: { id: 'usage-stop', attempts: 1, maxAttempts: 1, key: null },
+  };
+  // A minute of its own, after the slots the test above sampled: its first slot is sampled at once and
+  // the next is 10 s away.
+  const first = Math.ceil((app.clock.now().getTime() + 60_000) / 60_000) * 60_000;
+  app.clock.set(new Date(first));
+  const minute = sampleMinute(ctx);
+  const slotsFrom = (at: number) =>
+    app.sql<
+      { at: Date }[]
+    >`select at from usage_sample_slots where at >= ${new Date(at)} and at < ${new Date(first + 60_000)}`;
+  await vi.waitUntil(async () => (await slotsFrom(first)).length === 1, { timeout: 10_000, interval: 50 });
+  stop.abort();
+  // Without the stop it would take the minute's five other slots, 50 s.
+  expect(await Promise.race([minute.then(() => 'ended'), sleep(5_000).then(() => 'still waiting')])).toBe(
+    'ended',
+  );
+  expect(await slotsFrom(first + 1)).toEqual([]);
+});

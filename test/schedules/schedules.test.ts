@@ -346,6 +346,7 @@ describe('runs', () => {
         box: app.box,
         mail: null as never,
         substrate: app.substrate!,
+        stopping: new AbortController().signal,
         job: { id: 'race', attempts: 1, maxAttempts: 1, key: null },
       }) satisfies TaskContext;
     try {

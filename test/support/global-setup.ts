@@ -26,7 +26,7 @@ export async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
     dir = await mkdtemp(join(tmpdir(), 'svc-test-pg-'));
-    embedded = await startEmbeddedPostgres({ dir, persistent: false });
+    embedded = await startEmbeddedPostgres({ dir, persistent: false, durable: false });
     adminUrl = embedded.url;
   }
   const admin = connect(adminUrl, { max: 1 });

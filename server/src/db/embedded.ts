@@ -79,6 +79,11 @@ export async function startEmbeddedPostgres(options: {
   dir: string;
   persistent: boolean;
   onLog?: (line: string) => void;
+  /**
+   * false for a throwaway cluster (the test suite's): commits are not flushed to disk, which survives
+   * anything but the machine's own crash. The server's cluster is always durable.
+   */
+  durable?: boolean;
 }): Promise<EmbeddedDatabase> {
   const host = '127.0.0.1';
   await mkdir(options.dir, { recursive: true, mode: 0o711 });
@@ -106,7 +111,9 @@ export async function startEmbeddedPostgres(options: {
     authMethod: 'scram-sha-256',
     initdbFlags: ['--encoding=UTF8'],
     // Loopback only, and no Unix socket to collide with another cluster's.
-    postgresFlags: ['-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', `listen_addresses=${host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+      ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
     onLog: (m: unknown) => log(String(m).trim()),
     onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
   });

@@ -24,6 +24,11 @@ export interface TaskContext {
   mail: MailSender;
   /** The hosting substrate the worker's operations act on (SUBSTRATE). */
   substrate: SubstrateDriver;
+  /**
+   * Aborted when the worker begins to stop: a task that only waits (the sampler between its slots) ends
+   * at once instead of holding the stop for its whole wait.
+   */
+  stopping: AbortSignal;
   job: {
     id: string;
     /** This run counted: 1 on the first run. */

@@ -109,6 +109,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     jobsRun += 1;
   });
 
+  const stopSignal = new AbortController();
   const taskList: TaskList = {};
   for (const [name, task] of Object.entries(tasks)) {
     taskList[name] = (payload, helpers) =>
@@ -120,6 +121,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         box,
         mail,
         substrate,
+        stopping: stopSignal.signal,
         job: {
           id: String(helpers.job.id),
           attempts: helpers.job.attempts,
@@ -207,6 +209,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     stop() {
       stopping ??= (async () => {
         clearInterval(timer);
+        stopSignal.abort();
         await runner.stop().catch((err: unknown) => {
           log.error(
             { error: err instanceof Error ? err.message : String(err) },

@@ -3,6 +3,7 @@
 // PostgreSQL first, so however many processes sample, each slot is measured once. Rates (CPU percent,
 // bytes per second) come from the previous slot's counters; without a recent one, or after a counter
 // went back (the unit restarted), the rate is a gap, never guessed.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskContext } from '../../jobs/context.js';
 import type { UnitUsage } from '../../substrate/driver.js';
 import { DAY_MS, dayOf, STEP_MS } from './days.js';
@@ -85,7 +86,9 @@ export async function sampleMinute(ctx: TaskContext): Promise<void> {
   for (let i = 0; i < 60_000 / SAMPLE_MS; i++) {
     const at = first + i * SAMPLE_MS;
     const wait = at - ctx.clock.now().getTime();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // A stopping worker does not wait out the minute (its stop would hang for as long).
+    if (wait > 0) await sleep(wait, undefined, { signal: ctx.stopping }).catch(() => undefined);
+    if (ctx.stopping.aborted) return;
     await sampleSlot(ctx, new Date(at)).catch((err: unknown) => ctx.log.warn({ err }, 'usage sample failed'));
   }
 }
