@@ -214,6 +214,8 @@ async function metricsLatency(
   pids: { server: number; pg: number },
 ) {
   const path = `/service-instances/${serviceId}/metrics?period=30d`;
+  // The first answer reads the stored days from PostgreSQL; the server keeps them for the rest (days.ts).
+  const firstStarted = performance.now();
   const body = await call<{ step_seconds: number; series: { cpu_percent: unknown[] } }>(
     api,
     'GET',
@@ -222,6 +224,7 @@ async function metricsLatency(
   );
   if (body.series.cpu_percent.length !== 8640)
     throw new Error(`30d answered ${body.series.cpu_percent.length} steps`);
+  const firstMs = performance.now() - firstStarted;
   for (let i = 0; i < 30; i++) await Promise.all([timed(api, path, 200), timed(api, '/me', 200)]);
   const cpu = () => Promise.all([cpuMs([pids.server], []), cpuMs([pids.pg], [pids.pg])]);
   const meStart = await cpu();
@@ -241,7 +244,7 @@ async function metricsLatency(
   }
   const end = await cpu();
   const perRequest = (k: 0 | 1) => (end[k] - start[k] - (start[k] - meStart[k])) / rounds;
-  return { metrics, me, serverCpuMs: perRequest(0), pgCpuMs: perRequest(1) };
+  return { metrics, me, firstMs, serverCpuMs: perRequest(0), pgCpuMs: perRequest(1) };
 }
 
 // ---- the sampler ------------------------------------------------------------------------------------------
@@ -437,7 +440,7 @@ export async function measureMetrics(
         const load = loadavg()
           .map((x) => x.toFixed(2))
           .join(' ');
-        const { metrics, me, serverCpuMs, pgCpuMs } = await metricsLatency(api, site.serviceId, rounds, {
+        const { metrics, me, firstMs, serverCpuMs, pgCpuMs } = await metricsLatency(api, site.serviceId, rounds, {
           server: server.pid!,
           pg: pg.pid,
         });
@@ -446,6 +449,7 @@ export async function measureMetrics(
           `  GET metrics?period=30d (8640 steps; ${rows} rows for the service, ${stored} days stored), ${rounds} requests, one client: p50 ${ms(pct(metrics, 0.5))}, p99 ${ms(p99)} (target p99 < ${TARGET_P99_MS} ms)`,
           `  GET /me in the same run: p50 ${ms(pct(me, 0.5))}, p99 ${ms(pct(me, 0.99))}; metrics/me p50 ${(pct(metrics, 0.5) / pct(me, 0.5)).toFixed(2)}x, p99 ${(p99 / pct(me, 0.99)).toFixed(2)}x (load average ${load})`,
           `  CPU per metrics request (less a GET /me): server ${ms(serverCpuMs)}, PostgreSQL ${ms(pgCpuMs)} (10-ms ticks over ${rounds} requests)`,
+          `  the first answer, before the server kept the stored days it read: ${ms(firstMs)} (whole, with the client's parse)`,
         );
         if (!(p99 < TARGET_P99_MS)) missed.push(`metrics 30d p99 ${ms(p99)} (target < ${TARGET_P99_MS} ms)`);
       }

@@ -1,9 +1,11 @@
 // The stored day series (usage_day_series, server/src/features/metrics/days.ts) on a frozen clock: a
 // 7d or 30d answer built from them is the same bytes as the answer computed wholly live, whatever days
 // are stored; the rollup job stores only days that can no longer change and prunes them with the rollups.
+// The process keeps the stored days it read: an edited or deleted row shows once it forgets them.
 // 30 days of 5-minute steps are inserted directly, as the metrics bench does.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forgetStoredDays } from '../../server/src/features/metrics/days.js';
 import { rollUpAndPrune } from '../../server/src/features/metrics/sampler.js';
 import type { TaskContext } from '../../server/src/jobs/context.js';
 import { API_BASE_PATH } from '../../server/src/spec.js';
@@ -75,6 +77,7 @@ const storedDays = async () =>
 async function live(): Promise<[Buffer, Buffer]> {
   const saved = await app.sql`select * from usage_day_series`;
   await app.sql`delete from usage_day_series`;
+  forgetStoredDays();
   const answers: [Buffer, Buffer] = [await body('30d'), await body('7d')];
   if (saved.length > 0) await app.sql`insert into usage_day_series ${app.sql(saved)}`;
   return answers;
@@ -114,6 +117,7 @@ describe('stored day series', () => {
     expect((await body('7d')).equals(live7)).toBe(true);
     // The same with every day stored and one missing (read live in between).
     await app.sql`delete from usage_day_series where day = '2026-11-20'`;
+    forgetStoredDays();
     expect((await body('30d')).equals(live30)).toBe(true);
     expect((await body('7d')).equals(live7)).toBe(true);
     // And still the same once the raw samples were rolled up and everything is live again.
@@ -121,15 +125,20 @@ describe('stored day series', () => {
     expect(again30.equals(live30)).toBe(true);
     expect(again7.equals(live7)).toBe(true);
 
-    // The stored days are what the answer is read from.
+    // The stored days are what the answer is read from, once: kept, an edited row does not show (a
+    // stored day never changes otherwise), and read again, it does.
+    expect((await body('30d')).equals(live30)).toBe(true);
     await app.sql`
       update usage_day_series set cpu_percent = regexp_replace(cpu_percent, ',[^],]*]', ',7]', 'g')
       where service_instance_id = ${web.serviceInstanceId} and day = '2026-11-25'`;
+    expect((await body('30d')).equals(live30)).toBe(true);
+    forgetStoredDays();
     const m = JSON.parse((await body('30d')).toString()) as { series: { cpu_percent: [string, number][] } };
     const day = m.series.cpu_percent.filter((p) => p[0].startsWith('2026-11-25'));
     expect(day).toHaveLength(288);
     expect(day.every((p) => p[1] === 7)).toBe(true);
     await app.sql`delete from usage_day_series where day = '2026-11-25'`;
+    forgetStoredDays();
   });
 
   it('stores a day once it can no longer change and prunes it with the rollups', async () => {

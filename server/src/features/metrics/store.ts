@@ -154,17 +154,12 @@ export interface DaySeries extends SeriesText {
   day: string;
 }
 
-/** The service's stored days from `fromDay` to `toDay` (inclusive), oldest first. */
-export async function daySeries(
-  db: Db,
-  serviceId: string,
-  fromDay: string,
-  toDay: string,
-): Promise<DaySeries[]> {
+/** The service's stored days among `days` (`YYYY-MM-DD`), oldest first: a day not stored is no row. */
+export async function daySeries(db: Db, serviceId: string, days: string[]): Promise<DaySeries[]> {
   return db<DaySeries[]>`
     select day::text as day, cpu_percent, memory_bytes, disk_bytes, network_rx_bps, network_tx_bps
     from usage_day_series
-    where service_instance_id = ${serviceId} and day >= ${fromDay}::date and day <= ${toDay}::date
+    where service_instance_id = ${serviceId} and day = any(${days}::date[])
     order by day`;
 }
 
