@@ -5,12 +5,11 @@
 // preflight: the name not pointing here and CAA forbidding are shown on the listing, then the name turns
 // active with a certificate the local CA signed, and is renewed at two thirds of its life (frozen clock).
 import { randomUUID, X509Certificate } from 'node:crypto';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certifyHttpName } from '../../server/src/certificates/issuance.js';
-import type { TaskContext } from '../../server/src/jobs/context.js';
 import { staffMember, type Staff } from '../admin-content/staff.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { taskContextOf } from '../support/task-context.js';
 import { startTestDns, type TestDns } from '../support/dns.js';
 import { randomPortPool } from '../support/edge.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
@@ -421,17 +420,7 @@ describe('issuance by the local CA', () => {
     await app.sql`
       insert into http_names (id, hostname, service_instance_id, organization_id, kind, status, created_at, updated_at)
       values (${id}, ${hostname}, ${site.serviceInstanceId}, ${orgId}, 'custom_domain', 'pending', ${now}, ${now})`;
-    const ctx: TaskContext = {
-      sql: app.sql,
-      config: app.config,
-      log: pino({ level: 'silent' }),
-      clock: app.clock,
-      box: app.box,
-      mail: undefined as never,
-      substrate: app.substrate!,
-      stopping: new AbortController().signal,
-      job: { id: '0', attempts: 1, maxAttempts: 1, key: null },
-    };
+    const ctx = taskContextOf(app);
     const outcomes = await Promise.all([certifyHttpName(ctx, id), certifyHttpName(ctx, id)]);
     expect(outcomes.sort()).toEqual(['busy', 'issued']);
     const [row] = await app.sql`select status, attempts, issuing_until from http_names where id = ${id}`;

@@ -3,13 +3,12 @@
 // are stored; the rollup job stores only days that can no longer change and prunes them with the rollups.
 // The process keeps the stored days it read: an edited or deleted row shows once it forgets them.
 // 30 days of 5-minute steps are inserted directly, as the metrics bench does.
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forgetStoredDays } from '../../server/src/features/metrics/days.js';
 import { rollUpAndPrune } from '../../server/src/features/metrics/sampler.js';
-import type { TaskContext } from '../../server/src/jobs/context.js';
 import { API_BASE_PATH } from '../../server/src/spec.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { taskContextOf } from '../support/task-context.js';
 import { provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
@@ -46,17 +45,7 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const contextOf = (): TaskContext => ({
-  sql: app.sql,
-  config: app.config,
-  log: pino({ level: 'silent' }),
-  clock: app.clock,
-  box: app.box,
-  mail: null as never,
-  substrate: null as never,
-  stopping: new AbortController().signal,
-  job: { id: 'test', attempts: 1, maxAttempts: 1, key: null },
-});
+const contextOf = () => taskContextOf(app);
 
 async function body(period: '7d' | '30d'): Promise<Buffer> {
   const res = await fetch(

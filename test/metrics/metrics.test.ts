@@ -3,16 +3,15 @@
 // the 5-minute rollup and pruning, and GET /metrics with a null wherever nothing was measured. The
 // substrate's measurements are scripted here (a stand-in for unitUsage); usage.test.ts measures real units.
 import { createClient, type SvcClient } from '@svcplatform/sdk';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../server/src/db/client.js';
 import { API_BASE_PATH, bundledSpec } from '../../server/src/spec.js';
 import { createSchemaValidator } from '../conformance/schema-validator.js';
 import type { OpenApiDocument } from '../conformance/spec-walk.js';
-import type { TaskContext } from '../../server/src/jobs/context.js';
 import { rollUpAndPrune, sampleSlot } from '../../server/src/features/metrics/sampler.js';
 import type { SubstrateDriver, UnitUsage } from '../../server/src/substrate/driver.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { taskContextOf } from '../support/task-context.js';
 import { signedIn } from '../support/organizations.js';
 import { outcome } from '../support/refusal.js';
 import { provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
@@ -57,21 +56,11 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-function contextOf(sql = app.sql): TaskContext {
+function contextOf(sql = app.sql) {
   const substrate = {
     unitUsage: async (unitId: string) => (unitId === web.primaryResourceId ? usage : null),
   } as unknown as SubstrateDriver;
-  return {
-    sql,
-    config: app.config,
-    log: pino({ level: 'silent' }),
-    clock: app.clock,
-    box: app.box,
-    mail: null as never,
-    substrate,
-    stopping: new AbortController().signal,
-    job: { id: 'test', attempts: 1, maxAttempts: 1, key: null },
-  };
+  return taskContextOf(app, { sql, substrate });
 }
 
 const metrics = (period?: '1h' | '24h' | '7d' | '30d') =>

@@ -18,10 +18,9 @@ import {
   removeUnitLimits,
   unitLimitDirs,
 } from '../../server/src/substrate/local/sandbox/limits.js';
-import { pino } from 'pino';
 import { SAMPLE_MS, sampleMinute, sampleSlot } from '../../server/src/features/metrics/sampler.js';
-import type { TaskContext } from '../../server/src/jobs/context.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { taskContextOf } from '../support/task-context.js';
 import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import type { Caller } from '../support/organizations.js';
@@ -120,17 +119,7 @@ it('a unit spinning past its plan shows CPU at its cap, and the memory it holds'
   const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
   try {
     joinUnitLimits(ensureUnitLimits(reference, null), [spinner.pid!]);
-    const ctx: TaskContext = {
-      sql: app.sql,
-      config: app.config,
-      log: pino({ level: 'silent' }),
-      clock: app.clock,
-      box: app.box,
-      mail: null as never,
-      substrate: app.substrate!,
-      stopping: new AbortController().signal,
-      job: { id: 'usage', attempts: 1, maxAttempts: 1, key: null },
-    };
+    const ctx = taskContextOf(app);
     // The clock moved to a slot's start, so each sample is measured as its slot begins, 10 s apart.
     const first = Math.ceil((Date.now() + 1000) / SAMPLE_MS) * SAMPLE_MS;
     app.clock.set(new Date(first));
@@ -161,17 +150,7 @@ it('a unit spinning past its plan shows CPU at its cap, and the memory it holds'
 
 it("a stopping worker ends the sampler's minute at once instead of waiting out its slots", async () => {
   const stop = new AbortController();
-  const ctx: TaskContext = {
-    sql: app.sql,
-    config: app.config,
-    log: pino({ level: 'silent' }),
-    clock: app.clock,
-    box: app.box,
-    mail: null as never,
-    substrate: app.substrate!,
-    stopping: stop.signal,
-    job: { id: 'usage-stop', attempts: 1, maxAttempts: 1, key: null },
-  };
+  const ctx = taskContextOf(app, { stopping: stop.signal });
   // A minute of its own, after the slots the test above sampled: its first slot is sampled at once and
   // the next is 10 s away.
   const first = Math.ceil((app.clock.now().getTime() + 60_000) / 60_000) * 60_000;

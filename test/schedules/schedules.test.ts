@@ -5,12 +5,11 @@
 // console line reaching a running game's console.
 import { randomUUID } from 'node:crypto';
 import { createClient, type SvcClient } from '@svcplatform/sdk';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../server/src/db/client.js';
-import type { TaskContext } from '../../server/src/jobs/context.js';
 import { runDueSchedules } from '../../server/src/features/schedules/run.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { taskContextOf } from '../support/task-context.js';
 import { auditEntries, signedIn, type Caller } from '../support/organizations.js';
 import { outcome } from '../support/refusal.js';
 import { awaitOperation, provisionService, serviceCustomer, type Provisioned } from '../support/services.js';
@@ -337,18 +336,7 @@ describe('runs', () => {
     app.clock.set(START);
     for (let i = 0; i < 10; i++) await create({ name: `race ${i}`, cron: '* * * * *', action: 'start' });
     const pools = [connect(app.databaseUrl, { max: 3 }), connect(app.databaseUrl, { max: 3 })];
-    const ctxOf = (sql: (typeof pools)[number]): TaskContext =>
-      ({
-        sql,
-        config: app.config,
-        log: pino({ level: 'silent' }),
-        clock: app.clock,
-        box: app.box,
-        mail: null as never,
-        substrate: app.substrate!,
-        stopping: new AbortController().signal,
-        job: { id: 'race', attempts: 1, maxAttempts: 1, key: null },
-      }) satisfies TaskContext;
+    const ctxOf = (sql: (typeof pools)[number]) => taskContextOf(app, { sql });
     try {
       for (let round = 1; round <= 3; round++) {
         const ops = await operationCount();
