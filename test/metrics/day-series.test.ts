@@ -20,6 +20,8 @@ let app: TestApp;
 let smtp: TestSmtp;
 let token: string;
 let web: Provisioned;
+/** A second service of the same customer, with nothing measured. */
+let quiet: Provisioned;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -39,6 +41,11 @@ beforeAll(async () => {
     productSlug: 'web-app',
     name: 'Site',
   });
+  quiet = await provisionService(customer.staff.elevated, {
+    projectId: customer.projectId,
+    productSlug: 'web-app',
+    name: 'Quiet',
+  });
 }, 180_000);
 afterAll(async () => {
   await app?.close();
@@ -47,9 +54,9 @@ afterAll(async () => {
 
 const contextOf = () => taskContextOf(app);
 
-async function body(period: '7d' | '30d'): Promise<Buffer> {
+async function body(period: '7d' | '30d', of = web): Promise<Buffer> {
   const res = await fetch(
-    `${app.baseUrl}${API_BASE_PATH}/service-instances/${web.serviceInstanceId}/metrics?period=${period}`,
+    `${app.baseUrl}${API_BASE_PATH}/service-instances/${of.serviceInstanceId}/metrics?period=${period}`,
     { headers: { authorization: `Bearer ${token}` } },
   );
   expect(res.status).toBe(200);
@@ -117,6 +124,14 @@ describe('stored day series', () => {
     // The stored days are what the answer is read from, once: kept, an edited row does not show (a
     // stored day never changes otherwise), and read again, it does.
     expect((await body('30d')).equals(live30)).toBe(true);
+    // Kept by service: the other service's days, with the first one's kept, are still its own (gaps).
+    const other = JSON.parse((await body('30d', quiet)).toString()) as {
+      series: Record<string, [string, unknown][]>;
+    };
+    for (const points of Object.values(other.series)) {
+      expect(points).toHaveLength(8640);
+      expect(points.every((p) => p[1] === null)).toBe(true);
+    }
     await app.sql`
       update usage_day_series set cpu_percent = regexp_replace(cpu_percent, ',[^],]*]', ',7]', 'g')
       where service_instance_id = ${web.serviceInstanceId} and day = '2026-11-25'`;
