@@ -420,13 +420,16 @@ describe.each(drivers)('$name driver', (subject) => {
   it("reaches a volume's files through the confined layer, which the unit's programs may then change", async () => {
     await driver.ensureVolume({ id: 'vol-1', sizeGb: 1 });
     await driver.writeUnitSignal('unit-1', spec(1));
-    // The program adds to a file the platform wrote, in a directory the platform made, and writes beside it.
+    // The program writes beside a file the platform wrote, in a directory the platform made, then adds to
+    // that file. b.txt is written once, before a.txt changes: a rewrite every tick would truncate it under
+    // the test's read (CI once read '').
     const script = [
       "const fs = require('node:fs');",
       'setInterval(() => {',
       "  try { const t = fs.readFileSync('in/a.txt', 'utf8');",
-      "    if (!t.includes('+unit')) fs.appendFileSync('in/a.txt', '+unit');",
-      "    fs.writeFileSync('in/b.txt', 'unit'); } catch {}",
+      "    if (t.includes('+unit')) return;",
+      "    fs.writeFileSync('in/b.txt', 'unit');",
+      "    fs.appendFileSync('in/a.txt', '+unit'); } catch {}",
       '}, 100);',
     ].join('\n');
     await driver.startUnit({
