@@ -7,6 +7,7 @@ import { AccessTokenError, verifyAccessToken } from '../auth/crypto/access-token
 import { keyedDigest, parseApplicationToken, parsePersonalApiToken, safeEqual } from '../auth/crypto/tokens.js';
 import type { Db } from '../db/client.js';
 import { findLiveSession } from '../auth/sessions.js';
+import { DeferredSessionCheck } from './deferred-session.js';
 import { bearerToken, unauthenticated } from '../http/authenticate.js';
 import { forbidden, invalidFieldValue } from '../http/errors.js';
 import type { RequestContext } from '../http/handler.js';
@@ -35,6 +36,8 @@ export type Credential =
       elevatedUntil: Date | null;
       elevationEpoch: number;
       tokenExpiresAt: Date;
+      /** Present when the operation's own statement checks the session (deferred-session.ts). */
+      deferred?: DeferredSessionCheck;
     }
   | {
       kind: 'token';
@@ -50,7 +53,15 @@ export type Credential =
   | { kind: 'acting_as'; applicationId: string; userId: string; delegationId: string; capabilities: string[] };
 
 
-export async function resolveCredential(ctx: RequestContext): Promise<Credential> {
+export interface ResolveOptions {
+  /**
+   * A session's liveness is left to the operation's statement (deferred-session.ts): the credential
+   * is then never elevated, and its check is pending until settled.
+   */
+  deferSessionCheck?: boolean;
+}
+
+export async function resolveCredential(ctx: RequestContext, options: ResolveOptions = {}): Promise<Credential> {
   const token = bearerToken(ctx.headers.authorization);
   if (token === null) throw unauthenticated();
   const actingAs = ctx.header(ACTING_AS_HEADER);
@@ -61,10 +72,10 @@ export async function resolveCredential(ctx: RequestContext): Promise<Credential
   }
   if (token.startsWith('svc_pat_')) return personalToken(ctx, token);
   if (token.startsWith('svc_app_')) return applicationToken(ctx, token, actingAs);
-  return session(ctx, token);
+  return session(ctx, token, options.deferSessionCheck ?? false);
 }
 
-async function session(ctx: RequestContext, token: string): Promise<Credential> {
+async function session(ctx: RequestContext, token: string, defer: boolean): Promise<Credential> {
   const now = ctx.clock.now();
   let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
   try {
@@ -73,6 +84,18 @@ async function session(ctx: RequestContext, token: string): Promise<Credential> 
     // Only a bad token is the caller's fault; a failed key lookup is ours and stays a 500.
     if (err instanceof AccessTokenError) throw unauthenticated();
     throw err;
+  }
+  if (defer) {
+    return {
+      kind: 'session',
+      userId: claims.sub,
+      sessionId: claims.sid,
+      // Elevation needs the session's epoch, which only the ordinary read gives: none here.
+      elevatedUntil: null,
+      elevationEpoch: claims.elevationEpoch,
+      tokenExpiresAt: claims.exp,
+      deferred: new DeferredSessionCheck(claims.sid, claims.sub, now),
+    };
   }
   const live = await findLiveSession(ctx.sql, claims.sid, now);
   if (!live || live.user_id !== claims.sub) throw unauthenticated();

@@ -110,6 +110,8 @@ interface Bound {
   keyed: boolean;
   /** null for an anonymous operation, which reads no credential even when one is presented. */
   rule: OperationRule | null;
+  /** A session's liveness is checked by the handler's own statement (authz/deferred-session.ts). */
+  foldsSessionCheck: boolean;
   handler: Handler<OperationId>;
 }
 
@@ -124,7 +126,15 @@ export interface BindableOperation {
   parameters?: readonly { name: string; in: string }[];
   capabilityFree?: boolean;
   serviceScoped?: boolean;
+  /** See FOLDED_SESSION_CHECK (a test's own operations set it here). */
+  foldsSessionCheck?: boolean;
 }
+
+/**
+ * The operations whose handler checks a session's liveness in its own statement (authz/deferred-session.ts):
+ * the poll, which clients repeat while they wait. Reads only: nothing may be done before the check.
+ */
+const FOLDED_SESSION_CHECK: ReadonlySet<string> = new Set<OperationId>(['serviceOperationGet']);
 
 /** Staff routes, which all need an elevated session (seed document 1, "Authentication"). */
 const ADMIN_PREFIX = '/admin/';
@@ -199,8 +209,12 @@ export function bindOperations(
     const route = `${basePath}${op.path}`;
     let methods = table.get(route);
     if (!methods) table.set(route, (methods = new Map()));
+    const foldsSessionCheck = op.foldsSessionCheck ?? FOLDED_SESSION_CHECK.has(id);
+    if (foldsSessionCheck && op.method.toUpperCase() !== 'GET')
+      throw new Error(`operation ${id}: only a GET may check the session in its own statement`);
     methods.set(op.method.toUpperCase(), {
       id,
+      foldsSessionCheck,
       path: op.path,
       // A handler that claims its key itself (after work that must not hold a transaction) is not wrapped.
       keyed:
@@ -224,7 +238,7 @@ export function bindOperations(
     refuseNul(bound.path, 'body', req.body);
     let auth = null;
     if (bound.rule) {
-      const credential = await resolveCredential(ctx);
+      const credential = await resolveCredential(ctx, { deferSessionCheck: bound.foldsSessionCheck });
       // Only a session on a staff route needs to know whether its account is staff at all.
       const staff =
         bound.rule.admin && credential.kind === 'session'
@@ -242,12 +256,21 @@ export function bindOperations(
         auth: auth as never,
         ctx: c,
       }) as Promise<Result>;
-    const result =
-      bound.keyed && auth && auth.kind !== 'application' && req.get('idempotency-key') !== undefined
-        ? await keyed(bound.id, ctx, auth, { path: params, body }, (tx) =>
-            call(claimedContext(new HttpContext({ ...deps, sql: tx }, req, ctx.requestId))),
-          )
-        : await call(ctx);
+    const deferred = auth?.kind === 'session' ? auth.deferred : undefined;
+    let result: Result;
+    try {
+      result =
+        bound.keyed && auth && auth.kind !== 'application' && req.get('idempotency-key') !== undefined
+          ? await keyed(bound.id, ctx, auth, { path: params, body }, (tx) =>
+              call(claimedContext(new HttpContext({ ...deps, sql: tx }, req, ctx.requestId))),
+            )
+          : await call(ctx);
+    } catch (err) {
+      // A session no longer live gets its 401, not the handler's answer (a 404 would tell it something).
+      await deferred?.settleAlone(ctx.sql);
+      throw err;
+    }
+    await deferred?.settleAlone(ctx.sql);
     if (result.headers) res.set(result.headers);
     // (res.status() would check the code: these come from the handlers' typed results.)
     res.statusCode = result.status;

@@ -9,6 +9,7 @@ import type { PepperName } from '../auth/crypto/server-secrets.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import type { DeferredSessionCheck } from '../authz/deferred-session.js';
 import type { SubstrateDriver } from '../substrate/driver.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Reach } from '../authz/reach.js';
@@ -56,6 +57,8 @@ export interface SessionAuth {
   elevationEpoch: number;
   tokenExpiresAt: Date;
   reach: Reach;
+  /** The session's liveness, when the operation's own statement checks it (authz/deferred-session.ts). */
+  deferred?: DeferredSessionCheck;
 }
 
 /** A restricted personal API token (`svc_pat_...`): its grants of the operation's capability. */

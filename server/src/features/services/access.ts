@@ -2,6 +2,7 @@
 // 404 of an unknown id, never a 403 (document 2 §5): a member whose role lacks the permission, a token
 // out of reach, a share holder asking for more than the resource list, and a stranger all look alike.
 import type { Accessor } from '../../authz/organization-access.js';
+import type { DeferredSessionCheck } from '../../authz/deferred-session.js';
 import type { UserAuth } from '../../http/handler.js';
 import { reachesProject } from '../../authz/reach.js';
 import { can, type Permission } from '../../authz/roles.js';
@@ -52,13 +53,15 @@ export interface ServiceAccessOptions {
 export async function requireService(
   db: Db,
   where: { serviceId: string } | { subscriptionId: string },
-  caller: Accessor & { kind: UserAuth['kind'] },
+  caller: Accessor & { kind: UserAuth['kind']; deferred?: DeferredSessionCheck },
   permission: Permission,
   options: ServiceAccessOptions = {},
 ): Promise<ServiceAccessRow> {
   const access = await findServiceAccess(db, where, caller.userId, {
     lock: options.lock,
     operationId: options.operationId,
+    // A session whose check the request left to this statement (authz/deferred-session.ts).
+    session: caller.deferred,
   });
   if (!access) throw serviceNotFound();
   const { service, organization_id: organizationId, role } = access;

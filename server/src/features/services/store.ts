@@ -1,5 +1,6 @@
 // All SQL of service instances, their resources and shares (document 2 §2 "Resource list entries",
 // §4 "Resources"; DECISIONS.md §4 "Service instances", shares).
+import type { DeferredSessionCheck } from '../../authz/deferred-session.js';
 import type { Db } from '../../db/client.js';
 import type { Role } from '../../authz/roles.js';
 import type { OperationRow } from '../../operations/store.js';
@@ -98,12 +99,14 @@ export async function findServiceAccess(
   db: Db,
   where: { serviceId: string } | { subscriptionId: string },
   userId: string,
-  options: { lock?: boolean; operationId?: string } = {},
+  options: { lock?: boolean; operationId?: string; session?: DeferredSessionCheck } = {},
 ): Promise<ServiceAccessRow | undefined> {
   const condition =
     'serviceId' in where ? db`s.id = ${where.serviceId}` : db`s.subscription_id = ${where.subscriptionId}`;
   const withOperation = options.operationId !== undefined;
-  const [row] = await db<(ServiceRow & Omit<ServiceAccessRow, 'service' | 'operation'>)[]>`
+  const check = options.session?.pending ? options.session : undefined;
+  if (check && options.lock) throw new Error('a locking read checks its session first');
+  const statement = db<(ServiceRow & Omit<ServiceAccessRow, 'service' | 'operation'>)[]>`
     select ${db.unsafe(SERVICE_COLUMNS)}, p.organization_id, m.role,
     ${
       withOperation
@@ -122,6 +125,18 @@ export async function findServiceAccess(
     left join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
     where ${condition}
     ${options.lock ? db`for update of s` : db``}`;
+  let row: Awaited<typeof statement>[number] | undefined;
+  if (check) {
+    // One row whatever the service: the session's answer comes first, so an ended session learns nothing.
+    const [both] = await db<(Awaited<typeof statement>[number] & { session_live: boolean })[]>`
+      select ${check.condition(db)} as session_live, q.*
+      from (select) one left join lateral (${statement}) q on true`;
+    const { session_live, ...rest } = both!;
+    check.settle(session_live);
+    row = rest.id === null ? undefined : rest;
+  } else {
+    [row] = await statement;
+  }
   if (!row) return undefined;
   const operation = withOperation ? takeOperation(row as unknown as Record<string, unknown>) : undefined;
   const { organization_id, role, shared, subscription_status, product_kind, ...service } = row;
