@@ -2,7 +2,7 @@
 // around both (pid reuse, orphans, a deleted data directory).
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UnitSignalSpec } from '../../generated/unit-signal.js';
@@ -61,6 +61,16 @@ describe('local driver', () => {
       agentPid: await agentPid(),
       lastError: null,
     });
+  });
+
+  it("starts its agent below the control plane's CPU weight: its session (autogroup) and itself at nice 10", async () => {
+    await driver.writeUnitSignal('unit-1', spec(1));
+    await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
+    const pid = await agentPid();
+    expect(getPriority(pid)).toBe(10);
+    const autogroup = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => null);
+    if (autogroup !== null) expect(autogroup).toMatch(/ nice 10\n$/);
+    expect(getPriority(process.pid)).toBe(0);
   });
 
   it('refuses a contract file that is not JSON, naming the whole document', async () => {
