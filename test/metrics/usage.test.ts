@@ -113,6 +113,11 @@ it('a unit spinning past its plan shows CPU at its cap, and the memory it holds'
     command: [process.execPath, '-e', HOG],
     limits: { cpu: plan!.cpu, memoryMb: plan!.memory_mb },
   });
+  // startUnit answers once the agent is spawned; the hog runs a moment later (on a busy machine, seconds).
+  // Holding its memory, it is past its start and its threads spin: the first sample must see it running.
+  for (let seen = 0; seen < HOG_MIB * MiB; await sleep(100)) {
+    seen = (await app.substrate!.unitUsage(unit, web.volumeResourceId))?.memoryBytes ?? 0;
+  }
   // What an uncapped unit gets meanwhile: one spinner in a group beside the unit's, so a host too busy
   // to give the unit its cap lowers the bar by what it gives any unit, not the test's luck.
   const reference = `usage-reference-${randomUUID()}`;

@@ -63,14 +63,14 @@ describe('local driver', () => {
     });
   });
 
-  it("starts its agent below the control plane's CPU weight: its session (autogroup) and itself at nice 10", async () => {
+  it("starts its agent's session below the control plane's CPU weight, and the agent itself at its own", async () => {
     await driver.writeUnitSignal('unit-1', spec(1));
     await driver.startUnit({ id: 'unit-1', kind: 'machine', volumeId: 'vol-1' });
     const pid = await agentPid();
-    expect(getPriority(pid)).toBe(10);
     const autogroup = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => null);
     if (autogroup !== null) expect(autogroup).toMatch(/ nice 10\n$/);
-    expect(getPriority(process.pid)).toBe(0);
+    // Not the agent's own nice value: its unit's programs would inherit it (usage.test.ts's spinner).
+    expect(getPriority(pid)).toBe(0);
   });
 
   it('refuses a contract file that is not JSON, naming the whole document', async () => {

@@ -5,7 +5,6 @@
 // its unit (sandbox/) and supervises them from outside.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +19,7 @@ const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 const STOP_GRACE_MS = 5_000;
 /** Nice 10: a weight of 110 against the control plane's 1024. */
-const AGENT_NICE = 10;
+const AGENT_SESSION_NICE = 10;
 const LOG_ROTATE_BYTES = 5 * 1024 * 1024;
 
 /** Whether `pid` is the agent of the unit in `unitDir` (and not a process that reused its pid). */
@@ -66,23 +65,19 @@ export async function spawnAgent(unitDir: string): Promise<number> {
 }
 
 /**
- * The agent's CPU weight below the control plane's. It runs in a session of its own (detached), and where
- * the kernel groups the scheduler by session (autogroup, on by default) that session alone weighed as much
- * as the whole control plane: an agent starting (a third of a second of CPU) during a reinstall held the
- * API's answers back by 50-300 ms on two cores. Its session now weighs a tenth; where autogroup is off,
- * the agent's own nice value does it. Its unit's programs are in the unit's CPU group (sandbox/limits.ts),
- * whose weight these do not touch, and an idle machine runs the agent as fast as before.
+ * The agent's session below the control plane's CPU weight. The agent runs in a session of its own
+ * (detached), and where the kernel weighs the scheduler by session (autogroup, on by default) that one
+ * session weighed as much as the whole control plane: an agent starting (a third of a second of CPU)
+ * during a reinstall held the API's answers back by 50-300 ms on two cores. Its session now weighs a
+ * tenth. Only the session's weight: a nice value of the agent itself would pass to its unit's programs,
+ * which then lose their plan's CPU to other units under contention (their CPU group's weight is computed
+ * from their own). Without autogroup every task weighs alike, and the agent is one task of many.
  */
 function yieldToControlPlane(pid: number): void {
   try {
-    writeFileSync(`/proc/${pid}/autogroup`, String(AGENT_NICE));
+    writeFileSync(`/proc/${pid}/autogroup`, String(AGENT_SESSION_NICE));
   } catch {
-    // A kernel without autogroup: the nice value below is what the scheduler weighs.
-  }
-  try {
-    setPriority(pid, AGENT_NICE);
-  } catch {
-    // Not permitted (not root): the agent runs at the control plane's weight, as before.
+    // A kernel without autogroup.
   }
 }
 
