@@ -152,7 +152,11 @@ describe('the arena game runs ioq3ded', () => {
   it('is offline when the program is down though the service runs', async () => {
     // The edge forwards to a port nothing answers on: the unit's program is killed behind the platform's back.
     const pidFile = join(app.substrateDir, 'units', arena.primaryResourceId, 'workload.pid');
-    const { pid } = JSON.parse(await readFile(pidFile, 'utf8')) as { pid: number };
+    // The agent writes it after it has launched the program, which may answer first (CI once read ENOENT).
+    let pid = 0;
+    const readPid = async () =>
+      (pid = await readFile(pidFile, 'utf8').then((t) => (JSON.parse(t) as { pid: number }).pid, () => 0));
+    await expect.poll(readPid, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
     await app.substrate!.stopUnit(arena.primaryResourceId);
     expect(() => process.kill(pid, 0)).toThrow();
     await expect
