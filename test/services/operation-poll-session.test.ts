@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledSpec } from '../../server/src/spec.js';
 import { handlers } from '../../server/src/handlers.js';
+import { DeferredSessionCheck } from '../../server/src/authz/deferred-session.js';
+import { findServiceAccess } from '../../server/src/features/services/store.js';
 import { bindOperations } from '../../server/src/http/bind.js';
 import type { Deps, Handlers } from '../../server/src/http/handler.js';
 import { notFound } from '../../server/src/http/errors.js';
@@ -102,6 +104,28 @@ describe('the poll', () => {
     await app.sql`update sessions set revoked_at = now() where id = ${revoked.id}`;
     for (const token of [idle.token, revoked.token]) {
       expect(await answer(app, own, token)).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    }
+  });
+
+  it("the poll's statement itself settles the check: live, ended, and ended on an unknown service", async () => {
+    // Straight at the store, so bind.ts's backstop cannot stand in for a statement that ignored the check.
+    const { id } = await secondSession();
+    const read = (check: DeferredSessionCheck, serviceId = vps.serviceInstanceId) =>
+      findServiceAccess(app.sql, { serviceId }, owner.userId, {
+        operationId: vps.operationId,
+        session: check,
+      });
+    const live = new DeferredSessionCheck(id, owner.userId, app.clock.now());
+    expect((await read(live))?.operation?.id).toBe(vps.operationId);
+    expect(live.pending).toBe(false);
+    // Another user's id with this session: not live for them.
+    const stranger = new DeferredSessionCheck(id, randomUUID(), app.clock.now());
+    await expect(read(stranger)).rejects.toMatchObject({ status: 401 });
+    await owner.api.meSessionDelete({ path: { session_id: id } });
+    for (const serviceId of [vps.serviceInstanceId, randomUUID()]) {
+      const ended = new DeferredSessionCheck(id, owner.userId, app.clock.now());
+      await expect(read(ended, serviceId)).rejects.toMatchObject({ status: 401 });
+      expect(ended.pending).toBe(false);
     }
   });
 
