@@ -20,13 +20,28 @@
 // left is CPU a loaded machine does not have: the gateway's process spends about 2.5x the baseline's
 // CPU per byte (the loopback receive and HTTP parsing, then the same page-cache write).
 //
+// Issue 36's machine (2 cores, quiet, load 0.2-0.7): reading the file into nothing runs at 4495-6633
+// MiB/s, and the download's ratio to it fell to 0.30-0.47, under the floor; yet busybox's httpd, which
+// hands the page cache to the socket with sendfile (no copy in the server at all), served the same file
+// to the same curl at 2000-3200 MiB/s: 0.3-0.5 of that "disk". Reading into nothing skips the socket, the
+// client and its copy, so no HTTP server meets it where memory copies are the limit. The download's floor
+// and goal are therefore held against that httpd, serving the same file over the same loopback to the
+// same client (what an operator runs by hand to hand out a file, and the fastest such server here); the
+// ratio to the disk is still reported, and is the floor where busybox is not installed. The httpd's
+// readiness is probed with a bare TCP connect: a fetch() to it left this process at half speed for the
+// rest of the run (every path in it, the disk read too: 2100-2600 MiB/s against 4700-5600 without).
+// Same machine, the whole file through the gateway, 128-256 MiB: download 0.73-0.99 of busybox httpd
+// (goal 0.8) and 0.40-0.54 of the disk; upload 0.52-0.65 of writing and syncing. The upload's chunks now
+// go down in one gathered write each rather than copied into one buffer first: 974-989 against 866-883
+// MiB/s and 15 % less server CPU per upload, A/B in one process.
+//
 //   npx tsx scripts/bench/transfers.ts [--mib=128] [--slices=3]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -68,6 +83,30 @@ if (method === 'PUT') {
 `;
 
 const CURL = ['/usr/bin/curl', '/bin/curl'].find((p) => existsSync(p));
+const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find((p) => existsSync(p));
+
+/** busybox's httpd serving `dir` on a loopback port (sendfile: the page cache straight to the socket). */
+async function startHttpd(dir: string): Promise<{ base: string; stop: () => void } | null> {
+  if (!BUSYBOX) return null;
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const child = spawn(BUSYBOX, ['httpd', '-f', '-p', `127.0.0.1:${port}`, '-h', dir], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => resolve(true)).once('error', () => resolve(false));
+      socket.once('connect', () => socket.destroy());
+    });
+    if (up) return { base, stop: () => child.kill() };
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  child.kill();
+  return null;
+}
 
 /**
  * One transfer by a client of its own: curl where installed (what a customer's script runs: GET into
@@ -128,11 +167,14 @@ export async function measureTransfers(
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const lines: string[] = [];
   const missed: string[] = [];
+  let httpd: Awaited<ReturnType<typeof startHttpd>> = null;
   try {
     await writeFile(join(volume, 'world.bin'), randomBytes(bytes));
     const chunk = Buffer.alloc(1024 * 1024, 7);
-    const sum = { gatewayDown: 0, diskRead: 0, gatewayUp: 0, diskWrite: 0 };
+    const sum = { gatewayDown: 0, diskRead: 0, httpdDown: 0, gatewayUp: 0, diskWrite: 0 };
+    httpd = await startHttpd(volume);
     for (let i = 0; i < slices; i++) {
+      if (httpd) sum.httpdDown += await client('GET', `${httpd.base}/world.bin`, bytes, '');
       sum.diskRead += await timed(() =>
         pipeline(
           createReadStream(join(volume, 'world.bin'), { highWaterMark: 1024 * 1024 }),
@@ -152,20 +194,31 @@ export async function measureTransfers(
       sum.gatewayUp += await client('PUT', `${base}/?path=/up.bin`, bytes, join(volume, 'world.bin'));
     }
     const rate = (seconds: number) => (mib * slices) / seconds;
-    const line = (what: string, gateway: number, disk: number, diskWhat: string) =>
-      `  ${what}: ${rate(gateway).toFixed(0)} MiB/s through the gateway, ${rate(disk).toFixed(0)} MiB/s ${diskWhat}: ${(disk / gateway).toFixed(2)} of disk (floor 0.5, goal 0.8)`;
+    const floor = '(floor 0.5, goal 0.8)';
     lines.push(
       `  ${mib} MiB file, ${slices} interleaved slices, load average ${loadavg()[0]!.toFixed(2)} at the end`,
     );
-    lines.push(line('download', sum.gatewayDown, sum.diskRead, 'reading it from disk'));
-    lines.push(line('upload', sum.gatewayUp, sum.diskWrite, 'writing it to disk and syncing it'));
-    for (const [what, ratio] of [
-      ['download', sum.diskRead / sum.gatewayDown],
-      ['upload', sum.diskWrite / sum.gatewayUp],
-    ] as const) {
-      if (ratio < TRANSFER_FLOOR) missed.push(`${what} ${ratio.toFixed(2)} of disk < ${TRANSFER_FLOOR}`);
+    const down = `  download: ${rate(sum.gatewayDown).toFixed(0)} MiB/s through the gateway`;
+    const fromDisk = `${rate(sum.diskRead).toFixed(0)} MiB/s reading it from disk: ${(sum.diskRead / sum.gatewayDown).toFixed(2)}`;
+    lines.push(
+      httpd
+        ? `${down}, ${rate(sum.httpdDown).toFixed(0)} MiB/s from busybox httpd (sendfile) to the same client: ${(sum.httpdDown / sum.gatewayDown).toFixed(2)} ${floor}; ${fromDisk} (report)`
+        : `${down}, ${fromDisk} ${floor} (no busybox: its httpd is the fair baseline)`,
+    );
+    lines.push(
+      `  upload: ${rate(sum.gatewayUp).toFixed(0)} MiB/s through the gateway, ${rate(sum.diskWrite).toFixed(0)} MiB/s writing it to disk and syncing it: ${(sum.diskWrite / sum.gatewayUp).toFixed(2)} ${floor}`,
+    );
+    const checks: [string, number][] = [
+      httpd
+        ? ['download', sum.httpdDown / sum.gatewayDown]
+        : ['download (of disk)', sum.diskRead / sum.gatewayDown],
+      ['upload (of disk)', sum.diskWrite / sum.gatewayUp],
+    ];
+    for (const [what, ratio] of checks) {
+      if (ratio < TRANSFER_FLOOR) missed.push(`${what} ${ratio.toFixed(2)} < ${TRANSFER_FLOOR}`);
     }
   } finally {
+    httpd?.stop();
     server.close();
     await rm(volume, { recursive: true, force: true });
   }

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileLayerError, MAX_FILE_BYTES, VolumeFiles } from '../../server/src/substrate/local/files/index.js';
+import { unwritten } from '../../server/src/substrate/local/files/streams.js';
 import { makeSandbox, SECRET, type Sandbox } from './canary.js';
 
 let box: Sandbox;
@@ -140,6 +141,28 @@ describe('operations', () => {
 });
 
 // Wings' advisories, each replayed against the file layer.
+describe('pending files', () => {
+  it('writes a body\'s chunks gathered, one after another from the position given', async () => {
+    const pending = await files.streams.createPending('/up.bin');
+    await pending.writeAt([Buffer.from('abc'), Buffer.alloc(0), Buffer.from('de')], 0);
+    await pending.writeAt(Buffer.from('fg'), 5);
+    await pending.writeAt([Buffer.from('h'), Buffer.from('ij')], 7);
+    expect((await pending.commit()).size_bytes).toBe(10);
+    expect(await readFile(join(box.volume, 'up.bin'), 'utf8')).toBe('abcdefghij');
+  });
+
+  it('goes on from where a short gathered write stopped', () => {
+    const text = (buffers: Buffer[]) => Buffer.concat(buffers).toString();
+    const chunks = () => [Buffer.from('abc'), Buffer.from('de'), Buffer.from('fgh')];
+    expect(text(unwritten(chunks(), 0))).toBe('abcdefgh');
+    expect(text(unwritten(chunks(), 2))).toBe('cdefgh');
+    expect(text(unwritten(chunks(), 3))).toBe('defgh');
+    expect(unwritten(chunks(), 3)).toHaveLength(2);
+    expect(text(unwritten(chunks(), 6))).toBe('gh');
+    expect(unwritten(chunks(), 8)).toEqual([]);
+  });
+});
+
 describe('symbolic links never lead out of the volume', () => {
   it('CVE-2023-25152: a write through a link to an outside file replaces the link, not the file', async () => {
     await symlink(box.outsideFile, join(box.volume, 'config.yml'));

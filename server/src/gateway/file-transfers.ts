@@ -211,11 +211,12 @@ export async function receiveFile(
     let batched = 0;
     const flush = async () => {
       if (batched === 0) return;
-      const buffer = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+      const buffers = batch;
+      const bytes = batched;
       batch = [];
       batched = 0;
-      await writes.push(buffer, position);
-      position += buffer.length;
+      await writes.push(buffers, bytes, position);
+      position += bytes;
     };
     for await (const chunk of req as AsyncIterable<Buffer>) {
       if (position + batched + chunk.length > room) throw tooLarge(room);
@@ -253,14 +254,14 @@ class WriteQueue {
 
   constructor(private readonly file: PendingVolumeFile) {}
 
-  async push(buffer: Buffer, position: number): Promise<void> {
+  async push(buffers: Buffer[], bytes: number, position: number): Promise<void> {
     if (this.failure) throw this.failure.err;
-    const done = this.tail.then(() => this.file.writeAt(buffer, position));
+    const done = this.tail.then(() => this.file.writeAt(buffers, position));
     // Kept, not thrown here: the next push or drained() answers it, and nothing is left unhandled.
     done.catch((err: unknown) => (this.failure ??= { err }));
     this.tail = done;
-    this.waiting.push({ done, bytes: buffer.length });
-    this.queued += buffer.length;
+    this.waiting.push({ done, bytes });
+    this.queued += bytes;
     while (this.queued > QUEUED_BYTES) {
       const oldest = this.waiting.shift()!;
       this.queued -= oldest.bytes;

@@ -116,7 +116,8 @@ export interface OpenedVolumeFile {
 export interface PendingVolumeFile {
   readonly path: string;
   readonly replacedBytes: number;
-  writeAt(buffer: Buffer, position: number): Promise<void>;
+  /** Writes the buffers, one after another, from `position` (several at once: one gathered write). */
+  writeAt(data: Buffer | readonly Buffer[], position: number): Promise<void>;
   commit(): Promise<FileEntry>;
   discard(): Promise<void>;
 }

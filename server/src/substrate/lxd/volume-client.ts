@@ -191,8 +191,12 @@ class RemoteVolumeStreams extends Remote implements VolumeStreamAccess {
     return {
       path: result.path,
       replacedBytes: result.replacedBytes,
-      writeAt: async (buffer, position) =>
-        void (await session.call('pending.writeAt', { h: result.h, position }, buffer)),
+      writeAt: async (data, position) =>
+        void (await session.call(
+          'pending.writeAt',
+          { h: result.h, position },
+          Buffer.isBuffer(data) ? data : Buffer.concat(data),
+        )),
       commit: () => settle<FileEntry>('pending.commit'),
       discard: () => settle<void>('pending.discard'),
     };

@@ -119,16 +119,14 @@ export class VolumeStreams implements VolumeStreamAccess {
       handle,
       path: target.path,
       replacedBytes: previous?.isFile() ? previous.size : 0,
-      writeAt: async (buffer, position) => {
+      writeAt: async (data, position) => {
+        // A body's chunks go down in one gathered write rather than copied into one buffer first.
+        let buffers = Buffer.isBuffer(data) ? [data] : [...data];
         let written = 0;
-        while (written < buffer.length) {
-          const { bytesWritten } = await handle.write(
-            buffer,
-            written,
-            buffer.length - written,
-            position + written,
-          );
+        while (buffers.length > 0) {
+          const { bytesWritten } = await handle.writev(buffers, position + written);
           written += bytesWritten;
+          buffers = unwritten(buffers, bytesWritten);
         }
         behind.wrote(written);
       },
@@ -242,6 +240,16 @@ class WriteBehind {
     await this.flushing;
     if (this.failure) throw this.failure.err;
   }
+}
+
+/** What a short write left of `buffers`. */
+export function unwritten(buffers: Buffer[], bytes: number): Buffer[] {
+  let skip = bytes;
+  let index = 0;
+  while (index < buffers.length && skip >= buffers[index]!.length) skip -= buffers[index++]!.length;
+  const rest = buffers.slice(index);
+  if (skip > 0) rest[0] = rest[0]!.subarray(skip);
+  return rest;
 }
 
 async function sizeOf(dir: FileHandle): Promise<number> {
