@@ -1038,8 +1038,8 @@ async function filesSection(): Promise<void> {
   }
   lines.push('Downloads and uploads through the gateway against the disk (scripts/bench/transfers.ts)');
   try {
-    const { measureTransfers } = await import('./transfers.js');
-    const report = await measureTransfers();
+    const { measureTransfersInChild } = await import('./transfers.js');
+    const report = await measureTransfersInChild();
     lines.push(...report.lines);
     missed.push(...report.missed);
   } catch (err) {
