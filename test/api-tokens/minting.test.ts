@@ -6,6 +6,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../../server/src/authz/capabilities.js';
 import { SYSTEM_PERMISSIONS } from '../../server/src/authz/system-permissions.js';
+import { formatPersonalApiToken, newSecret } from '../../server/src/auth/crypto/tokens.js';
+import { resolveCredential } from '../../server/src/authz/credentials.js';
+import type { RequestContext } from '../../server/src/http/handler.js';
 import { outcome, refusal } from '../support/refusal.js';
 import {
   answerOf,
@@ -302,6 +305,43 @@ describe('what a token itself may not do', () => {
     expect((await asToken.meGet()).id).toBe(me.id);
     h.app.clock.advance(1);
     expect(await outcome(asToken.meGet())).toEqual([401, 'unauthenticated']);
+  });
+
+  it('refuses a wrong secret for a known id and an unknown id alike, neither sooner than the floor', async () => {
+    const me = await person(h, 'floor');
+    const { secret, token } = await mint(me.api, [everywhere('me.read')]);
+    const answer = async (raw: string) => {
+      const err = await refusal(bearer(h.app, raw).meGet());
+      return [err.status, err.code, err.title, err.detail];
+    };
+    const known = formatPersonalApiToken(token.id, newSecret());
+    const unknown = formatPersonalApiToken(randomUUID(), newSecret());
+    expect(await answer(known)).toEqual([401, 'unauthenticated', expect.any(String), expect.any(String)]);
+    expect(await answer(unknown)).toEqual(await answer(known));
+    // The check itself, without HTTP around it (well under a millisecond here): a refusal waits for
+    // TOKEN_REFUSAL_FLOOR_MS (authz/credentials.ts) from the check's start, so whatever a known id costs
+    // PostgreSQL more ends inside it; the right secret waits for nothing.
+    const check = async (raw: string) => {
+      const ctx = {
+        headers: { authorization: `Bearer ${raw}` },
+        header: () => undefined,
+        sql: h.app.sql,
+        clock: h.app.clock,
+        pepper: () => pepper(h.app),
+      } as unknown as RequestContext;
+      const start = performance.now();
+      const outcome = await resolveCredential(ctx).then(
+        (credential) => credential.kind,
+        (err: unknown) => (err as { status?: number }).status,
+      );
+      return { outcome, ms: performance.now() - start };
+    };
+    expect((await check(secret)).outcome).toBe('token');
+    for (const raw of [known, unknown]) {
+      const refused = await check(raw);
+      expect(refused.outcome).toBe(401);
+      expect(refused.ms).toBeGreaterThanOrEqual(4); // the timer counts whole milliseconds
+    }
   });
 
   it('refuses a revoked token on the very next request: 401 unauthenticated', async () => {
