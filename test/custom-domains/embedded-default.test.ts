@@ -74,6 +74,9 @@ async function attachedActive(s: Setup, hostname: string, timeoutMs = 60_000) {
     const row = domains.find((d) => d.id === made.id)!;
     if (row.status !== 'pending') return row;
     if (Date.now() > deadline) throw new Error(`still pending: ${row.status_reason ?? ''}`);
+    // The app's worker may have tried the name before this DNS server had loaded it (CI saw "does not
+    // resolve" once): that attempt's retry is due 30 s later by the app's clock, which only moves here.
+    if (row.status_reason !== null) s.app.clock.advance(60_000);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
