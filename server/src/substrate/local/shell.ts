@@ -45,6 +45,23 @@ async function unitReaper(unitDir: string): Promise<number | null> {
   return inside === 0 && outside === record.base ? record.init : null;
 }
 
+/** How long a shell waits for a unit whose agent runs but whose programs have not started yet. */
+const START_GRACE_MS = 10_000;
+
+/**
+ * The unit's reaper, waited for while its agent starts the programs: an agent acknowledges its unit
+ * (and the operation succeeds) before it launches them, later still on a busy machine where agents
+ * yield to the control plane; a shell asked for then answered 503 (CI saw it).
+ */
+async function startedReaper(unitDir: string): Promise<number | null> {
+  const deadline = Date.now() + START_GRACE_MS;
+  for (;;) {
+    const reaper = await unitReaper(unitDir);
+    if (reaper !== null || Date.now() >= deadline) return reaper;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** The confined command running the first offered shell of `shells` in the unit, or null. */
 export async function shellCommand(
   layout: LocalLayout,
@@ -54,7 +71,7 @@ export async function shellCommand(
   const offered = offeredShells();
   const shell = shells.find((name) => offered.includes(name));
   if (!shell) return null;
-  const reaper = await unitReaper(layout.unitDir(unit.id));
+  const reaper = await startedReaper(layout.unitDir(unit.id));
   if (reaper === null) return null;
   const cgroups = Object.values(unitLimitDirs(unit.id)).filter((dir) => existsSync(dir));
   const dropCaps =
