@@ -140,7 +140,6 @@ describe('operations', () => {
   });
 });
 
-// Wings' advisories, each replayed against the file layer.
 describe('pending files', () => {
   it('writes a body\'s chunks gathered, one after another from the position given', async () => {
     const pending = await files.streams.createPending('/up.bin');
@@ -163,6 +162,7 @@ describe('pending files', () => {
   });
 });
 
+// Wings' advisories, each replayed against the file layer.
 describe('symbolic links never lead out of the volume', () => {
   it('CVE-2023-25152: a write through a link to an outside file replaces the link, not the file', async () => {
     await symlink(box.outsideFile, join(box.volume, 'config.yml'));

@@ -70,14 +70,7 @@ const egress = (rule: Omit<RuleRequest, 'direction'>): RuleRequest => ({ ...rule
  * connection to each listener from inside; answers what each attempt saw, and checks the listeners agree.
  */
 async function reachFromMachine(): Promise<('connected' | 'refused')[]> {
-  // The machine's programs start a moment after its provisioning succeeded on a busy machine (its agent
-  // yields to the control plane): until they run there is no shell (CI saw none once).
-  let shell: Awaited<ReturnType<NonNullable<typeof app.substrate>['openShell']>> = null;
-  const deadline = Date.now() + 30_000;
-  while (!shell && Date.now() < deadline) {
-    shell = await app.substrate!.openShell(vps.primaryResourceId, ['bash'], { columns: 200, rows: 50 });
-    if (!shell) await new Promise((r) => setTimeout(r, 100));
-  }
+  const shell = await app.substrate!.openShell(vps.primaryResourceId, ['bash'], { columns: 200, rows: 50 });
   if (!shell) throw new Error('the machine offers no bash shell');
   const before = listeners().map((l) => l.accepted);
   // One line: a PTY echoes what is typed, so the answers are spelled R""ESULT in the typed line and
